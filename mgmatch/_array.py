@@ -1,0 +1,75 @@
+"""Array namespaces: NumPy on the CPU, CuPy on the GPU.
+
+Callers resolve the namespace once with :func:`get_namespace` and pass it down; results leave
+the device only through :func:`to_numpy`.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+__all__ = ["get_namespace", "to_numpy", "cupy_or_none", "gpu_available", "resolve_device"]
+
+
+@functools.cache
+def cupy_or_none():
+    """Return the ``cupy`` module when it imports and sees a CUDA device, else ``None``."""
+    try:
+        import cupy  # noqa: PLC0415
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return None
+        return cupy
+    except Exception:  # ImportError, CUDARuntimeError (no driver), ...
+        return None
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and at least one CUDA device is visible."""
+    return cupy_or_none() is not None
+
+
+def get_namespace(*arrays):
+    """The array module (``numpy`` or ``cupy``) that holds ``arrays``.
+
+    >>> get_namespace(np.zeros(3)) is np
+    True
+    """
+    for a in arrays:
+        if a is None or isinstance(a, np.ndarray):
+            continue
+        mod = type(a).__module__
+        if mod.startswith("cupy"):
+            return cupy_or_none()
+    return np
+
+
+def to_numpy(a):
+    """The one device-to-host exit: return ``a`` as a NumPy array (no copy for NumPy input)."""
+    if a is None or isinstance(a, np.ndarray):
+        return a
+    if type(a).__module__.startswith("cupy"):
+        return a.get()
+    return np.asarray(a)
+
+
+def resolve_device(device: str) -> str:
+    """Map ``"auto" | "cpu" | "gpu"`` to the device a call runs on.
+
+    ``auto`` picks the GPU when CuPy sees one. Asking for ``gpu`` on a machine without one
+    raises :class:`~mgmatch.errors.ResourceError`.
+
+    >>> resolve_device("cpu")
+    'cpu'
+    """
+    from .errors import ParameterError, ResourceError  # noqa: PLC0415
+
+    if device not in ("auto", "cpu", "gpu"):
+        raise ParameterError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}")
+    if device == "auto":
+        return "gpu" if gpu_available() else "cpu"
+    if device == "gpu" and not gpu_available():
+        raise ResourceError("device='gpu' was asked for, but CuPy sees no CUDA device here")
+    return device

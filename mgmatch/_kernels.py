@@ -1,0 +1,69 @@
+"""The one loader of CUDA kernels.
+
+Kernel sources live in ``kernels/<family>.cu`` (shipped in the wheel as ``mgmatch/kernels``).
+:func:`get_kernel` compiles a family's source with ``cupy.RawModule`` the first time a kernel of
+it is asked for on a device, instantiating templates through ``name_expressions`` and passing
+tunables as ``#define``s, and memoises the module per (device, family, defines). Nothing here
+imports CuPy until a kernel is asked for, so the CPU path never needs it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["kernel_dir", "kernel_source", "get_module", "get_kernel", "ctype"]
+
+_CTYPES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long long"}
+
+
+def ctype(dtype) -> str:
+    """The CUDA C type name of a NumPy dtype (``float64`` -> ``double``)."""
+    import numpy as np  # noqa: PLC0415
+
+    return _CTYPES[np.dtype(dtype).name]
+
+
+def kernel_dir() -> Path:
+    """Folder holding the ``.cu`` sources: the installed package data, else the source tree."""
+    packaged = resources.files("mgmatch") / "kernels"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "kernels"
+
+
+@functools.cache
+def kernel_source(family: str) -> str:
+    """Text of ``kernels/<family>.cu``."""
+    path = kernel_dir() / f"{family}.cu"
+    if not path.is_file():
+        raise FileNotFoundError(f"kernel source {path} is missing from the installation")
+    return path.read_text()
+
+
+@functools.cache
+def _module(device_id: int, family: str, defines: tuple, name_expressions: tuple):
+    import cupy  # noqa: PLC0415
+
+    header = "".join(f"#define {k} {v}\n" for k, v in defines)
+    with cupy.cuda.Device(device_id):
+        return cupy.RawModule(
+            code=header + kernel_source(family),
+            options=("-std=c++17", "--use_fast_math") if os.environ.get("MGMATCH_FAST_MATH") else ("-std=c++17",),
+            name_expressions=name_expressions or None,
+        )
+
+
+def get_module(family: str, *, defines: dict | None = None, name_expressions=()):
+    """The compiled ``RawModule`` of a kernel family on the current device (memoised)."""
+    import cupy  # noqa: PLC0415
+
+    dev = cupy.cuda.runtime.getDevice()
+    return _module(dev, family, tuple(sorted((defines or {}).items())), tuple(name_expressions))
+
+
+def get_kernel(family: str, name: str, *, defines: dict | None = None, name_expressions=()):
+    """One kernel of a family; ``name`` may be a template instantiation listed in ``name_expressions``."""
+    return get_module(family, defines=defines, name_expressions=name_expressions).get_function(name)
