@@ -1,0 +1,46 @@
+"""Timing helpers shared by every benchmark family.
+
+Every family module exposes ``run(...) -> list[dict]`` returning one row per (graph,
+implementation); :func:`mgmatch.bench.write_report` turns rows into the printed table and the JSON
+file. A row always has ``family``, ``graph``, ``impl``, ``device``, ``n``, ``nnz``, ``time_s``
+(median), ``times_s`` (all repeats) and, where a peer ran on the same graph, ``ratio_vs`` (the
+peer's name) and ``speedup`` (peer time / our time).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+__all__ = ["time_call", "sync_device"]
+
+
+def sync_device() -> None:
+    """Wait for queued GPU work, when CuPy is loaded and sees a device."""
+    from .._array import cupy_or_none  # noqa: PLC0415
+
+    cp = cupy_or_none()
+    if cp is not None:
+        cp.cuda.runtime.deviceSynchronize()
+
+
+def time_call(fn, *, repeats: int = 5, warmup: int = 1, timeout: float | None = None) -> dict:
+    """Run ``fn()`` ``warmup`` times untimed, then ``repeats`` times timed (wall clock,
+    device synchronised). Stops early when the elapsed total passes ``timeout`` seconds.
+
+    Returns ``{"time_s": median, "times_s": [...], "result": last result}``.
+    """
+    result = None
+    for _ in range(warmup):
+        result = fn()
+        sync_device()
+    times = []
+    start_all = time.perf_counter()
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = fn()
+        sync_device()
+        times.append(time.perf_counter() - t0)
+        if timeout is not None and time.perf_counter() - start_all > timeout:
+            break
+    return {"time_s": statistics.median(times), "times_s": times, "result": result}

@@ -1,0 +1,67 @@
+"""Shared fixtures and markers.
+
+* ``gpu`` tests run when CuPy sees a CUDA device, else they are skipped with the reason.
+* ``mgpu`` tests need two or more devices and dask-cuda.
+* ``device`` is a fixture parametrised over ``cpu`` and ``gpu`` so one test body serves both.
+* ``dask_client`` attaches to the cluster named by ``SCHEDULER_FILE`` when set, else starts a
+  small CPU ``LocalCluster`` on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mgmatch._array import cupy_or_none
+
+DATA = Path(__file__).parent / "data"
+
+
+def _gpu_count() -> int:
+    cp = cupy_or_none()
+    return 0 if cp is None else int(cp.cuda.runtime.getDeviceCount())
+
+
+def pytest_collection_modifyitems(config, items):
+    n = _gpu_count()
+    try:
+        import dask_cuda  # noqa: F401
+
+        have_dask_cuda = True
+    except Exception:
+        have_dask_cuda = False
+    skip_gpu = pytest.mark.skip(reason="needs CuPy and a CUDA device")
+    skip_mgpu = pytest.mark.skip(reason="needs two CUDA devices and dask-cuda")
+    for item in items:
+        if "mgpu" in item.keywords and (n < 2 or not have_dask_cuda):
+            item.add_marker(skip_mgpu)
+        elif "gpu" in item.keywords and n < 1:
+            item.add_marker(skip_gpu)
+
+
+@pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def device(request):
+    """Run one test body on every backend."""
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return DATA
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    sched = os.environ.get("SCHEDULER_FILE")
+    if sched:
+        with distributed.Client(scheduler_file=sched) as client:
+            yield client
+        return
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address=None, silence_logs=40,
+    ) as cluster, distributed.Client(cluster) as client:
+        yield client
