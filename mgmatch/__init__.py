@@ -1,6 +1,20 @@
-"""mgmatch: matchings and communities on large graphs, on CPUs, one GPU, or a Dask cluster."""
+"""mgmatch: matchings and communities on large graphs, on CPUs, one GPU, or a Dask cluster.
+
+>>> import mgmatch
+>>> g = mgmatch.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 3.0, 1.0])
+>>> mgmatch.suitor(g, device="cpu").weight
+3.0
+"""
 
 from ._version import __version__
+from .algorithms.matching import (
+    MatchingResult,
+    b_suitor,
+    handshake,
+    locally_dominant,
+    strongest_neighbour,
+    suitor,
+)
 from .errors import ClusterError, InputError, MgmatchError, ParameterError, ResourceError
 from .graph import Graph, Partition
 
@@ -8,6 +22,12 @@ __all__ = [
     "__version__",
     "Graph",
     "Partition",
+    "MatchingResult",
+    "suitor",
+    "b_suitor",
+    "locally_dominant",
+    "handshake",
+    "strongest_neighbour",
     "MgmatchError",
     "InputError",
     "ParameterError",

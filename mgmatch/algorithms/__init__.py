@@ -1,0 +1,1 @@
+"""Algorithms, each a bulk-synchronous program over partitions (``init``, ``step``, ``finish``)."""

@@ -1,0 +1,530 @@
+"""Half-approximate weighted matching and b-matching: Suitor, b-Suitor, locally-dominant (LD)
+and one-way handshaking, each a bulk-synchronous program over partitions.
+
+All four break ties by one total order on edges (weight, then the smaller ``(min, max)`` pair of
+endpoint ids first), so each returns *the* greedy matching (b-Suitor: the greedy b-matching),
+edge for edge, on any device and any number of partitions.
+
+References
+----------
+.. [1] F. Manne and M. Halappanavar, "New effective multithreaded matching algorithms",
+   IPDPS 2014.
+.. [2] M. Naim, F. Manne, M. Halappanavar, A. Tumeo, J. Langguth, "Optimizing approximate
+   weighted matching on Nvidia Kepler K40", HiPC 2015.
+.. [3] A. Khan et al., "Efficient approximation algorithms for weighted b-matching",
+   SIAM J. Sci. Comput. 38(5), 2016.
+.. [4] F. Manne, M. Naim, H. Lerring, M. Halappanavar, "On stable marriages and greedy
+   matchings", CSC 2016.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+import numpy as np
+
+from .._array import resolve_device, to_numpy
+from ..cpu import matching as cpu
+from ..errors import ParameterError
+from ..graph import Graph, Partition
+from ._bsp import Messages, RoundLog, run_local
+
+__all__ = [
+    "MatchingResult", "suitor", "b_suitor", "locally_dominant", "handshake", "strongest_neighbour",
+    "match", "ALGORITHMS",
+]
+
+
+# ------------------------------------------------------------------------------ results
+@dataclass
+class MatchingResult:
+    """A (b-)matching and how it was computed.
+
+    Attributes
+    ----------
+    u, v, w : ndarray
+        Matched edges, ``u < v``, sorted by ``(u, v)``, and their weights.
+    mate : ndarray or None
+        ``mate[x]`` is the partner of ``x`` or -1 (one-matchings only).
+    n : int
+        Number of vertices of the graph.
+    algorithm : str
+    params : dict
+    timings : dict
+        Seconds per phase (``partition``, ``match``, ``total``).
+    rounds : RoundLog
+        Message counts per round.
+    device : str
+    n_parts : int
+    """
+
+    u: np.ndarray
+    v: np.ndarray
+    w: np.ndarray
+    mate: np.ndarray | None
+    n: int
+    m: int
+    algorithm: str
+    params: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    rounds: RoundLog = field(default_factory=RoundLog)
+    device: str = "cpu"
+    n_parts: int = 1
+
+    @property
+    def weight(self) -> float:
+        """Total weight of the matched edges."""
+        return float(np.sum(self.w, dtype=np.float64))
+
+    @property
+    def cardinality(self) -> int:
+        """Number of matched edges."""
+        return int(self.u.shape[0])
+
+    def partners(self, x: int) -> np.ndarray:
+        """Partners of vertex ``x`` (at most ``b(x)`` of them)."""
+        return np.sort(np.concatenate([self.v[self.u == x], self.u[self.v == x]]))
+
+    def to_table(self) -> dict:
+        """Columns ``u, v, weight`` for writing."""
+        return {"u": self.u.astype(np.int64), "v": self.v.astype(np.int64), "weight": self.w.astype(np.float64)}
+
+    def summary(self) -> dict:
+        """A JSON-able record of the run."""
+        return {
+            "algorithm": self.algorithm,
+            "parameters": dict(self.params),
+            "device": self.device,
+            "partitions": self.n_parts,
+            "n": self.n,
+            "m": self.m,
+            "weight": self.weight,
+            "cardinality": self.cardinality,
+            "rounds": self.rounds.rounds,
+            "messages_per_round": list(self.rounds.messages),
+            "time_s": dict(self.timings),
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"MatchingResult({self.algorithm}, cardinality={self.cardinality}, "
+            f"weight={self.weight:.6g}, rounds={self.rounds.rounds}, device={self.device!r})"
+        )
+
+
+# ------------------------------------------------------------------------ shared state
+def _slots(part: Partition):
+    """Slot of each CSR entry's neighbour: owned ``v - lo``, ghosts after the owned ones."""
+    xp = part.xp
+    idx = part.indices
+    if part.lo == 0 and part.ghosts.size == 0:
+        return idx  # one partition owning everything: slots are the ids
+    idx64 = idx.astype(xp.int64)
+    owned = (idx64 >= part.lo) & (idx64 < part.hi)
+    ghost_pos = xp.searchsorted(xp.asarray(part.ghosts), idx64) + part.n_owned
+    return xp.where(owned, idx64 - part.lo, ghost_pos)
+
+
+def _active_queue(part: Partition):
+    xp = part.xp
+    deg = part.indptr[1:] - part.indptr[:-1]
+    return (xp.flatnonzero(deg > 0) + part.lo).astype(xp.int64)
+
+
+def _as_inbox(inbox: Messages, xp):
+    return inbox.ints, inbox.w
+
+
+# ------------------------------------------------------------------------------ programs
+class _Suitor:
+    """Suitor (paper I, Algorithm 3) as partition steps; see :func:`suitor`."""
+
+    name = "suitor"
+
+    def init(self, part: Partition):
+        xp = part.xp
+        n_slots = part.n_owned + part.ghosts.size
+        return SimpleNamespace(
+            part=part,
+            slot=_slots(part),
+            suitor=xp.full(n_slots, -1, dtype=xp.int64),
+            ws=xp.full(n_slots, -np.inf, dtype=xp.float64),
+            target=xp.full(part.n_owned, -1, dtype=xp.int64),
+            target_w=xp.zeros(part.n_owned, dtype=xp.float64),
+            queue=_active_queue(part),
+        )
+
+    def step(self, st, inbox: Messages) -> Messages:
+        p = st.part
+        ints, w = _twin("suitor_local", p.xp)(
+            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, p.ghosts,
+            st.suitor, st.ws, st.target, st.target_w, st.queue, *_as_inbox(inbox, p.xp),
+        )
+        st.queue = st.queue[:0]
+        return Messages(ints, w)
+
+    def finish(self, st) -> dict:
+        own = st.suitor[: st.part.n_owned]
+        mate = st.target.copy()
+        mate[(st.target < 0) | (own != st.target)] = -1
+        return {"mate": mate, "mate_w": st.target_w}
+
+
+class _BSuitor:
+    """b-Suitor (Khan et al., SISC 2016) as partition steps; see :func:`b_suitor`."""
+
+    name = "bsuitor"
+
+    def __init__(self, b):
+        self.b = b  # int or global array
+
+    def init(self, part: Partition):
+        xp = part.xp
+        n = part.n_owned
+        if np.isscalar(self.b):
+            b = xp.full(n, int(self.b), dtype=xp.int64)
+        else:
+            b = xp.asarray(self.b[part.lo : part.hi], dtype=xp.int64)
+        deg = (part.indptr[1:] - part.indptr[:-1]).astype(xp.int64)
+        b_eff = xp.minimum(b, deg)  # nobody keeps more partners than it has neighbours
+        off = xp.zeros(n + 1, dtype=xp.int64)
+        off[1:] = xp.cumsum(b_eff)
+        total = int(off[-1])
+        perm = _twin("sort_rows_by_rank", xp)(part.indptr, part.indices, part.weights)
+        slot = _slots(part)
+        n_ghost = part.ghosts.size
+        return SimpleNamespace(
+            part=part, b=b_eff,
+            ranked=part.indices[perm], slot_ranked=slot[perm], weights_ranked=part.weights[perm].astype(xp.float64),
+            hw=xp.zeros(total, dtype=xp.float64), hs=xp.full(total, -1, dtype=xp.int64),
+            hcnt=xp.zeros(n, dtype=xp.int64), hoff=off[:-1].copy(),
+            tw=xp.full(n_ghost, -np.inf, dtype=xp.float64), ts=xp.full(n_ghost, -1, dtype=xp.int64),
+            tid=xp.full(total, -1, dtype=xp.int64), tcnt=xp.zeros(n, dtype=xp.int64), toff=off[:-1].copy(),
+            ptr=part.indptr[:-1].astype(xp.int64), queue=_active_queue(part),
+        )
+
+    def step(self, st, inbox: Messages) -> Messages:
+        p = st.part
+        ints, w = _twin("bsuitor_local", p.xp)(
+            p.lo, p.hi, p.indptr.astype(p.xp.int64), st.ranked, st.slot_ranked, st.weights_ranked, p.ghosts, st.b,
+            st.hw, st.hs, st.hcnt, st.hoff, st.tw, st.ts, st.tid, st.tcnt, st.toff, st.ptr,
+            st.queue, *_as_inbox(inbox, p.xp),
+        )
+        st.queue = st.queue[:0]
+        return Messages(ints, w)
+
+    def finish(self, st) -> dict:
+        # edge (x, y) is in the b-matching when y is among x's suitors and x proposes to y
+        xp = st.part.xp
+        us, vs, ws = [], [], []
+        hs, hw, tid = to_numpy(st.hs), to_numpy(st.hw), to_numpy(st.tid)
+        hoff, hcnt, tcnt = to_numpy(st.hoff), to_numpy(st.hcnt), to_numpy(st.tcnt)
+        for i in range(st.part.n_owned):
+            a = hoff[i]
+            suitors = hs[a : a + hcnt[i]]
+            targets = tid[a : a + tcnt[i]]
+            both = np.isin(suitors, targets)
+            if both.any():
+                us.append(np.full(int(both.sum()), st.part.lo + i, dtype=np.int64))
+                vs.append(suitors[both])
+                ws.append(hw[a : a + hcnt[i]][both])
+        cat = lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.empty(0, dt)  # noqa: E731
+        del xp
+        return {"u": cat(us, np.int64), "v": cat(vs, np.int64), "w": cat(ws, np.float64)}
+
+
+class _PointerProgram:
+    """Shared state of the pointer-based algorithms (LD and handshaking)."""
+
+    def init(self, part: Partition):
+        xp = part.xp
+        n_slots = part.n_owned + part.ghosts.size
+        return SimpleNamespace(
+            part=part,
+            slot=_slots(part),
+            matched=xp.zeros(n_slots, dtype=xp.bool_),
+            cand=xp.full(n_slots, -1, dtype=xp.int64),
+            mate=xp.full(part.n_owned, -1, dtype=xp.int64),
+            mate_w=xp.zeros(part.n_owned, dtype=xp.float64),
+            sent=xp.full(part.n_owned, -1, dtype=xp.int64),
+            first=True,
+            passes=0,
+        )
+
+    def finish(self, st) -> dict:
+        return {"mate": st.mate, "mate_w": st.mate_w, "passes": st.passes}
+
+
+class _LocallyDominant(_PointerProgram):
+    """Locally-dominant matching (paper I, Algorithm 1) as partition steps."""
+
+    name = "ld"
+
+    def step(self, st, inbox: Messages) -> Messages:
+        p = st.part
+        ints, w = _twin("ld_local", p.xp)(
+            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, p.ghosts,
+            st.matched, st.cand, st.mate, st.mate_w, st.first, *_as_inbox(inbox, p.xp),
+        )
+        st.first = False
+        return Messages(ints, w)
+
+
+class _Handshake(_PointerProgram):
+    """One-way handshaking (segmented max-scan + collate) as partition steps."""
+
+    name = "handshake"
+
+    def step(self, st, inbox: Messages) -> Messages:
+        p = st.part
+        ints, w, passes = _twin("handshake_local", p.xp)(
+            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, p.ghosts,
+            st.matched, st.cand, st.mate, st.mate_w, st.sent, *_as_inbox(inbox, p.xp),
+        )
+        st.passes += int(passes)
+        return Messages(ints, w)
+
+
+# ------------------------------------------------------------------------ device twins
+_CPU_TWINS = {
+    "suitor_local": cpu.suitor_local,
+    "bsuitor_local": cpu.bsuitor_local,
+    "ld_local": cpu.ld_local,
+    "handshake_local": cpu.handshake_local,
+    "sort_rows_by_rank": cpu.sort_rows_by_rank,
+}
+
+
+def _twin(name: str, xp):
+    """The CPU or GPU implementation of kernel ``name`` for arrays of namespace ``xp``."""
+    if xp is np:
+        return _CPU_TWINS[name]
+    from ..gpu import matching as gpu  # noqa: PLC0415
+
+    return getattr(gpu, name)
+
+
+# ------------------------------------------------------------------------ public entry
+ALGORITHMS = {"suitor": _Suitor, "ld": _LocallyDominant, "handshake": _Handshake}
+
+
+def _validate(graph, partitions, device, b=None):
+    if not isinstance(graph, Graph):
+        raise ParameterError(f"expected an mgmatch.Graph, got {type(graph).__name__}")
+    if graph.bipartite:
+        raise ParameterError(
+            "weighted matching takes an undirected graph; this one is bipartite "
+            "(use mgmatch.bipartite_matching, or build the graph with bipartite=False)"
+        )
+    if not isinstance(partitions, (int, np.integer)) or partitions < 1:
+        raise ParameterError(f"partitions must be a positive integer, not {partitions!r}")
+    dev = resolve_device(device)
+    if b is not None:
+        if np.isscalar(b):
+            if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 0:
+                raise ParameterError(f"b must be a non-negative integer, not {b!r}")
+        else:
+            b = np.asarray(to_numpy(b))
+            if b.shape != (graph.n,):
+                raise ParameterError(f"b must be an integer or an array of {graph.n} entries, got shape {b.shape}")
+            if not np.issubdtype(b.dtype, np.integer) or (b < 0).any():
+                raise ParameterError("b must hold non-negative integers")
+    return dev, b
+
+
+def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions: int = 1, device: str = "auto",
+          client=None, progress=None) -> MatchingResult:
+    """Run one algorithm of the weighted-matching family (the shared entry of the public
+    functions below; ``algorithm`` is ``suitor``, ``bsuitor``, ``ld`` or ``handshake``)."""
+    if algorithm == "bsuitor":
+        if b is None:
+            raise ParameterError("b-Suitor needs b (an integer or one per vertex)")
+    elif algorithm not in ALGORITHMS:
+        raise ParameterError(f"unknown matching algorithm {algorithm!r}; choose from suitor, bsuitor, ld, handshake")
+    dev, b = _validate(graph, partitions, device, b if algorithm == "bsuitor" else None)
+    t0 = time.perf_counter()
+    if client is not None:
+        from ..distributed import run_distributed  # noqa: PLC0415
+
+        parts_out, log, place_s = run_distributed(client, graph, algorithm, b=b, partitions=partitions,
+                                                  device=dev, progress=progress)
+        t_part = place_s
+    else:
+        g = graph.to(dev)
+        parts = g.partition(int(partitions))
+        t_part = time.perf_counter() - t0
+        program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
+        parts_out, log = run_local(program, parts, progress=progress)
+    t_match = time.perf_counter() - t0 - t_part
+    result = _assemble(graph, algorithm, parts_out, log)
+    result.device = dev
+    result.n_parts = int(partitions)
+    result.params = {"partitions": int(partitions)}
+    if algorithm == "bsuitor":
+        result.params["b"] = int(b) if np.isscalar(b) else "per-vertex"
+    result.timings = {"partition": t_part, "match": t_match, "total": time.perf_counter() - t0}
+    return result
+
+
+def _assemble(graph: Graph, algorithm: str, parts_out: list[dict], log: RoundLog) -> MatchingResult:
+    """The one device-to-host exit: gather partition results into a MatchingResult."""
+    if algorithm == "bsuitor":
+        u = np.concatenate([to_numpy(p["u"]) for p in parts_out])
+        v = np.concatenate([to_numpy(p["v"]) for p in parts_out])
+        w = np.concatenate([to_numpy(p["w"]) for p in parts_out])
+        keep = u < v
+        u, v, w = u[keep], v[keep], w[keep]
+        mate = None
+    else:
+        mate = np.concatenate([to_numpy(p["mate"]) for p in parts_out]).astype(np.int64)
+        mate_w = np.concatenate([to_numpy(p["mate_w"]) for p in parts_out])
+        ids = np.arange(mate.size)
+        keep = (mate >= 0) & (ids < mate)
+        u, v, w = ids[keep], mate[keep], mate_w[keep]
+    order = np.lexsort((v, u))
+    return MatchingResult(u=u[order].astype(np.int64), v=v[order].astype(np.int64), w=w[order].astype(np.float64),
+                          mate=mate, n=graph.n, m=graph.m, algorithm=algorithm, rounds=log)
+
+
+def suitor(graph: Graph, *, partitions: int = 1, device: str = "auto", client=None, progress=None) -> MatchingResult:
+    """Half-approximate maximum weight matching by the Suitor algorithm.
+
+    Every vertex proposes to its heaviest neighbour that would accept it (whose current suitor
+    is lighter); a displaced suitor proposes again to its next best choice [1]_ [2]_. Partitions
+    exchange proposals and displacements for ghost vertices as messages.
+
+    Parameters
+    ----------
+    graph : Graph
+        An undirected weighted graph.
+    partitions : int
+        Number of partitions the rounds run over (in-process, or on Dask workers with
+        ``client``). The result does not depend on it.
+    device : {"auto", "cpu", "gpu"}
+        Where the kernels run; ``auto`` picks the GPU when CuPy sees one.
+    client : distributed.Client, optional
+        Run the partitions on this Dask cluster.
+    progress : callable, optional
+        ``progress(round, messages)`` after each round.
+
+    Returns
+    -------
+    MatchingResult
+
+    Notes
+    -----
+    The result is the greedy matching under the total order (weight, then the smaller
+    ``(min, max)`` endpoint pair), so its weight is at least half the maximum:
+    :math:`w(M) \\ge \\tfrac12 \\max_{M^*} w(M^*)`.
+
+    References
+    ----------
+    .. [1] Manne and Halappanavar, IPDPS 2014. .. [2] Naim et al., HiPC 2015, Algorithm 3.
+
+    Examples
+    --------
+    >>> import mgmatch
+    >>> g = mgmatch.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 3.0, 1.0])
+    >>> r = mgmatch.suitor(g, device="cpu")
+    >>> r.mate.tolist(), r.weight
+    ([-1, 2, 1, -1], 3.0)
+    """
+    return match(graph, "suitor", partitions=partitions, device=device, client=client, progress=progress)
+
+
+def b_suitor(graph: Graph, b, *, partitions: int = 1, device: str = "auto", client=None, progress=None) -> MatchingResult:
+    """Half-approximate maximum weight b-matching by b-Suitor.
+
+    Each vertex ``v`` keeps its ``b(v)`` best suitors; a vertex proposes to its best
+    neighbours that would take it, up to ``b(u)`` at a time, and a displaced suitor proposes
+    again [3]_.
+
+    Parameters
+    ----------
+    graph : Graph
+    b : int or array_like of int
+        Capacity of every vertex, or one per vertex.
+    partitions, device, client, progress
+        As in :func:`suitor`.
+
+    Returns
+    -------
+    MatchingResult
+        ``u, v, w`` list the matched edges; ``mate`` is None.
+
+    Notes
+    -----
+    The result is the greedy b-matching under the shared total order, a ½-approximation of
+    the maximum weight b-matching.
+
+    References
+    ----------
+    .. [3] Khan et al., SIAM J. Sci. Comput. 38(5), 2016.
+
+    Examples
+    --------
+    >>> import mgmatch
+    >>> g = mgmatch.Graph.from_edges([0, 0, 0, 1], [1, 2, 3, 2], [4.0, 3.0, 2.0, 1.0])
+    >>> r = mgmatch.b_suitor(g, 2, device="cpu")
+    >>> list(zip(r.u.tolist(), r.v.tolist()))
+    [(0, 1), (0, 2), (1, 2)]
+    """
+    return match(graph, "bsuitor", b=b, partitions=partitions, device=device, client=client, progress=progress)
+
+
+def locally_dominant(graph: Graph, *, partitions: int = 1, device: str = "auto", client=None, progress=None) -> MatchingResult:
+    """Half-approximate weighted matching by locally-dominant edges (LD).
+
+    Every free vertex points at its heaviest free neighbour; two vertices pointing at each
+    other match, and the vertices that pointed at a newly matched one look again (paper I,
+    Algorithm 1 with ProcessVertex) [2]_.
+
+    Examples
+    --------
+    >>> import mgmatch
+    >>> g = mgmatch.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 3.0, 1.0])
+    >>> mgmatch.locally_dominant(g, device="cpu").mate.tolist()
+    [-1, 2, 1, -1]
+    """
+    return match(graph, "ld", partitions=partitions, device=device, client=client, progress=progress)
+
+
+def handshake(graph: Graph, *, partitions: int = 1, device: str = "auto", client=None, progress=None) -> MatchingResult:
+    """Half-approximate weighted matching by one-way handshaking.
+
+    In each pass every free vertex finds its strongest free neighbour with a segmented
+    max-scan over its edges (ties to the smaller id), vertices that chose each other match
+    (collate), and passes repeat on the remaining graph until no edge can be added.
+
+    Examples
+    --------
+    >>> import mgmatch
+    >>> g = mgmatch.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 3.0, 1.0])
+    >>> mgmatch.handshake(g, device="cpu").mate.tolist()
+    [-1, 2, 1, -1]
+    """
+    return match(graph, "handshake", partitions=partitions, device=device, client=client, progress=progress)
+
+
+def strongest_neighbour(graph: Graph, *, device: str = "auto"):
+    """Each vertex's strongest neighbour (heaviest edge, ties to the smaller id), or -1 for an
+    isolated vertex: the segmented max-scan of one handshaking pass.
+
+    Examples
+    --------
+    >>> import mgmatch
+    >>> g = mgmatch.Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 3.0, 1.0])
+    >>> mgmatch.strongest_neighbour(g, device="cpu").tolist()
+    [1, 2, 1, 2]
+    """
+    dev, _ = _validate(graph, 1, device)
+    g = graph.to(dev)
+    xp = g.xp
+    if xp is np:
+        free = np.ones(g.n, dtype=np.bool_)
+        return cpu.strongest_neighbour(g.n, g.indptr, g.indices, g.weights, g.indices, np.zeros(g.n, np.bool_), free)
+    from ..gpu import matching as gpu  # noqa: PLC0415
+
+    return to_numpy(gpu.strongest_neighbour_all(g))
+

@@ -1,0 +1,1 @@
+"""CPU twins of the CUDA kernels (Numba ``njit``), same signatures and semantics."""

@@ -1,0 +1,668 @@
+"""CPU twins (Numba) of the weighted-matching kernels, in partition form.
+
+Every kernel works on one :class:`~mgmatch.graph.Partition`. Vertex state lives in *slot* arrays:
+slots ``0 .. n_owned-1`` are the owned vertices ``lo .. hi-1`` (exact state) and slots
+``n_owned ..`` are the ghosts in sorted order (a cached, conservative view of remote state that
+messages refresh). ``slot[e]`` gives the slot of the neighbour in CSR entry ``e``; with one
+partition it is simply ``indices``.
+
+Messages are rows of an ``int64`` array ``(kind, dst, src, aux)`` and a ``float64`` weight; the
+receiver is the owner of ``dst``:
+
+===========  ====================================================================================
+PROPOSE      ``src`` (remote) proposes to ``dst`` with edge weight ``w``          (Suitor, b-Suitor)
+DISPLACE     ``dst`` is no longer a suitor of ``src``, whose threshold is ``(w, aux)``  (Suitor, b-Suitor)
+POINT        ``src`` (remote) now points at ``dst`` as its heaviest free neighbour     (LD, handshake)
+MATCHED      ``src`` is matched; ``dst`` pointed at it                                    (LD, handshake)
+===========  ====================================================================================
+
+Total order on edges (the one every algorithm shares, so that all of them return the greedy
+matching): edge ``(a, b)`` ranks above ``(c, d)`` when its weight is larger, or the weights are
+equal and ``(min(a, b), max(a, b))`` is lexicographically smaller. Seen from one vertex ``u``, a
+neighbour ``v`` beats ``v'`` when ``w(u, v) > w(u, v')``, or the weights tie and ``v < v'``.
+
+References
+----------
+.. [1] F. Manne and M. Halappanavar, "New effective multithreaded matching algorithms",
+   IPDPS 2014 (the Suitor algorithm).
+.. [2] M. Naim, F. Manne, M. Halappanavar, A. Tumeo, J. Langguth, "Optimizing approximate
+   weighted matching on Nvidia Kepler K40", HiPC 2015 (paper I of the GPU Suitor thesis:
+   Algorithm 1, locally dominant matching; Algorithm 3, Suitor).
+.. [3] A. Khan, A. Pothen, M. M. A. Patwary, N. R. Satish, N. Sundaram, F. Manne,
+   M. Halappanavar, P. Dubey, "Efficient approximation algorithms for weighted b-matching",
+   SIAM J. Sci. Comput. 38(5), 2016 (b-Suitor).
+.. [4] One-way handshaking matching with a segmented max-scan for the strongest neighbour.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "PROPOSE", "DISPLACE", "POINT", "MATCHED",
+    "suitor_local", "bsuitor_local", "ld_local", "handshake_local",
+    "strongest_neighbour", "sort_rows_by_rank", "greedy_matching", "greedy_b_matching",
+]
+
+PROPOSE, DISPLACE, POINT, MATCHED = 0, 1, 2, 3
+NEG_INF = -np.inf
+
+
+# --------------------------------------------------------------------------- order helpers
+@njit(cache=True, inline="always")
+def _edge_beats(w1, a1, b1, w2, a2, b2):
+    """Edge (a1, b1) of weight w1 ranks strictly above edge (a2, b2) of weight w2."""
+    if w1 != w2:
+        return w1 > w2
+    lo1, hi1 = min(a1, b1), max(a1, b1)
+    lo2, hi2 = min(a2, b2), max(a2, b2)
+    if lo1 != lo2:
+        return lo1 < lo2
+    return hi1 < hi2
+
+
+@njit(cache=True, inline="always")
+def _beats_threshold(w, u, v, tw, ts):
+    """Edge (u, v) beats vertex v's threshold: its weakest kept suitor ``ts`` of weight ``tw``
+    (``ts == -1`` means v still has room, so any edge beats it)."""
+    if ts < 0:
+        return True
+    return _edge_beats(w, u, v, tw, ts, v)
+
+
+@njit(cache=True)
+def _push(ob_i, ob_w, cnt, kind, dst, src, w, aux):
+    if cnt == ob_i.shape[0]:
+        cap = 2 * cnt + 64
+        ni = np.empty((cap, 4), np.int64)
+        nw = np.empty(cap, np.float64)
+        ni[:cnt] = ob_i[:cnt]
+        nw[:cnt] = ob_w[:cnt]
+        ob_i, ob_w = ni, nw
+    ob_i[cnt, 0] = kind
+    ob_i[cnt, 1] = dst
+    ob_i[cnt, 2] = src
+    ob_i[cnt, 3] = aux
+    ob_w[cnt] = w
+    return ob_i, ob_w, cnt + 1
+
+
+@njit(cache=True, inline="always")
+def _slot_of(v, lo, hi, ghosts):
+    if lo <= v < hi:
+        return v - lo
+    return hi - lo + np.searchsorted(ghosts, v)
+
+
+# --------------------------------------------------------------------------------- Suitor
+@njit(cache=True)
+def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
+                 suitor, ws, target, target_w, queue, in_i, in_w):
+    """Suitor on one partition until local quiescence (paper I, Algorithm 3; [1]).
+
+    ``suitor[s]``/``ws[s]`` hold, for every slot, the current suitor and its edge weight (exact
+    for owned slots, a lower bound for ghosts). ``target[i]``/``target_w[i]`` hold the vertex an
+    owned vertex currently proposes to. ``queue`` lists owned vertices (global ids) that must
+    (re)propose; inbox messages are applied first. Returns the outbox ``(ints, w, count)``.
+
+    Thread mapping of the GPU twin: a warp per vertex scanning its neighbourhood; here one
+    sequential sweep in queue order.
+    """
+    n_owned = hi - lo
+    ob_i = np.empty((64, 4), np.int64)
+    ob_w = np.empty(64, np.float64)
+    cnt = 0
+    work = np.empty(queue.shape[0] + in_i.shape[0], np.int64)
+    nwork = 0
+    for q in range(queue.shape[0]):
+        work[nwork] = queue[q]
+        nwork += 1
+    # -- inbox: proposals to owned vertices, displacements of owned proposers
+    for k in range(in_i.shape[0]):
+        kind, dst, src, aux = in_i[k, 0], in_i[k, 1], in_i[k, 2], in_i[k, 3]
+        w = in_w[k]
+        d = dst - lo
+        if kind == PROPOSE:
+            if _beats_threshold(w, src, dst, ws[d], suitor[d]):
+                x = suitor[d]
+                suitor[d] = src
+                ws[d] = w
+                if x >= 0:
+                    if lo <= x < hi:
+                        target[x - lo] = -1
+                        work[nwork] = x
+                        nwork += 1
+                    else:
+                        ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, DISPLACE, x, dst, w, src)
+            else:  # rejected: tell the proposer v's current threshold
+                ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, DISPLACE, src, dst, ws[d], suitor[d])
+        else:  # DISPLACE: refresh the ghost's threshold, re-propose if it was our target
+            g = _slot_of(src, lo, hi, ghosts)
+            if _edge_beats(w, aux, src, ws[g], suitor[g], src) or suitor[g] < 0:
+                ws[g] = w
+                suitor[g] = aux
+            if target[d] == src:
+                target[d] = -1
+                work[nwork] = dst
+                nwork += 1
+    # -- local proposals to quiescence
+    for q in range(nwork):
+        u = work[q]
+        while u >= 0:
+            i = u - lo
+            if target[i] >= 0:
+                break  # already proposing (queued twice)
+            best_v = -1
+            best_s = -1
+            best_w = NEG_INF
+            for e in range(indptr[i], indptr[i + 1]):
+                v = indices[e]
+                w = weights[e]
+                if best_v >= 0 and (w < best_w or (w == best_w and v > best_v)):
+                    continue
+                s = slot[e]
+                if _beats_threshold(w, u, v, ws[s], suitor[s]):
+                    best_v, best_s, best_w = v, s, w
+            if best_v < 0:
+                break
+            target[i] = best_v
+            target_w[i] = best_w
+            x = suitor[best_s]
+            suitor[best_s] = u
+            ws[best_s] = best_w
+            if best_s < n_owned:
+                if x >= 0 and lo <= x < hi:
+                    target[x - lo] = -1
+                    u = x  # the displaced local suitor proposes next
+                    continue
+                if x >= 0:
+                    ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, DISPLACE, x, best_v, best_w, u)
+            else:
+                # remote target: the cached (best_w, u) stays a valid lower bound of its threshold
+                ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, PROPOSE, best_v, u, best_w, -1)
+            u = -1
+    return ob_i[:cnt], ob_w[:cnt]
+
+
+# ------------------------------------------------------------------------------- b-Suitor
+@njit(cache=True)
+def sort_rows_by_rank(indptr, indices, weights):
+    """Permutation of CSR entries putting each row in rank order (weight down, id up)."""
+    perm = np.empty(indices.shape[0], np.int64)
+    for i in range(indptr.shape[0] - 1):
+        a, b = indptr[i], indptr[i + 1]
+        # rows are sorted by id already, so a stable sort on -w keeps ties by smaller id
+        order = np.argsort(-weights[a:b], kind="mergesort")
+        for k in range(b - a):
+            perm[a + k] = a + order[k]
+    return perm
+
+
+@njit(cache=True, inline="always")
+def _heap_less(hw, hs, a, b, v):
+    # heap order: the weaker suitor (lower-ranked edge to v) sits nearer the root
+    return _edge_beats(hw[b], hs[b], v, hw[a], hs[a], v)
+
+
+@njit(cache=True)
+def _heap_sift_down(hw, hs, base, size, pos, v):
+    while True:
+        left = 2 * pos + 1
+        if left >= size:
+            return
+        c = left
+        if left + 1 < size and _heap_less(hw, hs, base + left + 1, base + left, v):
+            c = left + 1
+        if _heap_less(hw, hs, base + c, base + pos, v):
+            hw[base + c], hw[base + pos] = hw[base + pos], hw[base + c]
+            hs[base + c], hs[base + pos] = hs[base + pos], hs[base + c]
+            pos = c
+        else:
+            return
+
+
+@njit(cache=True)
+def _heap_sift_up(hw, hs, base, pos, v):
+    while pos > 0:
+        parent = (pos - 1) // 2
+        if _heap_less(hw, hs, base + pos, base + parent, v):
+            hw[base + pos], hw[base + parent] = hw[base + parent], hw[base + pos]
+            hs[base + pos], hs[base + parent] = hs[base + parent], hs[base + pos]
+            pos = parent
+        else:
+            return
+
+
+@njit(cache=True)
+def _heap_offer(hw, hs, hcnt, hoff, b, i, u, w, v):
+    """Insert suitor u (weight w) into owned vertex i's heap. Returns the displaced suitor or -1."""
+    base = hoff[i]
+    cap = b[i]
+    if hcnt[i] < cap:
+        hw[base + hcnt[i]] = w
+        hs[base + hcnt[i]] = u
+        hcnt[i] += 1
+        _heap_sift_up(hw, hs, base, hcnt[i] - 1, v)
+        return -1
+    x = hs[base]
+    hw[base] = w
+    hs[base] = u
+    _heap_sift_down(hw, hs, base, cap, 0, v)
+    return x
+
+
+@njit(cache=True, inline="always")
+def _threshold(hw, hs, hcnt, hoff, b, i):
+    if hcnt[i] < b[i]:
+        return NEG_INF, -1
+    if b[i] == 0:
+        return np.inf, -2  # takes nobody
+    return hw[hoff[i]], hs[hoff[i]]
+
+
+@njit(cache=True, inline="always")
+def _remove_target(tid, tcnt, toff, i, v):
+    base = toff[i]
+    for k in range(tcnt[i]):
+        if tid[base + k] == v:
+            tcnt[i] -= 1
+            tid[base + k] = tid[base + tcnt[i]]
+            return True
+    return False
+
+
+@njit(cache=True)
+def bsuitor_local(lo, hi, indptr, ranked, slot_ranked, weights_ranked, ghosts, b,
+                  hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, ptr, queue, in_i, in_w):
+    """b-Suitor on one partition until local quiescence (Khan et al. [3], Algorithm 2).
+
+    Owned vertex ``i`` keeps a min-heap of its ``b[i]`` best suitors (``hw``/``hs`` at
+    ``hoff[i]``, ``hcnt[i]`` used) and the list of vertices it proposes to (``tid`` at
+    ``toff[i]``, ``tcnt[i]`` used). Rows are in rank order (``ranked``: neighbour ids,
+    ``slot_ranked``, ``weights_ranked``) and ``ptr[i]`` is the next neighbour to try: a neighbour
+    passed over never becomes eligible again, because thresholds only rise. ``tw``/``ts`` hold
+    each ghost slot's cached threshold (a lower bound).
+    """
+    n_owned = hi - lo
+    ob_i = np.empty((64, 4), np.int64)
+    ob_w = np.empty(64, np.float64)
+    cnt = 0
+    work = np.empty(queue.shape[0] + in_i.shape[0], np.int64)
+    nwork = 0
+    for q in range(queue.shape[0]):
+        work[nwork] = queue[q]
+        nwork += 1
+    for k in range(in_i.shape[0]):
+        kind, dst, src, aux = in_i[k, 0], in_i[k, 1], in_i[k, 2], in_i[k, 3]
+        w = in_w[k]
+        d = dst - lo
+        if kind == PROPOSE:
+            thw, ths = _threshold(hw, hs, hcnt, hoff, b, d)
+            if ths != -2 and _beats_threshold(w, src, dst, thw, ths):
+                x = _heap_offer(hw, hs, hcnt, hoff, b, d, src, w, dst)
+                if x >= 0:
+                    nthw, nths = _threshold(hw, hs, hcnt, hoff, b, d)
+                    if lo <= x < hi:
+                        _remove_target(tid, tcnt, toff, x - lo, dst)
+                        work[nwork] = x
+                        nwork += 1
+                    else:
+                        ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, DISPLACE, x, dst, nthw, nths)
+            else:
+                ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, DISPLACE, src, dst, thw, ths)
+        else:  # DISPLACE
+            g = _slot_of(src, lo, hi, ghosts) - n_owned
+            if aux == -2 or (ts[g] != -2 and (ts[g] < 0 or (aux >= 0 and _edge_beats(w, aux, src, tw[g], ts[g], src)))):
+                tw[g] = w
+                ts[g] = aux
+            if _remove_target(tid, tcnt, toff, d, src):
+                work[nwork] = dst
+                nwork += 1
+    q = 0
+    while q < nwork:
+        u = work[q]
+        q += 1
+        i = u - lo
+        end = indptr[i + 1]
+        while tcnt[i] < b[i] and ptr[i] < end:
+            e = ptr[i]
+            ptr[i] += 1
+            v = ranked[e]
+            w = weights_ranked[e]
+            s = slot_ranked[e]
+            if s < n_owned:
+                thw, ths = _threshold(hw, hs, hcnt, hoff, b, s)
+            else:
+                thw, ths = tw[s - n_owned], ts[s - n_owned]
+            if ths == -2 or not _beats_threshold(w, u, v, thw, ths):
+                continue
+            tid[toff[i] + tcnt[i]] = v
+            tcnt[i] += 1
+            if s < n_owned:
+                x = _heap_offer(hw, hs, hcnt, hoff, b, s, u, w, v)
+                if x >= 0:
+                    if lo <= x < hi:
+                        _remove_target(tid, tcnt, toff, x - lo, v)
+                        if nwork == work.shape[0]:
+                            grown = np.empty(2 * nwork + 16, np.int64)
+                            grown[:nwork] = work[:nwork]
+                            work = grown
+                        work[nwork] = x
+                        nwork += 1
+                    else:
+                        nthw, nths = _threshold(hw, hs, hcnt, hoff, b, s)
+                        ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, DISPLACE, x, v, nthw, nths)
+            else:
+                ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, PROPOSE, v, u, w, -1)
+    return ob_i[:cnt], ob_w[:cnt]
+
+
+# ------------------------------------------------------------ locally dominant / handshake
+@njit(cache=True, inline="always")
+def _best_free(i, u, indptr, indices, weights, slot, matched):
+    best_v = -1
+    best_w = NEG_INF
+    for e in range(indptr[i], indptr[i + 1]):
+        if matched[slot[e]]:
+            continue
+        v = indices[e]
+        w = weights[e]
+        if best_v < 0 or w > best_w or (w == best_w and v < best_v):
+            best_v, best_w = v, w
+    return best_v, best_w
+
+
+@njit(cache=True)
+def _ld_settle(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
+               fresh, nfresh, ob_i, ob_w, cnt):
+    """Process newly matched owned vertices (a queue): neighbours that pointed at them pick new
+    candidates (local: possibly matching at once; remote: told by a MATCHED message)."""
+    n_owned = hi - lo
+    q = 0
+    while q < nfresh:
+        y = fresh[q]
+        q += 1
+        j = y - lo
+        for e in range(indptr[j], indptr[j + 1]):
+            s = slot[e]
+            if matched[s] or cand[s] != y:
+                continue
+            x = indices[e]
+            if s >= n_owned:
+                ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, x, y, 0.0, -1)
+                continue
+            v, w = _best_free(s, x, indptr, indices, weights, slot, matched)
+            cand[s] = v
+            if v < 0:
+                continue
+            sv = _slot_of(v, lo, hi, ghosts)
+            if sv >= n_owned:
+                ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, POINT, v, x, w, -1)
+            if cand[sv] == x:  # mutual: locally dominant edge
+                matched[s] = True
+                matched[sv] = True
+                mate[s] = v
+                mate_w[s] = w
+                if sv < n_owned:
+                    mate[sv] = x
+                    mate_w[sv] = w
+                    if nfresh + 2 > fresh.shape[0]:
+                        grown = np.empty(2 * fresh.shape[0] + 16, np.int64)
+                        grown[:nfresh] = fresh[:nfresh]
+                        fresh = grown
+                    fresh[nfresh] = v
+                    nfresh += 1
+                if nfresh + 1 > fresh.shape[0]:
+                    grown = np.empty(2 * fresh.shape[0] + 16, np.int64)
+                    grown[:nfresh] = fresh[:nfresh]
+                    fresh = grown
+                fresh[nfresh] = x
+                nfresh += 1
+    return ob_i, ob_w, cnt
+
+
+@njit(cache=True)
+def _apply_pointer_inbox(lo, hi, ghosts, matched, cand, mate, mate_w, in_i, in_w, fresh, ob_i, ob_w, cnt):
+    nfresh = 0
+    for k in range(in_i.shape[0]):
+        kind, dst, src = in_i[k, 0], in_i[k, 1], in_i[k, 2]
+        d = dst - lo
+        g = _slot_of(src, lo, hi, ghosts)
+        if kind == POINT:
+            cand[g] = dst
+            if matched[d]:
+                if mate[d] != src:
+                    ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, src, dst, 0.0, -1)
+            elif cand[d] == src:  # both point at each other: match across the boundary
+                matched[d] = True
+                matched[g] = True
+                mate[d] = src
+                mate_w[d] = in_w[k]
+                fresh[nfresh] = dst
+                nfresh += 1
+        else:  # MATCHED: src is taken; whoever pointed at it looks again
+            matched[g] = True
+            if not matched[d] and cand[d] == src:
+                cand[d] = -2  # needs a new candidate
+                fresh[nfresh] = -1 - dst
+                nfresh += 1
+    return nfresh, ob_i, ob_w, cnt
+
+
+@njit(cache=True)
+def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
+             first, in_i, in_w):
+    """Locally-dominant matching on one partition until local quiescence (paper I, Algorithm 1,
+    with ProcessVertex): each free vertex points at its heaviest free neighbour; mutual pointers
+    match; the vertices that pointed at a newly matched vertex look again.
+
+    ``matched``/``cand`` are slot arrays (ghost entries cached from POINT/MATCHED messages);
+    ``mate``/``mate_w`` hold owned vertices' partners. ``first`` runs the initial sweep.
+    """
+    n_owned = hi - lo
+    ob_i = np.empty((64, 4), np.int64)
+    ob_w = np.empty(64, np.float64)
+    cnt = 0
+    fresh = np.empty(n_owned + in_i.shape[0] + 16, np.int64)
+    nfresh, ob_i, ob_w, cnt = _apply_pointer_inbox(lo, hi, ghosts, matched, cand, mate, mate_w,
+                                                   in_i, in_w, fresh, ob_i, ob_w, cnt)
+    # vertices whose remote candidate was taken: find a new candidate
+    relook = np.empty(nfresh + (n_owned if first else 0), np.int64)
+    nrelook = 0
+    keep = 0
+    for k in range(nfresh):
+        if fresh[k] < 0:
+            relook[nrelook] = -1 - fresh[k]
+            nrelook += 1
+        else:
+            fresh[keep] = fresh[k]
+            keep += 1
+    nfresh = keep
+    if first:
+        for i in range(n_owned):
+            if indptr[i + 1] > indptr[i]:
+                relook[nrelook] = lo + i
+                nrelook += 1
+        # first sweep: all candidates, then mutual pairs
+        for k in range(nrelook):
+            i = relook[k] - lo
+            v, w = _best_free(i, relook[k], indptr, indices, weights, slot, matched)
+            cand[i] = v
+    for k in range(nrelook):
+        x = relook[k]
+        i = x - lo
+        if matched[i]:
+            continue
+        if not first:
+            v, w = _best_free(i, x, indptr, indices, weights, slot, matched)
+            cand[i] = v
+        v = cand[i]
+        if v < 0:
+            continue
+        sv = _slot_of(v, lo, hi, ghosts)
+        w = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            if indices[e] == v:
+                w = weights[e]
+                break
+        if sv >= n_owned:
+            ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, POINT, v, x, w, -1)
+        if cand[sv] == x and not matched[sv]:
+            matched[i] = True
+            matched[sv] = True
+            mate[i] = v
+            mate_w[i] = w
+            fresh[nfresh] = x
+            nfresh += 1
+            if sv < n_owned:
+                mate[sv] = x
+                mate_w[sv] = w
+                fresh[nfresh] = v
+                nfresh += 1
+    ob_i, ob_w, cnt = _ld_settle(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand,
+                                 mate, mate_w, fresh, nfresh, ob_i, ob_w, cnt)
+    return ob_i[:cnt], ob_w[:cnt]
+
+
+@njit(cache=True)
+def strongest_neighbour(n_rows, indptr, indices, weights, slot, matched, row_free):
+    """Segmented max-scan: for each free row its strongest free neighbour (ties to the smaller
+    id), or -1. The CPU twin of the handshaking scan kernel (one segment per row)."""
+    out = np.full(n_rows, -1, np.int64)
+    for i in range(n_rows):
+        if not row_free[i]:
+            continue
+        best_v = -1
+        best_w = NEG_INF
+        for e in range(indptr[i], indptr[i + 1]):
+            if matched[slot[e]]:
+                continue
+            v = indices[e]
+            w = weights[e]
+            if best_v < 0 or w > best_w or (w == best_w and v < best_v):
+                best_v, best_w = v, w
+        out[i] = best_v
+    return out
+
+
+@njit(cache=True)
+def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
+                    sent, in_i, in_w):
+    """One-way handshaking on one partition until local quiescence [4].
+
+    Repeated passes: every free owned vertex points at its strongest free neighbour (the
+    segmented max-scan), then pairs that point at each other match (the collate step). A vertex
+    pointing at a ghost sends POINT once per new target (``sent``). Returns the outbox and the
+    number of passes made.
+    """
+    n_owned = hi - lo
+    ob_i = np.empty((64, 4), np.int64)
+    ob_w = np.empty(64, np.float64)
+    cnt = 0
+    fresh = np.empty(n_owned + in_i.shape[0] + 16, np.int64)
+    nfresh, ob_i, ob_w, cnt = _apply_pointer_inbox(lo, hi, ghosts, matched, cand, mate, mate_w,
+                                                   in_i, in_w, fresh, ob_i, ob_w, cnt)
+    for k in range(nfresh):  # matches made across the boundary: tell remote pointers
+        y = fresh[k]
+        if y < 0:
+            continue
+        j = y - lo
+        for e in range(indptr[j], indptr[j + 1]):
+            s = slot[e]
+            if s >= n_owned and not matched[s] and cand[s] == y:
+                ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, indices[e], y, 0.0, -1)
+    passes = 0
+    row_free = np.empty(n_owned, np.bool_)
+    while True:
+        passes += 1
+        for i in range(n_owned):
+            row_free[i] = not matched[i]
+        best = strongest_neighbour(n_owned, indptr, indices, weights, slot, matched, row_free)
+        for i in range(n_owned):
+            if row_free[i]:
+                cand[i] = best[i]
+        made = 0
+        for i in range(n_owned):  # collate: mutual pointers match
+            v = cand[i]
+            if v < 0 or matched[i]:
+                continue
+            sv = _slot_of(v, lo, hi, ghosts)
+            if sv >= n_owned:
+                if sent[i] != v:
+                    sent[i] = v
+                    w = 0.0
+                    for e in range(indptr[i], indptr[i + 1]):
+                        if indices[e] == v:
+                            w = weights[e]
+                            break
+                    ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, POINT, v, lo + i, w, -1)
+                if cand[sv] != lo + i or matched[sv]:
+                    continue
+            elif cand[sv] != lo + i:
+                continue
+            w = 0.0
+            for e in range(indptr[i], indptr[i + 1]):
+                if indices[e] == v:
+                    w = weights[e]
+                    break
+            matched[i] = True
+            matched[sv] = True
+            mate[i] = v
+            mate_w[i] = w
+            if sv < n_owned:
+                mate[sv] = lo + i
+                mate_w[sv] = w
+            made += 1
+            # remote vertices that pointed at the newly matched owned vertices must look again
+            for y in (lo + i, v):
+                if not (lo <= y < hi):
+                    continue
+                j = y - lo
+                for e in range(indptr[j], indptr[j + 1]):
+                    s = slot[e]
+                    if s >= n_owned and not matched[s] and cand[s] == y:
+                        ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, indices[e], y, 0.0, -1)
+        if made == 0:
+            break
+    return ob_i[:cnt], ob_w[:cnt], passes
+
+
+# ----------------------------------------------------------------- sequential references
+@njit(cache=True)
+def _greedy_scan(order, u, v, n, mate):
+    for k in range(order.shape[0]):
+        e = order[k]
+        a, b = u[e], v[e]
+        if mate[a] < 0 and mate[b] < 0:
+            mate[a] = b
+            mate[b] = a
+    return mate
+
+
+def greedy_matching(u, v, w, n):
+    """Sequential greedy matching under the shared total order (the reference result)."""
+    lo_, hi_ = np.minimum(u, v), np.maximum(u, v)
+    order = np.lexsort((hi_, lo_, -np.asarray(w, dtype=np.float64)))
+    mate = np.full(n, -1, np.int64)
+    return _greedy_scan(order, lo_.astype(np.int64), hi_.astype(np.int64), n, mate)
+
+
+@njit(cache=True)
+def _greedy_b_scan(order, u, v, b, chosen):
+    deg = np.zeros(b.shape[0], np.int64)
+    for k in range(order.shape[0]):
+        e = order[k]
+        if deg[u[e]] < b[u[e]] and deg[v[e]] < b[v[e]]:
+            deg[u[e]] += 1
+            deg[v[e]] += 1
+            chosen[e] = True
+    return chosen
+
+
+def greedy_b_matching(u, v, w, b):
+    """Sequential greedy b-matching under the shared total order: a boolean mask of edges."""
+    lo_, hi_ = np.minimum(u, v), np.maximum(u, v)
+    order = np.lexsort((hi_, lo_, -np.asarray(w, dtype=np.float64)))
+    chosen = np.zeros(lo_.shape[0], np.bool_)
+    return _greedy_b_scan(order, lo_.astype(np.int64), hi_.astype(np.int64), np.asarray(b, np.int64), chosen)

@@ -1,0 +1,1 @@
+"""CuPy launch wrappers of the CUDA kernels in ``kernels/``; GPU twins of ``mgmatch.cpu``."""

@@ -1,0 +1,172 @@
+"""Checks and sequential references for matchings.
+
+Invariants first (:func:`is_matching`, :func:`is_maximal_matching`, :func:`is_b_matching`), then
+references: :func:`greedy_matching` and :func:`greedy_b_matching` are the sequential greedy
+algorithms under the total order every mgmatch algorithm shares, and
+:func:`check_half_approximation` compares a matching with NetworkX's exact maximum weight
+matching on small graphs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cpu import matching as _cpu
+from .graph import Graph
+
+__all__ = [
+    "is_matching", "is_maximal_matching", "is_b_matching", "matching_weight",
+    "greedy_matching", "greedy_b_matching", "check_half_approximation", "edges_of", "verify_result",
+]
+
+
+def _edge_set(graph: Graph):
+    u, v, w = graph.to("cpu").edges()
+    return u.astype(np.int64), v.astype(np.int64), w
+
+
+def _lookup_weights(graph: Graph, u, v):
+    """Weights of edges ``(u, v)``; NaN where the pair is not an edge."""
+    g = graph.to("cpu")
+    u = np.asarray(u, dtype=np.int64)
+    v = np.asarray(v, dtype=np.int64)
+    out = np.full(u.shape, np.nan)
+    ok = (u >= 0) & (u < g.n) & (v >= 0) & (v < g.n)
+    for k in np.flatnonzero(ok):
+        a, b = g.indptr[u[k]], g.indptr[u[k] + 1]
+        j = a + np.searchsorted(g.indices[a:b], v[k])
+        if j < b and g.indices[j] == v[k]:
+            out[k] = g.weights[j]
+    return out
+
+
+def edges_of(mate) -> tuple[np.ndarray, np.ndarray]:
+    """Matched pairs ``(u, v)`` with ``u < v`` of a ``mate`` array."""
+    mate = np.asarray(mate, dtype=np.int64)
+    ids = np.arange(mate.size)
+    keep = (mate >= 0) & (ids < mate)
+    return ids[keep], mate[keep]
+
+
+def is_matching(graph: Graph, u, v) -> bool:
+    """True when the pairs ``(u[k], v[k])`` are edges of ``graph`` and no vertex is used twice.
+
+    >>> g = Graph.from_edges([0, 1], [1, 2])
+    >>> is_matching(g, [0], [1]), is_matching(g, [0, 1], [1, 2])
+    (True, False)
+    """
+    return is_b_matching(graph, u, v, 1)
+
+
+def is_b_matching(graph: Graph, u, v, b) -> bool:
+    """True when the pairs are distinct edges and vertex ``x`` is in at most ``b(x)`` of them."""
+    u = np.asarray(u, dtype=np.int64)
+    v = np.asarray(v, dtype=np.int64)
+    if u.shape != v.shape or u.ndim != 1:
+        return False
+    if u.size == 0:
+        return True
+    if np.isnan(_lookup_weights(graph, u, v)).any():
+        return False
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    if np.unique(lo * graph.n + hi).size != lo.size:
+        return False
+    deg = np.bincount(np.concatenate([u, v]), minlength=graph.n)
+    cap = np.broadcast_to(np.asarray(b, dtype=np.int64), (graph.n,))
+    return bool((deg <= cap).all())
+
+
+def is_maximal_matching(graph: Graph, u, v) -> bool:
+    """True when ``(u, v)`` is a matching and no edge joins two unmatched vertices."""
+    if not is_matching(graph, u, v):
+        return False
+    used = np.zeros(graph.n, dtype=bool)
+    used[np.asarray(u, dtype=np.int64)] = True
+    used[np.asarray(v, dtype=np.int64)] = True
+    a, c, _ = _edge_set(graph)
+    return not bool((~used[a] & ~used[c]).any())
+
+
+def matching_weight(graph: Graph, u, v) -> float:
+    """Sum of the weights of the edges ``(u[k], v[k])``."""
+    w = _lookup_weights(graph, u, v)
+    if np.isnan(w).any():
+        raise ValueError("a listed pair is not an edge of the graph")
+    return float(w.sum())
+
+
+def greedy_matching(graph: Graph) -> np.ndarray:
+    """The sequential greedy matching under the shared total order, as a ``mate`` array.
+
+    Edges are taken by decreasing weight, ties by the smaller ``(min, max)`` endpoint pair.
+
+    >>> g = Graph.from_edges([0, 1, 2], [1, 2, 3], [1.0, 3.0, 1.0])
+    >>> greedy_matching(g).tolist()
+    [-1, 2, 1, -1]
+    """
+    u, v, w = _edge_set(graph)
+    return _cpu.greedy_matching(u, v, w, graph.n)
+
+
+def greedy_b_matching(graph: Graph, b):
+    """The sequential greedy b-matching under the shared total order: edge arrays ``(u, v, w)``.
+
+    >>> g = Graph.from_edges([0, 0, 0, 1], [1, 2, 3, 2], [4.0, 3.0, 2.0, 1.0])
+    >>> u, v, w = greedy_b_matching(g, 2)
+    >>> list(zip(u.tolist(), v.tolist()))
+    [(0, 1), (0, 2), (1, 2)]
+    """
+    u, v, w = _edge_set(graph)
+    cap = np.broadcast_to(np.asarray(b, dtype=np.int64), (graph.n,)).copy()
+    chosen = _cpu.greedy_b_matching(u, v, w, cap)
+    u, v, w = u[chosen], v[chosen], w[chosen]
+    order = np.lexsort((v, u))
+    return u[order], v[order], w[order]
+
+
+def check_half_approximation(graph: Graph, u, v, *, max_edges: int = 5000) -> tuple[float, float]:
+    """Compare a matching's weight with NetworkX's exact maximum weight matching.
+
+    Returns ``(weight, optimum)`` and raises ``AssertionError`` when ``weight < optimum / 2``.
+    Meant for small graphs (NetworkX's blossom algorithm is cubic).
+    """
+    import networkx as nx  # noqa: PLC0415
+
+    if graph.m > max_edges:
+        raise ValueError(f"graph has {graph.m} edges; the exact check is limited to {max_edges}")
+    a, c, w = _edge_set(graph)
+    g = nx.Graph()
+    g.add_weighted_edges_from(zip(a.tolist(), c.tolist(), w.tolist()))
+    opt = nx.max_weight_matching(g)
+    optimum = float(sum(g[x][y]["weight"] for x, y in opt))
+    weight = matching_weight(graph, u, v)
+    if weight < optimum / 2 - 1e-9 * max(1.0, optimum):
+        raise AssertionError(f"matching weight {weight} is below half the optimum {optimum}")
+    return weight, optimum
+
+
+def verify_result(graph: Graph, columns: dict, *, b=None) -> dict:
+    """Check a written matching (columns ``u, v[, weight]``) against its graph.
+
+    Returns a report dict with ``ok`` and the findings (used by ``mgmatch verify``).
+    """
+    u = np.asarray(columns["u"], dtype=np.int64)
+    v = np.asarray(columns["v"], dtype=np.int64)
+    report = {"pairs": int(u.size)}
+    in_range = bool(((u >= 0) & (u < graph.n) & (v >= 0) & (v < graph.n)).all())
+    report["ids_in_range"] = in_range
+    if not in_range:
+        report["ok"] = False
+        return report
+    w = _lookup_weights(graph, u, v)
+    report["all_pairs_are_edges"] = not bool(np.isnan(w).any())
+    cap = 1 if b is None else b
+    report["valid"] = is_b_matching(graph, u, v, cap)
+    report["weight"] = float(np.nansum(w))
+    if "weight" in columns:
+        given = np.asarray(columns["weight"], dtype=np.float64)
+        report["weights_match_graph"] = bool(np.allclose(given, w, rtol=1e-6, atol=0, equal_nan=False))
+    if b is None and report["valid"]:
+        report["maximal"] = is_maximal_matching(graph, u, v)
+    report["ok"] = bool(report["valid"] and report.get("weights_match_graph", True) and report.get("maximal", True))
+    return report
