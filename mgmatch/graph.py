@@ -222,20 +222,26 @@ class Graph:
         return dataclasses.replace(self, bipartite=True, n_cols=self.n_rows)
 
     # ------------------------------------------------------------ partitions
-    def partition(self, k: int) -> list["Partition"]:
+    def partition(self, k=None, *, bounds=None) -> list["Partition"]:
         """Split the (row) vertices into ``k`` contiguous ranges balanced by edge count.
 
         Ranges may be empty when ``k`` exceeds the number of vertices with edges. ``k=1`` gives
-        one partition that owns everything.
+        one partition that owns everything. ``bounds`` (``0 = b_0 <= b_1 <= ... <= b_k = n``)
+        gives the ranges explicitly instead.
 
         >>> g = Graph.from_edges([0, 1, 2, 3], [1, 2, 3, 0])
         >>> [(p.lo, p.hi) for p in g.partition(2)]
         [(0, 2), (2, 4)]
+        >>> [(p.lo, p.hi) for p in g.partition(bounds=[0, 1, 4])]
+        [(0, 1), (1, 4)]
         """
-        if not isinstance(k, (int, np.integer)) or k < 1:
-            raise ParameterError(f"number of partitions must be a positive integer, not {k!r}")
-        bounds = partition_bounds(to_numpy(self.indptr), int(k))
-        return [Partition.from_graph(self, i, bounds) for i in range(int(k))]
+        if bounds is not None:
+            bounds = check_bounds(bounds, self.n_rows)
+        else:
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+                raise ParameterError(f"number of partitions must be a positive integer, not {k!r}")
+            bounds = partition_bounds(to_numpy(self.indptr), int(k))
+        return [Partition.from_graph(self, i, bounds) for i in range(len(bounds) - 1)]
 
     # ----------------------------------------------------------- constructors
     @classmethod
@@ -551,6 +557,17 @@ def partition_bounds(indptr: np.ndarray, k: int) -> np.ndarray:
         cuts = np.searchsorted(indptr, targets, side="left").astype(np.int64)
         cuts = np.concatenate([[0], np.clip(cuts, 0, n), [n]])
     return np.maximum.accumulate(cuts)
+
+
+def check_bounds(bounds, n: int) -> np.ndarray:
+    """Validate explicit partition bounds over ``n`` vertices."""
+    b = np.asarray(bounds)
+    if b.ndim != 1 or b.size < 2 or not np.issubdtype(b.dtype, np.integer):
+        raise ParameterError("partition bounds must be a 1-D integer sequence of at least two entries")
+    b = b.astype(np.int64)
+    if b[0] != 0 or b[-1] != n or (np.diff(b) < 0).any():
+        raise ParameterError(f"partition bounds must rise from 0 to {n}, got {b.tolist()}")
+    return b
 
 
 def _check_choice(name, value, choices):

@@ -317,8 +317,13 @@ def _validate(graph, partitions, device, b=None):
             "weighted matching takes an undirected graph; this one is bipartite "
             "(use mgmatch.bipartite_matching, or build the graph with bipartite=False)"
         )
-    if not isinstance(partitions, (int, np.integer)) or partitions < 1:
-        raise ParameterError(f"partitions must be a positive integer, not {partitions!r}")
+    if isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
+        if np.ndim(partitions) == 1 and len(partitions) >= 2:  # explicit bounds
+            from ..graph import check_bounds  # noqa: PLC0415
+
+            check_bounds(partitions, graph.n)
+        else:
+            raise ParameterError(f"partitions must be a positive integer or a list of bounds, not {partitions!r}")
     dev = resolve_device(device)
     if b is not None:
         if np.isscalar(b):
@@ -352,15 +357,15 @@ def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions: int = 
         t_part = place_s
     else:
         g = graph.to(dev)
-        parts = g.partition(int(partitions))
+        parts = g.partition(int(partitions)) if np.ndim(partitions) == 0 else g.partition(bounds=partitions)
         t_part = time.perf_counter() - t0
         program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
         parts_out, log = run_local(program, parts, progress=progress)
     t_match = time.perf_counter() - t0 - t_part
     result = _assemble(graph, algorithm, parts_out, log)
     result.device = dev
-    result.n_parts = int(partitions)
-    result.params = {"partitions": int(partitions)}
+    result.n_parts = int(partitions) if np.ndim(partitions) == 0 else len(partitions) - 1
+    result.params = {"partitions": result.n_parts}
     if algorithm == "bsuitor":
         result.params["b"] = int(b) if np.isscalar(b) else "per-vertex"
     result.timings = {"partition": t_part, "match": t_match, "total": time.perf_counter() - t0}
@@ -398,9 +403,10 @@ def suitor(graph: Graph, *, partitions: int = 1, device: str = "auto", client=No
     ----------
     graph : Graph
         An undirected weighted graph.
-    partitions : int
+    partitions : int or sequence of int
         Number of partitions the rounds run over (in-process, or on Dask workers with
-        ``client``). The result does not depend on it.
+        ``client``), or explicit range bounds ``[0, b_1, ..., n]``. The result does not
+        depend on it.
     device : {"auto", "cpu", "gpu"}
         Where the kernels run; ``auto`` picks the GPU when CuPy sees one.
     client : distributed.Client, optional

@@ -1,0 +1,226 @@
+"""Weighted matching family: invariants first, then equality with the sequential greedy
+reference, edge for edge, for every algorithm, partition count and backend."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import mgmatch
+from mgmatch import verify
+from mgmatch.algorithms.matching import match
+
+ONE_MATCHINGS = ["suitor", "ld", "handshake"]
+PARTITIONS = [1, 2, 3, 7]
+
+
+def random_graph(n, m, *, seed, weights="ties"):
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    if weights == "ties":
+        w = rng.integers(1, 4, m).astype(float)  # many equal weights
+    elif weights == "unit":
+        w = None
+    else:
+        w = rng.random(m) + 0.01
+    return mgmatch.Graph.from_edges(src, dst, w, n=n)
+
+
+def star(leaves, *, seed=0):
+    rng = np.random.default_rng(seed)
+    return mgmatch.Graph.from_edges(np.zeros(leaves, int), np.arange(1, leaves + 1), rng.random(leaves))
+
+
+GRAPHS = {
+    "ties": lambda: random_graph(400, 2000, seed=1),
+    "unweighted": lambda: random_graph(300, 1200, seed=2, weights="unit"),
+    "float": lambda: random_graph(500, 3000, seed=3, weights="float"),
+    "isolated": lambda: random_graph(1000, 300, seed=4),  # most vertices isolated
+    "star": lambda: star(500),
+    "kron-like": lambda: mgmatch.Graph.from_edges(
+        *np.divmod(np.random.default_rng(5).zipf(1.6, 4000) % 60000, 300), n=300
+    ),
+    "path": lambda: mgmatch.Graph.from_edges(np.arange(99), np.arange(1, 100), np.ones(99)),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(GRAPHS))
+def graph(request):
+    return GRAPHS[request.param]()
+
+
+# ----------------------------------------------------------------------------- invariants
+@pytest.mark.parametrize("algorithm", ONE_MATCHINGS)
+def test_result_is_a_maximal_matching(graph, algorithm, device):
+    r = match(graph, algorithm, device=device)
+    assert verify.is_matching(graph, r.u, r.v)
+    assert verify.is_maximal_matching(graph, r.u, r.v)
+    assert r.cardinality == len(r.u)
+    assert r.weight == pytest.approx(verify.matching_weight(graph, r.u, r.v))
+    mate = r.mate
+    assert ((mate == -1) | (mate[np.maximum(mate, 0)] == np.arange(graph.n))).all()
+
+
+# ------------------------------------------------------------ equality with the reference
+@pytest.mark.parametrize("partitions", PARTITIONS)
+@pytest.mark.parametrize("algorithm", ONE_MATCHINGS)
+def test_equals_greedy(graph, algorithm, partitions, device):
+    expected = verify.greedy_matching(graph)
+    r = match(graph, algorithm, partitions=partitions, device=device)
+    np.testing.assert_array_equal(r.mate, expected)
+
+
+@pytest.mark.parametrize("partitions", PARTITIONS)
+@pytest.mark.parametrize("b", [1, 2, 3])
+def test_b_suitor_equals_greedy_b_matching(graph, b, partitions, device):
+    eu, ev, ew = verify.greedy_b_matching(graph, b)
+    r = mgmatch.b_suitor(graph, b, partitions=partitions, device=device)
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)
+    np.testing.assert_allclose(r.w, ew)
+    assert verify.is_b_matching(graph, r.u, r.v, b)
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_b_suitor_per_vertex_b(graph, partitions, device):
+    b = np.random.default_rng(7).integers(0, 4, graph.n)  # zeros included: such vertices take nobody
+    eu, ev, _ = verify.greedy_b_matching(graph, b)
+    r = mgmatch.b_suitor(graph, b, partitions=partitions, device=device)
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)
+    assert verify.is_b_matching(graph, r.u, r.v, b)
+
+
+def test_b_suitor_with_b_one_is_suitor(graph):
+    r1 = mgmatch.suitor(graph, device="cpu")
+    rb = mgmatch.b_suitor(graph, 1, device="cpu")
+    np.testing.assert_array_equal(r1.u, rb.u)
+    np.testing.assert_array_equal(r1.v, rb.v)
+
+
+# --------------------------------------------------------------------------- edge cases
+EDGE_CASES = {
+    "no vertices": lambda: mgmatch.Graph.from_edges([], []),
+    "no edges": lambda: mgmatch.Graph.from_edges([], [], n=5),
+    "one edge": lambda: mgmatch.Graph.from_edges([3], [1], [2.5], n=6),
+    "self-loops only": lambda: mgmatch.Graph.from_edges([0, 1], [0, 1], n=3),
+    "zero weights": lambda: mgmatch.Graph.from_edges([0, 1, 2], [1, 2, 3], [0.0, 0.0, 0.0]),
+    "clique of ties": lambda: mgmatch.Graph.from_networkx(nx.complete_graph(9)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDGE_CASES))
+@pytest.mark.parametrize("partitions", [1, 2, 8])
+@pytest.mark.parametrize("algorithm", ONE_MATCHINGS + ["bsuitor"])
+def test_edge_cases(case, algorithm, partitions, device):
+    g = EDGE_CASES[case]()
+    r = match(g, algorithm, b=2 if algorithm == "bsuitor" else None, partitions=partitions, device=device)
+    if algorithm == "bsuitor":
+        eu, ev, _ = verify.greedy_b_matching(g, 2)
+        np.testing.assert_array_equal(r.u, eu)
+        np.testing.assert_array_equal(r.v, ev)
+    else:
+        np.testing.assert_array_equal(r.mate, verify.greedy_matching(g))
+
+
+def test_partition_owning_only_isolated_vertices(device):
+    # vertices 0..49 are isolated; with 4 partitions the first ones own no edge at all
+    g = mgmatch.Graph.from_edges(np.arange(50, 99), np.arange(51, 100), np.arange(49) % 3 + 1.0, n=100)
+    bounds = [0, 50, 70, 85, 100]
+    assert g.partition(bounds=bounds)[0].nnz == 0
+    for alg in ONE_MATCHINGS:
+        np.testing.assert_array_equal(match(g, alg, partitions=bounds, device=device).mate, verify.greedy_matching(g))
+    eu, ev, _ = verify.greedy_b_matching(g, 2)
+    r = mgmatch.b_suitor(g, 2, partitions=bounds, device=device)
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)
+
+
+def test_more_partitions_than_vertices(device):
+    g = mgmatch.Graph.from_edges([0, 1], [1, 2], [1.0, 2.0])
+    for alg in ONE_MATCHINGS:
+        np.testing.assert_array_equal(match(g, alg, partitions=8, device=device).mate, [-1, 2, 1])
+
+
+# --------------------------------------------------------------------- approximation
+@pytest.mark.parametrize("seed", range(3))
+def test_half_approximation_against_exact(seed):
+    g = random_graph(40, 120, seed=seed, weights="float")
+    r = mgmatch.suitor(g, device="cpu")
+    weight, optimum = verify.check_half_approximation(g, r.u, r.v)
+    assert optimum / 2 <= weight <= optimum + 1e-9
+
+
+def test_strongest_neighbour_matches_brute_force(device):
+    g = random_graph(200, 800, seed=9)
+    sn = mgmatch.strongest_neighbour(g, device=device)
+    for v in range(g.n):
+        nbrs, w = g.neighbours(v)
+        if nbrs.size == 0:
+            assert sn[v] == -1
+        else:
+            best = nbrs[np.lexsort((nbrs, -w))[0]]
+            assert sn[v] == best
+
+
+# ------------------------------------------------------------------------- property test
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(1, 40),
+    edges=st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39), st.integers(0, 3)), max_size=120),
+    partitions=st.integers(1, 6),
+    b=st.integers(1, 3),
+)
+def test_property_all_algorithms_equal_greedy(n, edges, partitions, b):
+    edges = [(a % n, c % n, float(w)) for a, c, w in edges]
+    src, dst, w = (np.array(x) for x in zip(*edges)) if edges else ([], [], None)
+    g = mgmatch.Graph.from_edges(src, dst, w, n=n)
+    expected = verify.greedy_matching(g)
+    for alg in ONE_MATCHINGS:
+        np.testing.assert_array_equal(match(g, alg, partitions=partitions, device="cpu").mate, expected)
+    eu, ev, _ = verify.greedy_b_matching(g, b)
+    r = mgmatch.b_suitor(g, b, partitions=partitions, device="cpu")
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)
+
+
+# ---------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda g: mgmatch.suitor(g, partitions=0, device="cpu"), "partitions"),
+        (lambda g: mgmatch.suitor(g, device="tpu"), "device"),
+        (lambda g: mgmatch.b_suitor(g, -1, device="cpu"), "b must"),
+        (lambda g: mgmatch.b_suitor(g, np.ones(3, int), device="cpu"), "b must"),
+        (lambda g: mgmatch.b_suitor(g, 1.5, device="cpu"), "b must"),
+        (lambda g: match(g, "greedy", device="cpu"), "unknown matching algorithm"),
+        (lambda g: mgmatch.suitor("not a graph", device="cpu"), "mgmatch.Graph"),
+    ],
+)
+def test_bad_parameters(call, message):
+    g = random_graph(10, 20, seed=0)
+    with pytest.raises(mgmatch.ParameterError, match=message):
+        call(g)
+
+
+def test_bipartite_graph_rejected():
+    g = mgmatch.Graph.from_edges([0], [1], bipartite=True)
+    with pytest.raises(mgmatch.ParameterError, match="bipartite"):
+        mgmatch.suitor(g, device="cpu")
+
+
+def test_float32_weights_give_the_same_matching():
+    g64 = random_graph(300, 1500, seed=11, weights="float")
+    g32 = mgmatch.Graph.from_edges(*g64.edges()[:2], g64.edges()[2].astype(np.float32), n=g64.n, dtype="float32")
+    np.testing.assert_array_equal(mgmatch.suitor(g32, device="cpu").mate, verify.greedy_matching(g32))
+
+
+def test_summary_is_json_ready():
+    import json
+
+    r = mgmatch.suitor(random_graph(50, 100, seed=1), partitions=2, device="cpu")
+    s = json.loads(json.dumps(r.summary()))
+    assert s["algorithm"] == "suitor" and s["cardinality"] == r.cardinality and s["rounds"] >= 1
