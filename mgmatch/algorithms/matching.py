@@ -191,47 +191,31 @@ class _BSuitor:
         off = xp.zeros(n + 1, dtype=xp.int64)
         off[1:] = xp.cumsum(b_eff)
         total = int(off[-1])
-        perm = _twin("sort_rows_by_rank", xp)(part.indptr, part.indices, part.weights)
-        slot = _slots(part)
         n_ghost = part.ghosts.size
         return SimpleNamespace(
-            part=part, b=b_eff,
-            ranked=part.indices[perm], slot_ranked=slot[perm], weights_ranked=part.weights[perm].astype(xp.float64),
+            part=part, b=b_eff, slot=_slots(part),
             hw=xp.zeros(total, dtype=xp.float64), hs=xp.full(total, -1, dtype=xp.int64),
             hcnt=xp.zeros(n, dtype=xp.int64), hoff=off[:-1].copy(),
             tw=xp.full(n_ghost, -np.inf, dtype=xp.float64), ts=xp.full(n_ghost, -1, dtype=xp.int64),
             tid=xp.full(total, -1, dtype=xp.int64), tcnt=xp.zeros(n, dtype=xp.int64), toff=off[:-1].copy(),
-            ptr=part.indptr[:-1].astype(xp.int64), queue=_active_queue(part),
+            queue=_active_queue(part),
         )
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
         ints, w = _twin("bsuitor_local", p.xp)(
-            p.lo, p.hi, p.indptr.astype(p.xp.int64), st.ranked, st.slot_ranked, st.weights_ranked, p.ghosts, st.b,
-            st.hw, st.hs, st.hcnt, st.hoff, st.tw, st.ts, st.tid, st.tcnt, st.toff, st.ptr,
+            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, p.ghosts, st.b,
+            st.hw, st.hs, st.hcnt, st.hoff, st.tw, st.ts, st.tid, st.tcnt, st.toff,
             st.queue, *_as_inbox(inbox, p.xp),
         )
         st.queue = st.queue[:0]
         return Messages(ints, w)
 
     def finish(self, st) -> dict:
-        # edge (x, y) is in the b-matching when y is among x's suitors and x proposes to y
-        xp = st.part.xp
-        us, vs, ws = [], [], []
-        hs, hw, tid = to_numpy(st.hs), to_numpy(st.hw), to_numpy(st.tid)
-        hoff, hcnt, tcnt = to_numpy(st.hoff), to_numpy(st.hcnt), to_numpy(st.tcnt)
-        for i in range(st.part.n_owned):
-            a = hoff[i]
-            suitors = hs[a : a + hcnt[i]]
-            targets = tid[a : a + tcnt[i]]
-            both = np.isin(suitors, targets)
-            if both.any():
-                us.append(np.full(int(both.sum()), st.part.lo + i, dtype=np.int64))
-                vs.append(suitors[both])
-                ws.append(hw[a : a + hcnt[i]][both])
-        cat = lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.empty(0, dt)  # noqa: E731
-        del xp
-        return {"u": cat(us, np.int64), "v": cat(vs, np.int64), "w": cat(ws, np.float64)}
+        u, v, w = _twin("bsuitor_pairs", st.part.xp)(
+            st.part.lo, st.hoff, st.hcnt, st.hs, st.hw, st.tid, st.tcnt
+        )
+        return {"u": u, "v": v, "w": w}
 
 
 class _PointerProgram:
@@ -292,7 +276,7 @@ _CPU_TWINS = {
     "bsuitor_local": cpu.bsuitor_local,
     "ld_local": cpu.ld_local,
     "handshake_local": cpu.handshake_local,
-    "sort_rows_by_rank": cpu.sort_rows_by_rank,
+    "bsuitor_pairs": cpu.bsuitor_pairs,
 }
 
 

@@ -41,8 +41,8 @@ from numba import njit
 
 __all__ = [
     "PROPOSE", "DISPLACE", "POINT", "MATCHED",
-    "suitor_local", "bsuitor_local", "ld_local", "handshake_local",
-    "strongest_neighbour", "sort_rows_by_rank", "greedy_matching", "greedy_b_matching",
+    "suitor_local", "bsuitor_local", "bsuitor_pairs", "ld_local", "handshake_local",
+    "strongest_neighbour", "greedy_matching", "greedy_b_matching",
 ]
 
 PROPOSE, DISPLACE, POINT, MATCHED = 0, 1, 2, 3
@@ -162,7 +162,8 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
                 if best_v >= 0 and (w < best_w or (w == best_w and v > best_v)):
                     continue
                 s = slot[e]
-                if _beats_threshold(w, u, v, ws[s], suitor[s]):
+                tw = ws[s]
+                if w > tw or (w == tw and _beats_threshold(w, u, v, tw, suitor[s])):
                     best_v, best_s, best_w = v, s, w
             if best_v < 0:
                 break
@@ -186,19 +187,6 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
 
 
 # ------------------------------------------------------------------------------- b-Suitor
-@njit(cache=True)
-def sort_rows_by_rank(indptr, indices, weights):
-    """Permutation of CSR entries putting each row in rank order (weight down, id up)."""
-    perm = np.empty(indices.shape[0], np.int64)
-    for i in range(indptr.shape[0] - 1):
-        a, b = indptr[i], indptr[i + 1]
-        # rows are sorted by id already, so a stable sort on -w keeps ties by smaller id
-        order = np.argsort(-weights[a:b], kind="mergesort")
-        for k in range(b - a):
-            perm[a + k] = a + order[k]
-    return perm
-
-
 @njit(cache=True, inline="always")
 def _heap_less(hw, hs, a, b, v):
     # heap order: the weaker suitor (lower-ranked edge to v) sits nearer the root
@@ -272,23 +260,40 @@ def _remove_target(tid, tcnt, toff, i, v):
     return False
 
 
+@njit(cache=True, inline="always")
+def _in_targets(tid, tcnt, toff, i, v):
+    base = toff[i]
+    for k in range(tcnt[i]):
+        if tid[base + k] == v:
+            return True
+    return False
+
+
 @njit(cache=True)
-def bsuitor_local(lo, hi, indptr, ranked, slot_ranked, weights_ranked, ghosts, b,
-                  hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, ptr, queue, in_i, in_w):
+def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
+                  hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w):
     """b-Suitor on one partition until local quiescence (Khan et al. [3], Algorithm 2).
 
     Owned vertex ``i`` keeps a min-heap of its ``b[i]`` best suitors (``hw``/``hs`` at
     ``hoff[i]``, ``hcnt[i]`` used) and the list of vertices it proposes to (``tid`` at
-    ``toff[i]``, ``tcnt[i]`` used). Rows are in rank order (``ranked``: neighbour ids,
-    ``slot_ranked``, ``weights_ranked``) and ``ptr[i]`` is the next neighbour to try: a neighbour
-    passed over never becomes eligible again, because thresholds only rise. ``tw``/``ts`` hold
-    each ghost slot's cached threshold (a lower bound).
+    ``toff[i]``, ``tcnt[i]`` used). An active vertex with ``r`` free proposals scans its row
+    once, keeping the ``r`` best eligible neighbours (edge beats the neighbour's weakest kept
+    suitor, not proposed to already) in a small buffer, and proposes to all of them: a
+    proposal changes only its target's heap, so the others stay eligible. ``tw``/``ts`` hold
+    each ghost slot's cached threshold (a lower bound); ``ts == -2`` marks a vertex that takes
+    nobody.
     """
     n_owned = hi - lo
     ob_i = np.empty((64, 4), np.int64)
     ob_w = np.empty(64, np.float64)
     cnt = 0
-    work = np.empty(queue.shape[0] + in_i.shape[0], np.int64)
+    bmax = 1
+    for i in range(n_owned):
+        bmax = max(bmax, b[i])
+    buf_v = np.empty(bmax, np.int64)
+    buf_s = np.empty(bmax, np.int64)
+    buf_w = np.empty(bmax, np.float64)
+    work = np.empty(queue.shape[0] + in_i.shape[0] + 16, np.int64)
     nwork = 0
     for q in range(queue.shape[0]):
         work[nwork] = queue[q]
@@ -324,19 +329,39 @@ def bsuitor_local(lo, hi, indptr, ranked, slot_ranked, weights_ranked, ghosts, b
         u = work[q]
         q += 1
         i = u - lo
-        end = indptr[i + 1]
-        while tcnt[i] < b[i] and ptr[i] < end:
-            e = ptr[i]
-            ptr[i] += 1
-            v = ranked[e]
-            w = weights_ranked[e]
-            s = slot_ranked[e]
+        r = b[i] - tcnt[i]
+        if r <= 0:
+            continue
+        # one scan: the r best eligible neighbours, best first (weight down, id up)
+        nb = 0
+        for e in range(indptr[i], indptr[i + 1]):
+            w = weights[e]
+            v = indices[e]
+            if nb == r and (w < buf_w[nb - 1] or (w == buf_w[nb - 1] and v > buf_v[nb - 1])):
+                continue
+            s = slot[e]
             if s < n_owned:
                 thw, ths = _threshold(hw, hs, hcnt, hoff, b, s)
             else:
                 thw, ths = tw[s - n_owned], ts[s - n_owned]
             if ths == -2 or not _beats_threshold(w, u, v, thw, ths):
                 continue
+            if _in_targets(tid, tcnt, toff, i, v):
+                continue
+            pos = nb if nb < r else r - 1
+            while pos > 0 and (w > buf_w[pos - 1] or (w == buf_w[pos - 1] and v < buf_v[pos - 1])):
+                if pos < r:
+                    buf_w[pos] = buf_w[pos - 1]
+                    buf_v[pos] = buf_v[pos - 1]
+                    buf_s[pos] = buf_s[pos - 1]
+                pos -= 1
+            buf_w[pos] = w
+            buf_v[pos] = v
+            buf_s[pos] = s
+            if nb < r:
+                nb += 1
+        for c in range(nb):
+            v, s, w = buf_v[c], buf_s[c], buf_w[c]
             tid[toff[i] + tcnt[i]] = v
             tcnt[i] += 1
             if s < n_owned:
@@ -356,6 +381,32 @@ def bsuitor_local(lo, hi, indptr, ranked, slot_ranked, weights_ranked, ghosts, b
             else:
                 ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, PROPOSE, v, u, w, -1)
     return ob_i[:cnt], ob_w[:cnt]
+
+
+@njit(cache=True)
+def bsuitor_pairs(lo, hoff, hcnt, hs, hw, tid, tcnt):
+    """Edges of the b-matching seen from the owned vertices: ``(x, y)`` is matched when ``y``
+    is among ``x``'s suitors and ``x`` proposes to ``y``."""
+    n = hcnt.shape[0]
+    total = 0
+    for i in range(n):
+        total += hcnt[i]
+    us = np.empty(total, np.int64)
+    vs = np.empty(total, np.int64)
+    ws = np.empty(total, np.float64)
+    k = 0
+    for i in range(n):
+        a = hoff[i]
+        for p in range(hcnt[i]):
+            y = hs[a + p]
+            for t in range(tcnt[i]):
+                if tid[a + t] == y:
+                    us[k] = lo + i
+                    vs[k] = y
+                    ws[k] = hw[a + p]
+                    k += 1
+                    break
+    return us[:k], vs[:k], ws[:k]
 
 
 # ------------------------------------------------------------ locally dominant / handshake
