@@ -1,0 +1,1136 @@
+"""Read graphs from files: Matrix Market, edge lists, METIS, Parquet and NumPy ``.npz``.
+
+:func:`read_graph` picks the format from the file's suffix and returns a canonical
+:class:`~mgmatch.graph.Graph`; :func:`graph_info` describes a file without running anything on
+it. Every problem with a file is raised as one :class:`~mgmatch.errors.InputError` that names the
+file and, where it is known, the line.
+
+Rules this module decides (the graph model's own canonicalisation rules apply on top):
+
+* **Vertex ids.** Matrix Market and METIS ids are 1-based by definition. Text edge lists are
+  read as 1-based when no id is 0 and the smallest id is 1, else as 0-based; pass
+  ``one_based=True`` or ``False`` to decide instead. Parquet and ``.npz`` arrays are 0-based
+  unless ``one_based=True``. Results index vertices from 0 either way.
+* **Empty input.** A file of zero bytes is an error. A format that states its vertex count
+  (Matrix Market, METIS, a SciPy matrix or ``.npz`` arrays with ``n``) may hold no edges: that
+  is a graph of isolated vertices. A format that does not (edge lists, Parquet, ``.npz`` without
+  ``n``) must hold at least one edge, so a file of only comments or a header is an error.
+* **Matrix Market values.** Repeated coordinates are summed, as the format defines, before the
+  duplicate rule merges ``a_ij`` with ``a_ji``. Complex entries become their modulus
+  ``|a_ij|``. Pattern matrices are unweighted. Dense (``array``) files give one edge per nonzero
+  entry. A skew-symmetric matrix stores ``-a_ij`` opposite ``a_ij``, so it needs
+  ``negative="abs"``.
+* **Edge lists.** Each line is ``source target [weight]``; lines starting with ``#`` or ``%``
+  and blank lines are skipped, anywhere in the file. A first line made only of names (such as
+  ``src,dst,weight``) is a header and is skipped. ``.csv`` separates fields with commas,
+  ``.tsv`` with tabs, and ``.txt``, ``.edges`` and ``.el`` with runs of spaces or tabs (or with
+  commas, when the first edge line has one). Every line must have the same number of fields.
+* **METIS.** The header ``n m [fmt [ncon]]`` is checked against the ``n`` vertex lines and the
+  ``2 m`` adjacency entries that follow (every edge is listed from both ends). Vertex sizes and
+  vertex weights are skipped; edge weights, when ``fmt`` has them, are the edge weights.
+
+Text formats (Matrix Market, edge lists, METIS) may be gzip-compressed; compression is
+recognised from the file's first bytes, and a ``.gz`` suffix is stripped before the format is
+looked up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import os
+import re
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError, MgmatchError, ParameterError
+from ..graph import Graph
+
+__all__ = ["read_graph", "graph_info", "format_of", "SUFFIXES"]
+
+#: Input suffixes and what each holds; text formats also read gzip-compressed (``.gz`` added).
+SUFFIXES: dict[str, str] = {
+    ".mtx": "Matrix Market (coordinate or array; real, integer, complex or pattern)",
+    ".csv": "edge list, comma-separated: source,target[,weight]",
+    ".tsv": "edge list, tab-separated: source, target[, weight]",
+    ".txt": "edge list, whitespace-separated (SNAP style, '#' or '%' comment lines)",
+    ".edges": "edge list, whitespace-separated",
+    ".el": "edge list, whitespace-separated",
+    ".graph": "METIS adjacency lists (1-based; header 'n m [fmt [ncon]]')",
+    ".parquet": "Parquet table with integer columns src, dst and an optional weight column",
+    ".pq": "Parquet table, as .parquet",
+    ".npz": "NumPy arrays src, dst[, weight][, n], or a matrix saved by scipy.sparse.save_npz",
+}
+
+_FORMAT_OF_SUFFIX = {
+    ".mtx": "mtx",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".txt": "edgelist",
+    ".edges": "edgelist",
+    ".el": "edgelist",
+    ".graph": "metis",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".npz": "npz",
+}
+_FORMATS = ("mtx", "csv", "tsv", "edgelist", "metis", "parquet", "npz")
+_TEXT_FORMATS = ("mtx", "csv", "tsv", "edgelist", "metis")
+_CANON_OPTIONS = ("duplicates", "zeros", "negative", "random_weights", "dtype")
+
+_CHUNK_BYTES = 1 << 24  # text is cut into fields in steps of about 16 MiB of whole lines
+_NEWLINE = ord("\n")
+_WHITESPACE = np.zeros(256, dtype=bool)
+_WHITESPACE[[ord(" "), ord("\t"), ord("\r"), 0x0B, 0x0C]] = True
+_GZIP_MAGIC = b"\x1f\x8b"
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+# ----------------------------------------------------------------------------- public API
+def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=True, **canon) -> Graph:
+    """Read a graph from a file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file. Its suffix names the format (see :data:`SUFFIXES`) unless ``format`` is given.
+    format : {"mtx", "csv", "tsv", "edgelist", "metis", "parquet", "npz"}, optional
+        The format, overriding the suffix. ``"edgelist"`` separates fields by whitespace, or by
+        commas when the first edge line has one.
+    bipartite : bool, optional
+        Matrices (Matrix Market, SciPy ``.npz``): a rectangular matrix is always bipartite (rows
+        x columns) and a square one is an undirected graph unless ``bipartite=True``. Edge lists,
+        Parquet and ``.npz`` arrays: ``True`` reads sources as rows and targets as columns.
+        METIS: ``True`` gives the adjacency matrix as a bipartite graph (both triangles).
+    one_based : bool, optional
+        Whether ids in an edge list, Parquet table or ``.npz`` arrays start at 1. ``None`` detects
+        it for text edge lists (1-based when no id is 0 and the smallest is 1) and means 0-based
+        for Parquet and ``.npz``. Matrix Market and METIS are always 1-based.
+    weighted : bool
+        Use the weights the file holds; ``False`` ignores them (every edge weighs 1.0, or gets a
+        random weight with ``random_weights``).
+    **canon
+        Canonicalisation options of :meth:`Graph.from_edges <mgmatch.graph.Graph.from_edges>`:
+        ``duplicates``, ``zeros``, ``negative``, ``random_weights``, ``dtype``.
+
+    Returns
+    -------
+    Graph
+        The canonical graph on the CPU; ``graph.summary`` says what canonicalisation did.
+
+    Raises
+    ------
+    InputError
+        The file is missing, unreadable, empty or malformed, or its values break a
+        canonicalisation rule. The message names the file and, where known, the line.
+    ParameterError
+        An unknown ``format`` or canonicalisation option, or an option that does not apply.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "triangle.txt"
+    ...     _ = path.write_text("# a weighted triangle\\n1 2 0.5\\n2 3 1.5\\n3 1 2.0\\n")
+    ...     g = read_graph(path)
+    >>> g.n, g.m, g.weighted
+    (3, 3, True)
+    >>> g.neighbours(0)
+    (array([1, 2], dtype=int32), array([0.5, 2. ]))
+    """
+    graph, _ = _read(path, format, bipartite=bipartite, one_based=one_based, weighted=weighted, canon=canon)
+    return graph
+
+
+def graph_info(path, format=None, **options) -> dict:
+    """Describe the graph in a file: size, degrees, weights and what canonicalisation found.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, in any format :func:`read_graph` reads.
+    format : str, optional
+        The format, overriding the suffix.
+    **options
+        Options of :func:`read_graph`. ``negative`` defaults to ``"abs"`` here, so that negative
+        entries are counted rather than rejected.
+
+    Returns
+    -------
+    dict
+        Plain Python values: ``path``, ``format``, ``n``, ``m``, ``nnz``, ``shape``,
+        ``bipartite``, ``weighted``, ``degree`` (``min``, ``max``, ``mean``), ``isolated``,
+        ``self_loops``, ``duplicates``, ``zeros``, ``negatives``, ``canonicalisation`` (the full
+        :class:`~mgmatch.graph.CanonSummary`) and what the format itself says (for example
+        ``matrix_market`` with its field and symmetry, or ``one_based`` for edge lists).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "path.csv"
+    ...     _ = path.write_text("0,1\\n1,2\\n2,1\\n3,3\\n")
+    ...     info = graph_info(path)
+    >>> info["n"], info["m"], info["self_loops"], info["duplicates"], info["isolated"]
+    (4, 2, 1, 1, 1)
+    """
+    options.setdefault("negative", "abs")
+    read_options = {k: options.pop(k) for k in ("bipartite", "one_based", "weighted") if k in options}
+    read_options.setdefault("weighted", True)
+    graph, details = _read(
+        path, format, bipartite=read_options.get("bipartite"), one_based=read_options.get("one_based"),
+        weighted=read_options["weighted"], canon=options,
+    )
+    degrees = _all_degrees(graph)
+    summary = graph.summary
+    info = {
+        "path": str(path),
+        "format": details.pop("format"),
+        "n": graph.n,
+        "m": graph.m,
+        "nnz": graph.nnz,
+        "shape": list(graph.shape),
+        "bipartite": graph.bipartite,
+        "weighted": graph.weighted,
+        "degree": {
+            "min": int(degrees.min()) if degrees.size else 0,
+            "max": int(degrees.max()) if degrees.size else 0,
+            "mean": float(degrees.mean()) if degrees.size else 0.0,
+        },
+        "isolated": int(np.count_nonzero(degrees == 0)),
+        "self_loops": summary.self_loops_dropped,
+        "duplicates": summary.duplicates_merged,
+        "zeros": summary.zeros_kept + summary.zeros_dropped,
+        "negatives": summary.negatives_made_absolute,
+        "canonicalisation": summary.as_dict(),
+    }
+    info.update(details)
+    return info
+
+
+def format_of(path) -> str:
+    """The format name that the suffix of ``path`` stands for (a ``.gz`` suffix is looked through).
+
+    >>> format_of("graphs/web.mtx.gz"), format_of("roads.TSV"), format_of("mesh.graph")
+    ('mtx', 'tsv', 'metis')
+    """
+    name = Path(path).name.lower()
+    compressed = name.endswith(".gz")
+    if compressed:
+        name = name[: -len(".gz")]
+    suffix = Path(name).suffix
+    fmt = _FORMAT_OF_SUFFIX.get(suffix)
+    if fmt is None or (compressed and fmt not in _TEXT_FORMATS):
+        shown = suffix + (".gz" if compressed else "") or "(none)"
+        raise InputError(
+            f"cannot tell the format from the suffix {shown!r}; known suffixes are "
+            f"{', '.join(SUFFIXES)} (text formats may add .gz), or pass format=",
+            path=path,
+        )
+    return fmt
+
+
+# ------------------------------------------------------------------------------ dispatch
+@dataclass(frozen=True)
+class _Request:
+    """What the caller asked of a reader."""
+
+    path: str
+    bipartite: bool | None
+    one_based: bool | None
+    weighted: bool
+    canon: dict
+
+
+def _read(path, format, *, bipartite, one_based, weighted, canon) -> tuple[Graph, dict]:
+    for name in canon:
+        if name not in _CANON_OPTIONS:
+            raise ParameterError(
+                f"unknown option {name!r}; read_graph takes bipartite, one_based, weighted and "
+                f"the canonicalisation options {', '.join(_CANON_OPTIONS)}"
+            )
+    if format is not None and format not in _FORMATS:
+        raise ParameterError(f"format must be one of {', '.join(map(repr, _FORMATS))}, not {format!r}")
+    if one_based not in (None, True, False):
+        raise ParameterError(f"one_based must be True, False or None, not {one_based!r}")
+    if bipartite not in (None, True, False):
+        raise ParameterError(f"bipartite must be True, False or None, not {bipartite!r}")
+    _check_readable(path)
+    fmt = format or format_of(path)
+    request = _Request(str(path), bipartite, one_based, bool(weighted), dict(canon))
+    with _input_errors(path):
+        graph, details = _READERS[fmt](request)
+    return graph, {"format": fmt, **details}
+
+
+def _check_readable(path) -> None:
+    p = Path(path)
+    if not p.exists():
+        raise InputError("no such file", path=path)
+    if p.is_dir():
+        raise InputError("is a directory, not a graph file", path=path)
+    if not os.access(p, os.R_OK):
+        raise InputError("permission denied: the file cannot be read", path=path)
+    if p.stat().st_size == 0:
+        raise InputError("the file is empty (0 bytes)", path=path)
+
+
+@contextlib.contextmanager
+def _input_errors(path):
+    """Turn whatever a parser library raises into one :class:`InputError` naming ``path``."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    try:
+        yield
+    except InputError as exc:
+        if exc.path is None:
+            raise InputError(exc.message, path=path, line=exc.line) from exc
+        raise
+    except MgmatchError:
+        raise
+    except (EOFError, zlib.error) as exc:
+        raise InputError(f"the compressed data is truncated or corrupt ({exc})", path=path) from exc
+    except (OSError, ValueError, KeyError, IndexError, zipfile.BadZipFile, pa.ArrowException) as exc:
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"cannot read the file: {detail}", path=path) from exc
+
+
+@contextlib.contextmanager
+def _open_bytes(path):
+    """The file as a binary stream, decompressed when it is gzip data."""
+    with open(path, "rb") as raw:
+        if raw.read(2) == _GZIP_MAGIC:
+            raw.seek(0)
+            with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+                yield unzipped
+        else:
+            raw.seek(0)
+            yield raw
+
+
+def _is_gzip(path) -> bool:
+    with open(path, "rb") as raw:
+        return raw.read(2) == _GZIP_MAGIC
+
+
+# ------------------------------------------------------------------------- Matrix Market
+_MM_LINE = re.compile(r"Line (\d+):\s*(.*)", re.DOTALL)
+_MM_TRUNCATED = re.compile(r"Truncated file\. Expected another (\d+) lines")
+
+
+def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
+    import scipy.io  # noqa: PLC0415
+
+    if req.one_based is False:
+        raise ParameterError("Matrix Market ids are 1-based by definition; one_based=False does not apply")
+    nrows, ncols, stored, layout, field, symmetry = _matrix_market_call(scipy.io.mminfo, req.path)
+    matrix = _matrix_market_call(
+        scipy.io.mmread, req.path, spmatrix=False, stored=stored, shape=(nrows, ncols)
+    )
+    graph, entries = _graph_from_matrix(matrix, req, weighted=field != "pattern", base=1)
+    details = {
+        "matrix_market": {
+            "layout": layout,
+            "field": field,
+            "symmetry": symmetry,
+            "stored_entries": int(stored),
+            "matrix_entries": entries["matrix"],
+            "repeated_coordinates_summed": entries["summed"],
+        }
+    }
+    return graph, details
+
+
+def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int) -> tuple[Graph, dict]:
+    """The graph of a sparse (or dense) matrix: repeated coordinates summed, ``|a_ij|`` if complex.
+
+    ``base`` is added to row and column indices when a message names an entry.
+    """
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    coo = sp.coo_array(matrix)  # a dense matrix keeps its nonzero entries
+    entries = int(coo.nnz)
+    data = coo.data
+    if np.issubdtype(data.dtype, np.complexfloating):
+        data = np.abs(data)  # |a_ij|
+    weighted = req.weighted and weighted and data.dtype != bool
+    coo = sp.coo_array((data, (coo.row, coo.col)), shape=coo.shape)
+    coo.sum_duplicates()  # repeated coordinates add up
+    if weighted:
+        _check_weights(
+            coo.data.astype(np.float64, copy=False), req,
+            what=lambda i: f"entry ({coo.row[i] + base}, {coo.col[i] + base})",
+        )
+    bipartite = _matrix_bipartite(coo.shape, req)
+    graph = Graph.from_scipy(coo, bipartite=bipartite, weighted=weighted, source=req.path, **req.canon)
+    return graph, {"matrix": entries, "summed": entries - int(coo.nnz)}
+
+
+def _matrix_market_call(function, path, *, stored=None, shape=None, **options):
+    """Run SciPy's reader on the path (or on a decompressing stream); name the line on failure."""
+    try:
+        if _is_gzip(path):
+            with _open_bytes(path) as stream:
+                return function(stream, **options)
+        return function(path, **options)
+    except (ValueError, RuntimeError) as exc:
+        raise _matrix_market_error(exc, path, stored, shape) from exc
+
+
+def _matrix_market_error(exc, path, stored, shape) -> InputError:
+    text = str(exc).strip()
+    line = None
+    found = _MM_LINE.match(text)
+    if found:
+        line, text = int(found[1]), found[2]
+    truncated = _MM_TRUNCATED.match(text)
+    if truncated:
+        missing = int(truncated[1])
+        return InputError(
+            f"the file ends early: the header promises {stored} entries, "
+            f"{missing} entry line{'s' if missing != 1 else ''} short",
+            path=path,
+        )
+    text = re.sub(r"\.\s+(\w)", lambda m: "; " + m[1].lower(), text.rstrip("."))
+    text = text[:1].lower() + text[1:]
+    if "index out of bounds" in text and shape is not None:
+        text += f" (the header declares a {shape[0]} x {shape[1]} matrix; ids start at 1)"
+    return InputError(f"Matrix Market: {text}", path=path, line=line)
+
+
+def _matrix_bipartite(shape, req: _Request) -> bool:
+    nrows, ncols = shape
+    if req.bipartite is False and nrows != ncols:
+        raise InputError(
+            f"a {nrows} x {ncols} matrix cannot be an undirected graph; it reads as bipartite "
+            "(rows x columns)",
+            path=req.path,
+        )
+    return nrows != ncols if req.bipartite is None else req.bipartite
+
+
+# ---------------------------------------------------------------------- cutting text up
+@dataclass
+class _Block:
+    """One chunk of a text file, comment lines dropped and fields cut apart.
+
+    ``text`` holds the kept lines, one per line break, their fields joined by the byte
+    ``separator``; ``line_numbers`` gives each kept line's 1-based number in the file and
+    ``field_counts`` its number of fields; ``skipped`` lists the dropped lines' numbers.
+    """
+
+    text: bytes
+    separator: int
+    line_numbers: np.ndarray
+    field_counts: np.ndarray
+    skipped: np.ndarray
+    n_lines: int
+
+
+class _Irregular(Exception):
+    """A chunk taken as it is turned out to need cutting (a private signal, never raised out)."""
+
+
+def _chunks(stream):
+    """Yield pieces of ``stream`` that end at a line break (the last one may not)."""
+    size = _CHUNK_BYTES
+    while True:
+        piece = stream.read(size)
+        if not piece:
+            return
+        if not piece.endswith(b"\n"):
+            piece += stream.readline()
+        yield piece
+
+
+def _first_line(text: bytes) -> bytes:
+    end = text.find(b"\n")
+    return (text if end < 0 else text[:end]).rstrip(b"\r")
+
+
+def _uniform_block(chunk: bytes, first_line: int, delimiter) -> _Block | None:
+    """The chunk as it stands, for the parser to take directly; ``None`` if it must be cut.
+
+    Machine-written edge lists (comment lines at the top only, one delimiter byte between
+    fields, no padding) parse as they stand. Anything else makes the parser fail or return a
+    row count other than the line count, and the chunk is then cut and parsed again, which
+    names the offending line: a comment or padded line has a field that is not a number, a
+    blank line is skipped by the parser, a stray delimiter changes the field count.
+    """
+    leading = 0  # comment lines at the top of the chunk
+    while chunk[:1] in (b"#", b"%"):
+        end = chunk.find(b"\n")
+        chunk = b"" if end < 0 else chunk[end + 1 :]
+        leading += 1
+    if not chunk:
+        return None
+    if delimiter is None:  # runs of whitespace: take a tab-separated or space-separated chunk
+        delimiter = ord("\t") if b"\t" in chunk else ord(" ")
+    d = bytes([delimiter])
+    first = _first_line(chunk)
+    if not first or first.startswith(d) or first.endswith(d) or d + d in first:
+        return None  # the first line fixes the field count, so it must be regular
+    n_lines = chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+    return _Block(
+        text=chunk,
+        separator=delimiter,
+        line_numbers=first_line + leading + np.arange(n_lines),
+        field_counts=np.full(n_lines, first.count(d) + 1),
+        skipped=first_line + np.arange(leading),
+        n_lines=leading + n_lines,
+    )
+
+
+def _cut_fields(chunk: bytes, first_line: int, *, delimiter, separator, keep_blank, comments) -> _Block:
+    """Cut a chunk of whole lines into fields, with NumPy on the bytes.
+
+    ``delimiter`` is one byte value (``,`` or tab) between fields, with whitespace around fields
+    dropped, or ``None`` for runs of whitespace. Fields come out joined by ``separator``. Lines
+    whose first non-blank byte is in ``comments`` are dropped, and so are blank lines unless
+    ``keep_blank``.
+    """
+    raw = np.frombuffer(chunk, dtype=np.uint8)
+    if raw[-1] != _NEWLINE:
+        raw = np.append(raw, np.uint8(_NEWLINE))  # a last line without a line break
+    ends = np.flatnonzero(raw == _NEWLINE)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    blank = _WHITESPACE[raw]
+    if delimiter is not None:
+        blank &= raw != delimiter
+    # Runs of blank bytes [run_starts[k], run_stops[k]); each stops at a solid byte, since the
+    # chunk ends in a line break.
+    step = np.diff(blank.view(np.int8), prepend=np.int8(0))
+    run_starts = np.flatnonzero(step == 1)
+    run_stops = np.flatnonzero(step == -1)
+    before = np.where(run_starts > 0, raw[run_starts - 1], _NEWLINE)
+    after = raw[run_stops]
+
+    lead = raw[starts]  # the first solid byte of each line
+    padded = blank[starts]
+    if padded.any():
+        lead[padded] = after[np.searchsorted(run_starts, starts[padded])]
+    is_comment = np.isin(lead, np.frombuffer(comments, dtype=np.uint8))
+    is_blank = lead == _NEWLINE
+    keep_line = ~is_comment if keep_blank else ~(is_comment | is_blank)
+
+    keep_byte = ~blank
+    if delimiter is None:
+        # A run of whitespace between two fields becomes one separator; any other is dropped.
+        separators = run_starts[(before != _NEWLINE) & (after != _NEWLINE)]
+        keep_byte[separators] = True
+    else:
+        # Whitespace next to a delimiter or a line end is padding; inside a field it stays
+        # (and makes that field fail to parse, with its line named).
+        edge = np.array([_NEWLINE, delimiter], dtype=np.uint8)
+        inner = ~np.isin(before, edge) & ~np.isin(after, edge)
+        keep_byte[_ranges(run_starts[inner], run_stops[inner])] = True
+        separators = np.flatnonzero(raw == delimiter)
+    field_counts = np.bincount(np.searchsorted(ends, separators), minlength=ends.size) + ~is_blank
+
+    if not keep_line.all():
+        keep_byte &= np.repeat(keep_line, ends - starts + 1)
+    out = raw
+    if delimiter is None or delimiter != separator:
+        out = raw.copy()
+        out[separators] = separator
+    numbers = first_line + np.arange(ends.size)
+    return _Block(
+        text=out[keep_byte].tobytes(),
+        separator=separator,
+        line_numbers=numbers[keep_line],
+        field_counts=field_counts[keep_line],
+        skipped=numbers[~keep_line],
+        n_lines=int(ends.size),
+    )
+
+
+def _ranges(starts, stops):
+    """All positions of the ranges ``[starts[k], stops[k])``, concatenated."""
+    lengths = stops - starts
+    offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+    return offsets + np.arange(int(lengths.sum()))
+
+
+def _drop_first_line(block: _Block) -> _Block:
+    end = block.text.find(b"\n")
+    return _Block(
+        text=b"" if end < 0 else block.text[end + 1 :],
+        separator=block.separator,
+        line_numbers=block.line_numbers[1:],
+        field_counts=block.field_counts[1:],
+        skipped=np.union1d(block.skipped, block.line_numbers[:1]),
+        n_lines=block.n_lines,
+    )
+
+
+def _parse_fields(block: _Block, columns, types, *, path, describe, row_line, exact=True):
+    """Parse the block's text with pyarrow into typed columns (a dict of NumPy arrays).
+
+    On a value that does not parse, find the first one and raise an :class:`InputError` that
+    names its line; ``describe(column, text)`` words the complaint and ``row_line(row)`` maps a
+    parsed row to its file line. A block taken as it stands (``exact=False``) raises
+    :class:`_Irregular` instead, to be cut and parsed again.
+    """
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.csv as pacsv  # noqa: PLC0415
+
+    # One field per line (a line break as separator) needs a delimiter that no field holds.
+    delimiter = "\t" if block.separator == _NEWLINE else chr(block.separator)
+
+    def parse(column_types):
+        return pacsv.read_csv(
+            io.BytesIO(block.text),
+            read_options=pacsv.ReadOptions(column_names=list(columns)),
+            parse_options=pacsv.ParseOptions(
+                delimiter=delimiter, quote_char='"' if delimiter == "," else False,
+                ignore_empty_lines=True,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=column_types, include_columns=list(types), null_values=[],
+                strings_can_be_null=False, quoted_strings_can_be_null=False,
+            ),
+        )
+
+    try:
+        table = parse({name: pa.from_numpy_dtype(dtype) for name, dtype in types.items()})
+    except pa.ArrowInvalid as exc:
+        if not exact:
+            raise _Irregular from exc
+        found = _first_bad_value(parse({name: pa.binary() for name in types}), types)
+        if found is None:
+            message = re.sub(r"^In CSV column #\d+: ", "", str(exc))
+            raise InputError(f"cannot parse the file: {message}", path=path) from exc
+        row, name, text = found
+        raise InputError(describe(name, text), path=path, line=row_line(row)) from exc
+    if not exact and table.num_rows != block.line_numbers.size:
+        raise _Irregular  # not one row per line
+    return {name: table.column(name).to_numpy() for name in types}
+
+
+_INTEGER_TEXT = re.compile(rb"-?[0-9]+")
+
+
+def _first_bad_value(table, types):
+    """Row, column and text of the first value that is not of its column's type, or ``None``."""
+    first = None
+    for name, dtype in types.items():
+        for row, value in enumerate(table.column(name).to_pylist()):
+            if first is not None and row >= first[0]:
+                break
+            if not _parses_as(value, dtype):
+                first = (row, name, value.decode("utf-8", "replace"))
+                break
+    return first
+
+
+def _parses_as(text: bytes, dtype) -> bool:
+    if np.dtype(dtype).kind == "i":
+        return _INTEGER_TEXT.fullmatch(text) is not None and abs(int(text)) <= _INT64_MAX
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip() == text and b"_" not in text
+
+
+def _clip(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _check_weights(weights, req: _Request, *, what, line_of=None) -> None:
+    """Reject NaN and infinite weights, and negative ones under ``negative="error"``."""
+    bad = ~np.isfinite(weights)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{what(i)} has weight {weights[i]}; weights must be finite",
+            path=req.path, line=None if line_of is None else line_of(i),
+        )
+    if req.canon.get("negative", "error") == "error":
+        negative = weights < 0
+        if negative.any():
+            i = int(np.flatnonzero(negative)[0])
+            message = (
+                f"{what(i)} has negative weight {weights[i]}; pass negative='abs' to use absolute values"
+            )
+            if line_of is None:
+                count = int(negative.sum())
+                raise InputError(
+                    f"{message} ({count} negative entr{'y' if count == 1 else 'ies'})", path=req.path
+                )
+            raise InputError(message, path=req.path, line=line_of(i))
+
+
+def _line_of_row(row: int, skipped: np.ndarray) -> int:
+    """The 1-based file line of the ``row``-th kept line, given the sorted skipped lines."""
+    rows_before_skip = skipped - np.arange(1, skipped.size + 1)
+    return int(row + 1 + np.searchsorted(rows_before_skip, row, side="right"))
+
+
+# ----------------------------------------------------------------------------- edge lists
+_EDGE_FIELDS = {"src": "source id", "dst": "target id", "weight": "weight"}
+
+
+class _EdgeListReader:
+    """Accumulates the edges of a text edge list, one chunk at a time."""
+
+    def __init__(self, req: _Request, delimiter):
+        self.req = req
+        self.delimiter = delimiter  # a byte value, or None for runs of whitespace
+        self.n_fields = None  # fixed by the first edge line
+        self.first_edge_line = None
+        self.header = False
+        self.parts = {"src": [], "dst": [], "weight": []}
+        self.skipped = []
+
+    def feed(self, chunk: bytes, first_line: int) -> int:
+        """Take the edges of one chunk that starts at line ``first_line``; return its line count."""
+        block = _uniform_block(chunk, first_line, self.delimiter)
+        if block is not None:
+            try:
+                self._take(block, exact=False)
+                return block.n_lines
+            except (_Irregular, InputError):
+                pass  # cut the chunk and take it again, which names the line at fault
+        block = _cut_fields(
+            chunk, first_line, delimiter=self.delimiter,
+            separator=ord("\t") if self.delimiter is None else self.delimiter,
+            keep_blank=False, comments=b"#%",
+        )
+        self._take(block, exact=True)
+        return block.n_lines
+
+    def _take(self, block: _Block, *, exact: bool) -> None:
+        header = self.n_fields is None and block.line_numbers.size > 0 and self._is_header(block)
+        if header:
+            block = _drop_first_line(block)
+        n_fields, first_edge_line = self.n_fields, self.first_edge_line
+        columns = {}
+        if block.line_numbers.size:
+            if n_fields is None:
+                n_fields, first_edge_line = int(block.field_counts[0]), int(block.line_numbers[0])
+            self._check_field_counts(block, n_fields, first_edge_line)
+            columns = self._parse(block, n_fields, exact=exact)
+        # Nothing above changed the reader, so a chunk that must be cut can start over.
+        self.header |= header
+        self.n_fields, self.first_edge_line = n_fields, first_edge_line
+        self.skipped.append(block.skipped)
+        for name, values in columns.items():
+            self.parts[name].append(values)
+
+    @staticmethod
+    def _is_header(block: _Block) -> bool:
+        names = [name.strip() for name in _first_line(block.text).split(bytes([block.separator]))]
+        return all(re.fullmatch(rb'"?[A-Za-z_][\w .-]*"?', name) for name in names) and not all(
+            _parses_as(name, np.float64) for name in names
+        )
+
+    def _check_field_counts(self, block: _Block, n_fields: int, first_edge_line: int) -> None:
+        counts = block.field_counts
+        if n_fields not in (2, 3):
+            raise InputError(
+                f"found {n_fields} field{'s' if n_fields != 1 else ''}; an edge line holds 2 "
+                "(source target) or 3 (source target weight)",
+                path=self.req.path, line=first_edge_line,
+            )
+        odd = counts != n_fields
+        if odd.any():
+            i = int(np.flatnonzero(odd)[0])
+            raise InputError(
+                f"found {counts[i]} field{'s' if counts[i] != 1 else ''}, but line "
+                f"{first_edge_line} has {n_fields}; every edge line needs the same number",
+                path=self.req.path, line=int(block.line_numbers[i]),
+            )
+
+    def _parse(self, block: _Block, n_fields: int, *, exact: bool) -> dict:
+        names = ("src", "dst", "weight")[:n_fields]
+        line_of = lambda row: int(block.line_numbers[row])  # noqa: E731
+        columns = _parse_fields(
+            block, names, {name: np.float64 if name == "weight" else np.int64 for name in names},
+            path=self.req.path, row_line=line_of, exact=exact,
+            describe=lambda name, text: (
+                f"{_EDGE_FIELDS[name]} {_clip(text)!r} is not "
+                + ("a number" if name == "weight" else "a vertex id (a non-negative integer)")
+            ),
+        )
+        for name in ("src", "dst"):
+            negative = columns[name] < 0
+            if negative.any():
+                i = int(np.flatnonzero(negative)[0])
+                raise InputError(
+                    f"{_EDGE_FIELDS[name]} {columns[name][i]} is negative; vertex ids start at 0 or 1",
+                    path=self.req.path, line=line_of(i),
+                )
+        if not self.req.weighted:
+            columns.pop("weight", None)
+        if "weight" in columns:
+            src, dst = columns["src"], columns["dst"]
+            _check_weights(
+                columns["weight"], self.req, what=lambda i: f"edge ({src[i]}, {dst[i]})", line_of=line_of
+            )
+        return columns
+
+    def graph(self) -> tuple[Graph, dict]:
+        req = self.req
+        if not self.parts["src"]:
+            raise InputError(
+                "no edges: the file holds only comments, blank lines or a header", path=req.path
+            )
+        src = np.concatenate(self.parts["src"])
+        dst = np.concatenate(self.parts["dst"])
+        weight = np.concatenate(self.parts["weight"]) if self.parts["weight"] else None
+        skipped = np.concatenate(self.skipped)
+        one_based = _resolve_base(src, dst, req, line_of=lambda row: _line_of_row(row, skipped))
+        if one_based:
+            src -= 1
+            dst -= 1
+        graph = Graph.from_edges(
+            src, dst, weight, bipartite=bool(req.bipartite), source=req.path, **req.canon
+        )
+        details = {
+            "one_based": one_based,
+            "delimiter": {None: "whitespace", ord(","): "comma", ord("\t"): "tab"}[self.delimiter],
+            "header_row": self.header,
+            "skipped_lines": int(skipped.size),
+        }
+        return graph, details
+
+
+def _resolve_base(src, dst, req: _Request, *, line_of=None) -> bool:
+    """Decide whether ids are 1-based; reject id 0 when the caller said they are."""
+    smallest = int(min(src.min(), dst.min()))
+    if req.one_based is None:
+        return smallest == 1
+    if req.one_based and smallest == 0:
+        row = int(np.flatnonzero((src == 0) | (dst == 0))[0])
+        raise InputError(
+            "vertex id 0 in ids read as 1-based (one_based=True)",
+            path=req.path, line=None if line_of is None else line_of(row),
+        )
+    return req.one_based
+
+
+def _sniff_delimiter(chunk: bytes):
+    """Comma when the first edge line has one, else runs of whitespace."""
+    start = 0
+    while start < len(chunk):
+        end = chunk.find(b"\n", start)
+        end = len(chunk) if end < 0 else end
+        text = chunk[start:end].strip()
+        if text and text[:1] not in (b"#", b"%"):
+            return ord(",") if b"," in text else None
+        start = end + 1
+    return None
+
+
+def _read_edge_list(req: _Request, fmt: str) -> tuple[Graph, dict]:
+    delimiter = {"csv": ord(","), "tsv": ord("\t")}.get(fmt)
+    reader = None
+    line = 1
+    with _open_bytes(req.path) as stream:
+        for chunk in _chunks(stream):
+            if reader is None:
+                reader = _EdgeListReader(req, _sniff_delimiter(chunk) if fmt == "edgelist" else delimiter)
+            line += reader.feed(chunk, line)
+    if reader is None:
+        raise InputError("the file is empty (no data once decompressed)", path=req.path)
+    return reader.graph()
+
+
+# ----------------------------------------------------------------------------------- METIS
+@dataclass(frozen=True)
+class _MetisHeader:
+    n: int
+    m: int
+    fmt: str
+    ncon: int
+    line: int
+
+    @property
+    def has_edge_weights(self) -> bool:
+        return self.fmt[2] == "1"
+
+    @property
+    def leading_values(self) -> int:
+        """Values before the neighbours on each vertex line: size, then ``ncon`` weights."""
+        return int(self.fmt[0]) + (self.ncon if self.fmt[1] == "1" else 0)
+
+
+def _read_metis_header(stream, path) -> tuple[_MetisHeader, int]:
+    line_number = 0
+    for line in iter(stream.readline, b""):
+        line_number += 1
+        text = line.strip()
+        if not text or text.startswith(b"%"):
+            continue
+        shown = text.decode("utf-8", "replace")
+        fields = shown.split()
+        if not 2 <= len(fields) <= 4 or not all(f.isascii() and f.isdigit() for f in fields):
+            raise InputError(
+                f"METIS header must be 'n m [fmt [ncon]]' with non-negative integers, not {_clip(shown)!r}",
+                path=path, line=line_number,
+            )
+        fmt = fields[2] if len(fields) > 2 else "0"
+        if len(fmt) > 3 or set(fmt) - {"0", "1"}:
+            raise InputError(
+                f"METIS fmt {fmt!r} is not one of 0, 1, 10, 11, 100, 101, 110, 111",
+                path=path, line=line_number,
+            )
+        ncon = int(fields[3]) if len(fields) > 3 else 1
+        if ncon < 1:
+            raise InputError("METIS ncon must be at least 1", path=path, line=line_number)
+        header = _MetisHeader(
+            n=int(fields[0]), m=int(fields[1]), fmt=fmt.zfill(3), ncon=ncon, line=line_number
+        )
+        return header, line_number + 1
+    raise InputError("no METIS header line 'n m [fmt [ncon]]': the file holds only comments", path=path)
+
+
+class _MetisReader:
+    """Accumulates the adjacency lists of a METIS file, one chunk at a time."""
+
+    def __init__(self, req: _Request, header: _MetisHeader):
+        self.req = req
+        self.header = header
+        self.vertices = 0  # vertex lines read so far
+        self.entries = 0  # neighbour entries read so far
+        self.parts = {"src": [], "dst": [], "weight": []}
+
+    def feed(self, chunk: bytes, first_line: int) -> int:
+        block = _cut_fields(
+            chunk, first_line, delimiter=None, separator=_NEWLINE, keep_blank=True, comments=b"%"
+        )
+        counts, lines = block.field_counts, block.line_numbers
+        n, path = self.header.n, self.req.path
+        room = max(n - self.vertices, 0)
+        extra = np.flatnonzero(counts[room:] > 0)
+        if extra.size:
+            raise InputError(
+                f"more vertex lines than the header's n={n}", path=path, line=int(lines[room + extra[0]])
+            )
+        counts, lines = counts[:room], lines[:room]
+        if counts.size:
+            self._parse(block, counts, lines)
+        self.vertices += counts.size
+        return block.n_lines
+
+    def _parse(self, block: _Block, counts, lines) -> None:
+        header, path = self.header, self.req.path
+        skip = header.leading_values
+        stride = 2 if header.has_edge_weights else 1
+        short = counts < skip
+        if short.any():
+            i = int(np.flatnonzero(short)[0])
+            raise InputError(
+                f"vertex {self.vertices + i + 1} has {counts[i]} values, but fmt="
+                f"{header.fmt.lstrip('0') or '0'} puts {skip} before the neighbours",
+                path=path, line=int(lines[i]),
+            )
+        unpaired = (counts - skip) % stride != 0
+        if unpaired.any():
+            i = int(np.flatnonzero(unpaired)[0])
+            raise InputError(
+                f"vertex {self.vertices + i + 1}: neighbours and edge weights must come in pairs",
+                path=path, line=int(lines[i]),
+            )
+        if not counts.any():
+            return
+        token_ends = np.cumsum(counts)
+        line_of_token = lambda t: int(lines[np.searchsorted(token_ends, t, side="right")])  # noqa: E731
+        values = _parse_fields(
+            block, ("value",), {"value": np.int64}, path=path,
+            describe=lambda _, text: f"{_clip(text)!r} is not an integer",
+            row_line=line_of_token,
+        )["value"]
+        position = np.arange(values.size) - np.repeat(token_ends - counts, counts)
+        vertex = np.repeat(np.arange(self.vertices, self.vertices + counts.size), counts)
+        at = np.flatnonzero((position >= skip) & ((position - skip) % stride == 0))
+        neighbours = values[at]
+        outside = (neighbours < 1) | (neighbours > header.n)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise InputError(
+                f"vertex {vertex[at[i]] + 1} names neighbour {neighbours[i]}, outside 1..{header.n}",
+                path=path, line=line_of_token(at[i]),
+            )
+        self.entries += at.size
+        self.parts["src"].append(vertex[at])
+        self.parts["dst"].append(neighbours - 1)
+        if header.has_edge_weights and self.req.weighted:
+            weights = values[at + 1].astype(np.float64)
+            src = vertex[at]
+            _check_weights(
+                weights, self.req, what=lambda i: f"edge ({src[i] + 1}, {neighbours[i]})",
+                line_of=lambda i: line_of_token(at[i]),
+            )
+            self.parts["weight"].append(weights)
+
+    def graph(self) -> tuple[Graph, dict]:
+        header, req = self.header, self.req
+        if self.vertices < header.n:
+            raise InputError(
+                f"the header says n={header.n} but only {self.vertices} vertex lines follow", path=req.path
+            )
+        if self.entries != 2 * header.m:
+            raise InputError(
+                f"the header says m={header.m} but {self.entries / 2:g} edges found ({self.entries} "
+                "adjacency entries; METIS lists every edge from both ends)",
+                path=req.path, line=header.line,
+            )
+        src = _concat(self.parts["src"])
+        dst = _concat(self.parts["dst"])
+        weighted = header.has_edge_weights and req.weighted
+        weight = _concat(self.parts["weight"], np.float64) if weighted else None
+        graph = Graph.from_edges(src, dst, weight, n=header.n, source=req.path, **req.canon)
+        distinct = graph.m + graph.summary.zeros_dropped
+        if distinct != header.m:
+            loops = graph.summary.self_loops_dropped
+            raise InputError(
+                f"the header says m={header.m} but the adjacency lists name {distinct} distinct "
+                f"edges{f' and {loops} self-loop entries' if loops else ''}; every edge must be "
+                "listed from both ends",
+                path=req.path, line=header.line,
+            )
+        if req.bipartite:
+            graph = graph.bipartite_double_cover()
+        details = {"metis": {"n": header.n, "m": header.m, "fmt": header.fmt, "ncon": header.ncon}}
+        return graph, details
+
+
+def _concat(parts, dtype=np.int64):
+    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+
+
+def _read_metis(req: _Request) -> tuple[Graph, dict]:
+    if req.one_based is False:
+        raise ParameterError("METIS ids are 1-based by definition; one_based=False does not apply")
+    with _open_bytes(req.path) as stream:
+        header, line = _read_metis_header(stream, req.path)
+        reader = _MetisReader(req, header)
+        for chunk in _chunks(stream):
+            line += reader.feed(chunk, line)
+    return reader.graph()
+
+
+# -------------------------------------------------------------------------------- Parquet
+def _read_parquet(req: _Request) -> tuple[Graph, dict]:
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    names = pq.read_schema(req.path).names
+    missing = [name for name in ("src", "dst") if name not in names]
+    if missing:
+        raise InputError(
+            f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}; "
+            f"an edge table has src, dst and optionally weight (found: {', '.join(names) or 'none'})",
+            path=req.path,
+        )
+    wanted = ["src", "dst"] + (["weight"] if req.weighted and "weight" in names else [])
+    table = pq.read_table(req.path, columns=wanted)
+    arrays = {}
+    for name in wanted:
+        column = table.column(name)
+        numeric = pa.types.is_integer(column.type) if name != "weight" else (
+            pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+        )
+        if not numeric:
+            kind = "integers" if name != "weight" else "numbers"
+            raise InputError(f"column {name!r} has type {column.type}; it must hold {kind}", path=req.path)
+        if column.null_count:
+            row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+            raise InputError(
+                f"column {name!r} has {column.null_count} missing values (the first in row {row})",
+                path=req.path,
+            )
+        arrays[name] = column.to_numpy()
+    graph, details = _graph_from_arrays(arrays, req, n=None, shape=None)
+    return graph, {"columns": list(names), **details}
+
+
+# ---------------------------------------------------------------------------------- .npz
+_SPARSE_KEYS = {"format", "shape", "data"}
+
+
+def _read_npz(req: _Request) -> tuple[Graph, dict]:
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    with np.load(req.path, allow_pickle=False) as archive:
+        keys = set(archive.files)
+        if _SPARSE_KEYS <= keys and ("indptr" in keys or {"row", "col"} <= keys):
+            if req.one_based is not None:
+                raise ParameterError("a SciPy sparse matrix has 0-based indices; one_based does not apply")
+            matrix = sp.load_npz(req.path)
+            graph, _ = _graph_from_matrix(matrix, req, weighted=True, base=0)
+            return graph, {"npz": f"scipy.sparse {matrix.format} matrix"}
+        missing = [name for name in ("src", "dst") if name not in keys]
+        if missing:
+            raise InputError(
+                f"missing array{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}; expected "
+                "src, dst[, weight][, n] or a matrix saved by scipy.sparse.save_npz "
+                f"(found: {', '.join(sorted(keys)) or 'none'})",
+                path=req.path,
+            )
+        arrays = {name: archive[name] for name in ("src", "dst", "weight") if name in keys}
+        if not req.weighted:
+            arrays.pop("weight", None)
+        n = _scalar(archive, "n", req) if "n" in keys else None
+        shape = tuple(_scalar_array(archive["shape"], "shape", req)) if "shape" in keys else None
+    graph, details = _graph_from_arrays(arrays, req, n=n, shape=shape)
+    return graph, {"npz": "edge arrays", **details}
+
+
+def _scalar(archive, name, req: _Request) -> int:
+    value = np.asarray(archive[name])
+    if value.shape not in ((), (1,)) or value.dtype.kind not in "iu" or int(value.reshape(-1)[0]) < 0:
+        raise InputError(f"array {name!r} must be one non-negative integer", path=req.path)
+    return int(value.reshape(-1)[0])
+
+
+def _scalar_array(value, name, req: _Request):
+    value = np.asarray(value)
+    if value.shape != (2,) or value.dtype.kind not in "iu" or (value < 0).any():
+        raise InputError(f"array {name!r} must hold two non-negative integers", path=req.path)
+    return [int(v) for v in value]
+
+
+def _graph_from_arrays(arrays, req: _Request, *, n, shape) -> tuple[Graph, dict]:
+    """The graph of edge arrays from a binary file (ids 0-based unless ``one_based=True``)."""
+    src, dst = np.asarray(arrays["src"]), np.asarray(arrays["dst"])
+    if src.size == 0 and n is None and shape is None:
+        raise InputError("no edges: the arrays are empty and give no vertex count", path=req.path)
+    one_based = False
+    if src.size and req.one_based:
+        one_based = _resolve_base(src, dst, req)
+        src, dst = src - 1, dst - 1
+    weight = arrays.get("weight")
+    if req.bipartite:
+        graph = Graph.from_edges(src, dst, weight, bipartite=True, shape=shape, source=req.path, **req.canon)
+    else:
+        graph = Graph.from_edges(src, dst, weight, n=n, source=req.path, **req.canon)
+    return graph, {"one_based": one_based}
+
+
+def _all_degrees(graph: Graph) -> np.ndarray:
+    """Degree of every vertex: rows, then columns for a bipartite graph."""
+    rows = np.diff(np.asarray(graph.indptr))
+    if not graph.bipartite:
+        return rows
+    return np.concatenate([rows, np.bincount(np.asarray(graph.indices), minlength=graph.n_cols)])
+
+
+_READERS = {
+    "mtx": _read_matrix_market,
+    "csv": lambda req: _read_edge_list(req, "csv"),
+    "tsv": lambda req: _read_edge_list(req, "tsv"),
+    "edgelist": lambda req: _read_edge_list(req, "edgelist"),
+    "metis": _read_metis,
+    "parquet": _read_parquet,
+    "npz": _read_npz,
+}

@@ -1,0 +1,359 @@
+"""Write results: tables as Parquet or CSV, summaries as JSON, always atomically.
+
+Every writer goes through :func:`atomic_path`: the data is written to a hidden temporary file
+beside the target and renamed onto it only when writing succeeded, so a failed or interrupted
+job never leaves a partial output file behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import secrets
+from pathlib import Path
+
+import numpy as np
+
+from .._array import to_numpy
+from ..errors import InputError, MgmatchError, ParameterError, ResourceError
+
+__all__ = ["atomic_path", "write_table", "write_json", "read_table", "summary_path_for", "TABLE_FORMATS"]
+
+#: Table suffixes and the format each stands for.
+TABLE_FORMATS: dict[str, str] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv"}
+_DELIMITERS = {"csv": ",", "tsv": "\t"}
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yield a temporary path beside ``path``; move it onto ``path`` when the block succeeds.
+
+    Parent directories are created. The temporary file is hidden (its name starts with a dot)
+    and keeps the target's suffixes, so writers that look at the suffix behave the same. If
+    the block raises, the temporary file is deleted and ``path`` is left as it was.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     target = Path(tmp) / "out" / "note.txt"
+    ...     with atomic_path(target) as partial:
+    ...         _ = partial.write_text("done")
+    ...     print(target.read_text(), sorted(p.name for p in target.parent.iterdir()))
+    done ['note.txt']
+    """
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _write_error(target, exc) from exc
+    partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial{''.join(target.suffixes)}")
+    try:
+        yield partial
+        os.replace(partial, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise
+
+
+def write_table(path, columns: dict, *, format=None) -> Path:
+    """Write equal-length columns as a Parquet, CSV or TSV table, atomically.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output file; ``.parquet`` or ``.pq`` writes Parquet, ``.csv`` and ``.tsv`` write
+        delimited text with a header row.
+    columns : dict of str to array_like
+        Column name to a 1-D array (NumPy or CuPy). Parquet keeps each dtype exactly; CSV
+        writes floats so that they read back as floats (``2.0``, not ``2``).
+    format : {"parquet", "csv", "tsv"}, optional
+        The format, overriding the suffix.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Raises
+    ------
+    ParameterError
+        An unknown suffix or format, columns of different lengths or of more than one
+        dimension, or a column name that CSV cannot hold.
+    ResourceError
+        The file cannot be written (permissions, a full disk).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = write_table(Path(tmp) / "m.csv", {"vertex": np.arange(3), "mate": np.array([2, -1, 0])})
+    ...     print(out.read_text(), end="")
+    vertex,mate
+    0,2
+    1,-1
+    2,0
+    """
+    import pyarrow as pa  # noqa: PLC0415
+
+    target = Path(path)
+    fmt = _table_format(target, format)
+    table = pa.table(_checked_columns(columns, fmt))
+    try:
+        with atomic_path(target) as partial:
+            if fmt == "parquet":
+                import pyarrow.parquet as pq  # noqa: PLC0415
+
+                pq.write_table(table, partial)
+            else:
+                _write_delimited(table, partial, _DELIMITERS[fmt])
+    except OSError as exc:
+        raise _write_error(target, exc) from exc
+    return target
+
+
+def write_json(path, obj) -> Path:
+    """Write ``obj`` as indented JSON, atomically.
+
+    NumPy (and CuPy) scalars and arrays become plain numbers and lists, paths become strings,
+    dataclasses become objects, and NaN or infinite floats become ``null`` (JSON has no such
+    numbers).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = write_json(Path(tmp) / "m.json", {"weight": np.float64(2.5), "mate": np.array([1, 0])})
+    ...     print(out.read_text(), end="")
+    {
+      "weight": 2.5,
+      "mate": [
+        1,
+        0
+      ]
+    }
+    """
+    target = Path(path)
+    text = json.dumps(_plain(obj), indent=2, allow_nan=False) + "\n"
+    try:
+        with atomic_path(target) as partial:
+            partial.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _write_error(target, exc) from exc
+    return target
+
+
+def read_table(path) -> dict[str, np.ndarray]:
+    """Read a Parquet, CSV or TSV table into a dict of NumPy arrays.
+
+    Raises
+    ------
+    InputError
+        The file is missing, empty or malformed, or a column has missing values.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = write_table(Path(tmp) / "m.parquet", {"mate": np.array([1, 0], dtype=np.int32)})
+    ...     read_table(out)
+    {'mate': array([1, 0], dtype=int32)}
+    """
+    import pyarrow as pa  # noqa: PLC0415
+
+    source = Path(path)
+    try:
+        fmt = _table_format(source, None)
+    except ParameterError as exc:
+        raise InputError(str(exc), path=source) from exc
+    if not source.exists():
+        raise InputError("no such file", path=source)
+    if source.is_dir():
+        raise InputError("is a directory, not a table", path=source)
+    if source.stat().st_size == 0:
+        raise InputError("the file is empty (0 bytes)", path=source)
+    try:
+        table = _read_arrow_table(source, fmt)
+    except MgmatchError:
+        raise
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"cannot read the table: {detail}", path=source) from exc
+    result = {}
+    for name, column in zip(table.column_names, table.columns):
+        if pa.types.is_null(column.type):
+            result[name] = np.empty(0, dtype=np.float64)  # a header without rows
+            continue
+        if column.null_count:
+            raise InputError(f"column {name!r} has {column.null_count} missing values", path=source)
+        result[name] = column.to_numpy()
+    return result
+
+
+def summary_path_for(output_path) -> Path:
+    """The JSON summary that goes beside a result table.
+
+    >>> summary_path_for("out/m.parquet").as_posix(), summary_path_for("out/m.csv.gz").as_posix()
+    ('out/m.json', 'out/m.json')
+    >>> summary_path_for("out/m.json").as_posix()
+    'out/m.summary.json'
+    """
+    target = Path(output_path)
+    stem = target.name
+    for suffix in (".gz", *TABLE_FORMATS):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    if stem.lower().endswith(".json"):  # never the output itself
+        return target.with_name(f"{stem[: -len('.json')]}.summary.json")
+    return target.with_name(f"{stem}.json")
+
+
+# ----------------------------------------------------------------------------- helpers
+def _table_format(path: Path, format) -> str:
+    if format is not None:
+        if format not in _DELIMITERS and format != "parquet":
+            raise ParameterError(f"table format must be 'parquet', 'csv' or 'tsv', not {format!r}")
+        return format
+    fmt = TABLE_FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ParameterError(
+            f"{path}: cannot tell the table format from the suffix {path.suffix or '(none)'!r}; "
+            f"use one of {', '.join(TABLE_FORMATS)}"
+        )
+    return fmt
+
+
+def _checked_columns(columns: dict, fmt: str) -> dict:
+    if not columns:
+        raise ParameterError("a table needs at least one column")
+    arrays = {}
+    for name, values in columns.items():
+        if not isinstance(name, str) or not name:
+            raise ParameterError(f"column names must be non-empty strings, not {name!r}")
+        if fmt != "parquet" and any(ch in name for ch in ',\t\n\r"'):
+            raise ParameterError(f"column name {name!r} cannot be written to {fmt.upper()}")
+        array = np.asarray(to_numpy(values))
+        if array.ndim != 1:
+            raise ParameterError(f"column {name!r} must be 1-D, not of shape {array.shape}")
+        arrays[name] = array
+    lengths = {name: a.size for name, a in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{name}={size}" for name, size in lengths.items())
+        raise ParameterError(f"columns differ in length ({shown})")
+    return arrays
+
+
+def _write_delimited(table, path: Path, delimiter: str) -> None:
+    """CSV/TSV with a plain header row, floats written so that they read back as floats."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.csv as pacsv  # noqa: PLC0415
+
+    columns = [_float_text(c) if pa.types.is_floating(c.type) else c for c in table.columns]
+    table = pa.table(columns, names=table.column_names)
+    with open(path, "wb") as out:
+        out.write((delimiter.join(table.column_names) + "\n").encode("utf-8"))
+        pacsv.write_csv(
+            table, out, pacsv.WriteOptions(include_header=False, delimiter=delimiter, quoting_style="none")
+        )
+
+
+def _float_text(column):
+    """Floats as text, integral values keeping a ``.0`` (``2.0``) so the type survives a round trip."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    text = pc.cast(column, pa.string())
+    integral = pc.match_substring_regex(text, r"^-?[0-9]+$")
+    return pc.if_else(integral, pc.binary_join_element_wise(text, ".0", ""), text)
+
+
+def _read_arrow_table(path: Path, fmt: str):
+    if fmt == "parquet":
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        return pq.read_table(path)
+    import pyarrow.csv as pacsv  # noqa: PLC0415
+
+    return pacsv.read_csv(
+        path,
+        parse_options=pacsv.ParseOptions(delimiter=_DELIMITERS[fmt]),
+        convert_options=pacsv.ConvertOptions(null_values=[""], strings_can_be_null=False),
+    )
+
+
+def _plain(value):
+    """``value`` with NumPy/CuPy values, paths and dataclasses turned into JSON-ready Python."""
+    if isinstance(value, dict):
+        return {_plain_key(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [_plain(v) for v in items]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _plain(dataclasses.asdict(value))
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, np.generic):
+        return _plain(value.item())
+    if isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy"):
+        return _plain(np.asarray(to_numpy(value)).tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise ParameterError(f"cannot write a {type(value).__name__} to JSON")
+
+
+def _plain_key(key):
+    key = key.item() if isinstance(key, np.generic) else key
+    if isinstance(key, (str, int, float, bool)) or key is None:
+        return key
+    return str(key)
+
+
+def _write_error(path: Path, exc: OSError) -> ResourceError:
+    return ResourceError(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def write_graph(path, graph) -> Path:
+    """Write a graph, atomically, in the format its suffix names.
+
+    ``.mtx`` writes Matrix Market (symmetric for undirected graphs, general for bipartite
+    ones), ``.parquet``/``.pq`` and ``.csv``/``.tsv`` write one row per edge (``src, dst,
+    weight``), and ``.npz`` writes the edge arrays with ``n``. Undirected graphs list each edge
+    once, ``src < dst``.
+
+    >>> import tempfile, os
+    >>> from mgmatch import Graph
+    >>> from mgmatch.io import read_graph
+    >>> g = Graph.from_edges([0, 1], [1, 2], [0.5, 2.0])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = write_graph(os.path.join(d, "g.mtx"), g)
+    ...     read_graph(p).m
+    2
+    """
+    import scipy.io  # noqa: PLC0415
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    target = Path(path)
+    name = target.name.lower()
+    u, v, w = (np.asarray(a) for a in graph.to("cpu").edges())
+    with atomic_path(target) as tmp:
+        if name.endswith(".mtx"):
+            # a symmetric Matrix Market file stores the lower triangle (row >= column)
+            rows, cols = (u, v) if graph.bipartite else (v, u)
+            matrix = sp.coo_array((w, (rows, cols)), shape=graph.shape)
+            with open(tmp, "wb") as fh:
+                scipy.io.mmwrite(fh, matrix, symmetry="general" if graph.bipartite else "symmetric")
+        elif name.endswith(".npz"):
+            with open(tmp, "wb") as fh:
+                np.savez(fh, src=u.astype(np.int64), dst=v.astype(np.int64), weight=w.astype(np.float64),
+                         n=np.int64(graph.n_rows), n_cols=np.int64(graph.n_cols))
+        else:
+            fmt = _table_format(target, None)
+            write_table(tmp, {"src": u.astype(np.int64), "dst": v.astype(np.int64), "weight": w.astype(np.float64)},
+                        format=fmt)
+    return target

@@ -1,0 +1,660 @@
+"""Reading graphs and writing results: invariants first, real graphs next, then each bad input."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from mgmatch import Graph, InputError, ParameterError, ResourceError
+from mgmatch.io import (
+    SUFFIXES,
+    atomic_path,
+    graph_info,
+    read_graph,
+    read_table,
+    summary_path_for,
+    write_json,
+    write_table,
+)
+from mgmatch.io import readers
+
+
+# ------------------------------------------------------------------------------ helpers
+def assert_same_graph(got: Graph, want: Graph) -> None:
+    assert (got.shape, got.bipartite, got.weighted) == (want.shape, want.bipartite, want.weighted)
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_array_equal(got.indices, want.indices)
+    np.testing.assert_array_equal(got.weights, want.weights)
+
+
+def write_edge_text(path, src, dst, weight=None, *, sep=" ", base=0, preamble="", compress=False):
+    lines = [preamble] if preamble else []
+    for i, (u, v) in enumerate(zip(src, dst)):
+        fields = [str(u + base), str(v + base)] + ([repr(float(weight[i]))] if weight is not None else [])
+        lines.append(sep.join(fields))
+    data = ("\n".join(lines) + "\n").encode()
+    Path(path).write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def write_mtx(path, matrix, *, symmetry="general", field=None, compress=False):
+    buffer = io.BytesIO()
+    scipy.io.mmwrite(buffer, matrix, symmetry=symmetry, field=field)
+    data = buffer.getvalue()
+    Path(path).write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def write_metis(path, graph: Graph, *, weights=True, compress=False):
+    rows = []
+    for v in range(graph.n):
+        nbrs, ws = graph.neighbours(v)
+        if weights:
+            rows.append(" ".join(f"{u + 1} {int(w)}" for u, w in zip(nbrs, ws)))
+        else:
+            rows.append(" ".join(str(u + 1) for u in nbrs))
+    fmt = " 1" if weights else ""
+    data = (f"% written by a test\n{graph.n} {graph.m}{fmt}\n" + "\n".join(rows) + "\n").encode()
+    Path(path).write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def write_text(path, text: str) -> Path:
+    Path(path).write_text(text)
+    return Path(path)
+
+
+def error_of(path, **options) -> InputError:
+    with pytest.raises(InputError) as info:
+        read_graph(path, **options)
+    assert str(path) in str(info.value)
+    assert info.value.path == str(path)
+    return info.value
+
+
+@pytest.fixture(scope="module")
+def karate_weighted(data_dir) -> Graph:
+    """Karate with integer weights 1..9, so that every format (METIS included) can hold them."""
+    g = read_graph(data_dir / "karate.mtx")
+    u, v, _ = g.edges()
+    w = 1.0 + (u * 7 + v * 3) % 9
+    return Graph.from_edges(u, v, w, n=g.n)
+
+
+# ---------------------------------------------------------------- every format, one graph
+def _write_in(fmt: str, tmp: Path, g: Graph) -> tuple[Path, dict]:
+    u, v, w = (np.asarray(a) for a in g.edges())
+    both_u, both_v = np.concatenate([u, v]), np.concatenate([v, u])
+    both_w = np.concatenate([w, w])
+    full = g.to_scipy()
+    if fmt == "csv":
+        return write_edge_text(tmp / "g.csv", u, v, w, sep=","), {}
+    if fmt == "csv-header":
+        return write_edge_text(tmp / "g.csv", u, v, w, sep=", ", preamble="src, dst, weight"), {}
+    if fmt == "tsv":
+        return write_edge_text(tmp / "g.tsv", both_u, both_v, both_w, sep="\t"), {}
+    if fmt == "txt-snap":
+        preamble = "# Undirected graph\n# Nodes: 34 Edges: 78\n# FromNodeId\tToNodeId"
+        return write_edge_text(tmp / "g.txt", u, v, w, sep="\t", preamble=preamble), {}
+    if fmt == "edges-1-based":
+        return write_edge_text(tmp / "g.edges", v, u, w, sep="   ", base=1, preamble="% 1-based"), {}
+    if fmt == "el-gz":
+        return write_edge_text(tmp / "g.el.gz", u, v, w, compress=True), {}
+    if fmt == "csv-gz":
+        return write_edge_text(tmp / "g.csv.gz", u, v, w, sep=",", compress=True), {}
+    if fmt == "txt-comma":
+        return write_edge_text(tmp / "g.txt", u, v, w, sep=","), {}
+    if fmt == "mtx-general":
+        return write_mtx(tmp / "g.mtx", full, symmetry="general"), {}
+    if fmt == "mtx-symmetric":
+        return write_mtx(tmp / "g.mtx", full, symmetry="symmetric"), {}
+    if fmt == "mtx-integer":
+        return write_mtx(tmp / "g.mtx", full, symmetry="symmetric", field="integer"), {}
+    if fmt == "mtx-upper-only":  # one triangle stored as a general matrix
+        return write_mtx(tmp / "g.mtx", sp.triu(full).tocoo()), {}
+    if fmt == "mtx-gz":
+        return write_mtx(tmp / "g.mtx.gz", full, symmetry="symmetric", compress=True), {}
+    if fmt == "metis":
+        return write_metis(tmp / "g.graph", g), {}
+    if fmt == "metis-gz":
+        return write_metis(tmp / "g.graph.gz", g, compress=True), {}
+    if fmt == "parquet":
+        path = tmp / "g.parquet"
+        pq.write_table(pa.table({"src": u.astype(np.int64), "dst": v.astype(np.int64), "weight": w}), path)
+        return path, {}
+    if fmt == "pq-1-based":
+        path = tmp / "g.pq"
+        pq.write_table(pa.table({"src": u + 1, "dst": v + 1, "weight": w.astype(np.float32)}), path)
+        return path, {"one_based": True}
+    if fmt == "npz-arrays":
+        path = tmp / "g.npz"
+        np.savez(path, src=u, dst=v, weight=w, n=np.int64(g.n))
+        return path, {}
+    if fmt == "npz-scipy":
+        path = tmp / "g.npz"
+        sp.save_npz(path, sp.csr_matrix(full))
+        return path, {}
+    if fmt == "txt-explicit":  # an unusual suffix, with the format named
+        return write_edge_text(tmp / "g.dat", u, v, w), {"format": "edgelist"}
+    raise AssertionError(fmt)
+
+
+FORMATS = [
+    "csv", "csv-header", "csv-gz", "tsv", "txt-snap", "edges-1-based", "el-gz", "txt-comma", "mtx-general",
+    "mtx-symmetric", "mtx-integer", "mtx-upper-only", "mtx-gz", "metis", "metis-gz", "parquet",
+    "pq-1-based", "npz-arrays", "npz-scipy", "txt-explicit",
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_reads_the_same_graph(fmt, tmp_path, karate_weighted):
+    path, options = _write_in(fmt, tmp_path, karate_weighted)
+    assert_same_graph(read_graph(path, **options), karate_weighted)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "mtx-symmetric", "metis", "parquet", "npz-arrays"])
+def test_weighted_false_ignores_weights_in_every_format(fmt, tmp_path, karate_weighted):
+    path, options = _write_in(fmt, tmp_path, karate_weighted)
+    g = read_graph(path, weighted=False, **options)
+    assert not g.weighted and (g.weights == 1.0).all()
+    np.testing.assert_array_equal(g.indices, karate_weighted.indices)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "mtx-general", "metis", "npz-scipy"])
+def test_canonicalisation_options_pass_through(fmt, tmp_path, karate_weighted):
+    path, options = _write_in(fmt, tmp_path, karate_weighted)
+    g = read_graph(path, dtype="float32", random_weights=3, **options)
+    assert g.weights.dtype == np.float32
+    assert g.m == karate_weighted.m
+
+
+def test_small_chunks_give_the_same_graph_and_lines(tmp_path, data_dir, monkeypatch, karate_weighted):
+    whole = read_graph(data_dir / "4elt.graph")
+    text_path, _ = _write_in("txt-snap", tmp_path, karate_weighted)
+    monkeypatch.setattr(readers, "_CHUNK_BYTES", 1000)
+    assert_same_graph(read_graph(data_dir / "4elt.graph"), whole)
+    assert_same_graph(read_graph(text_path), karate_weighted)
+    lines = text_path.read_text().splitlines()
+    lines[60] = lines[60] + "\t7"
+    write_text(text_path, "\n".join(lines) + "\n")
+    assert error_of(text_path).line == 61
+
+
+# ---------------------------------------------------------------------------- real graphs
+def test_karate(data_dir):
+    g = read_graph(data_dir / "karate.mtx")
+    assert (g.n, g.m, g.nnz, g.weighted, g.bipartite) == (34, 78, 156, False, False)
+    assert g.summary.duplicates_merged == 78  # symmetric storage: a_ij and a_ji are one edge
+
+
+def test_karate_as_a_square_bipartite_matrix(data_dir):
+    g = read_graph(data_dir / "karate.mtx", bipartite=True)
+    assert g.bipartite and g.shape == (34, 34) and g.m == 156
+
+
+def test_netscience(data_dir):
+    g = read_graph(data_dir / "netscience.mtx")
+    assert (g.n, g.m, g.weighted) == (1589, 2742, True)
+    assert int((np.diff(g.indptr) == 0).sum()) == 128
+    assert (g.weights > 0).all()
+
+
+def test_4elt_metis(data_dir):
+    g = read_graph(data_dir / "4elt.graph")
+    assert (g.n, g.m, g.weighted) == (15606, 45878, False)
+    assert g.neighbours(0)[0].tolist() == [1, 2, 5, 6]  # the first line lists 2 3 6 7 (1-based)
+    matrix = g.to_scipy()
+    assert (matrix != matrix.T).nnz == 0
+
+
+def test_4elt_as_edge_list_and_back(data_dir, tmp_path):
+    g = read_graph(data_dir / "4elt.graph")
+    u, v, _ = g.edges()
+    path = write_edge_text(tmp_path / "4elt.el", np.asarray(u), np.asarray(v), base=1)
+    assert_same_graph(read_graph(path), g)
+
+
+def test_bcsstk13_negative_entries(data_dir):
+    path = data_dir / "bcsstk13.mtx.gz"
+    err = error_of(path)
+    assert "negative" in str(err) and "negative='abs'" in str(err)
+    g = read_graph(path, negative="abs")
+    assert (g.n, g.m) == (2003, 40940)
+    assert g.summary.self_loops_dropped == 2003  # the diagonal
+    assert g.summary.negatives_made_absolute > 0 and (g.weights > 0).all()
+
+
+def test_lp_afiro_is_bipartite(data_dir):
+    g = read_graph(data_dir / "lp_afiro.mtx", negative="abs")
+    assert g.bipartite and g.shape == (27, 51) and g.m == 102 and g.nnz == 102
+    err = error_of(data_dir / "lp_afiro.mtx", negative="abs", bipartite=False)
+    assert "27 x 51" in str(err)
+
+
+def test_graph_info(data_dir):
+    info = graph_info(data_dir / "netscience.mtx")
+    assert (info["n"], info["m"], info["nnz"], info["isolated"]) == (1589, 2742, 5484, 128)
+    assert info["weighted"] and not info["bipartite"]
+    assert info["degree"]["min"] == 0 and info["degree"]["mean"] == pytest.approx(2 * 2742 / 1589)
+    assert info["matrix_market"]["symmetry"] == "symmetric"
+    json.dumps(info)  # plain Python values only
+
+    bc = graph_info(data_dir / "bcsstk13.mtx.gz")
+    assert bc["self_loops"] == 2003 and bc["negatives"] > 0
+    elt = graph_info(data_dir / "4elt.graph")
+    assert elt["metis"] == {"n": 15606, "m": 45878, "fmt": "000", "ncon": 1}
+    assert elt["degree"]["min"] >= 1
+    afiro = graph_info(data_dir / "lp_afiro.mtx")
+    assert afiro["shape"] == [27, 51] and afiro["n"] == 78
+
+
+# -------------------------------------------------------------------- Matrix Market rules
+MM_GENERAL = "%%MatrixMarket matrix coordinate real general\n"
+
+
+def test_matrix_market_sums_repeated_coordinates_then_merges_directions(tmp_path):
+    path = write_text(tmp_path / "rep.mtx", MM_GENERAL + "3 3 4\n1 2 1.0\n1 2 2.0\n2 1 2.5\n2 3 1.0\n")
+    g = read_graph(path)
+    assert g.m == 2 and g.neighbours(0)[1].tolist() == [3.0]  # (1+2) beats 2.5 under "max"
+    assert graph_info(path)["matrix_market"]["repeated_coordinates_summed"] == 1
+    assert read_graph(path, duplicates="sum").neighbours(0)[1].tolist() == [5.5]
+
+
+def test_matrix_market_explicit_zeros(tmp_path):
+    path = write_text(tmp_path / "z.mtx", MM_GENERAL + "3 3 2\n1 2 0\n2 3 4.0\n")
+    kept = read_graph(path)
+    assert kept.m == 2 and kept.summary.zeros_kept == 1
+    dropped = read_graph(path, zeros="drop")
+    assert dropped.m == 1 and dropped.summary.zeros_dropped == 1
+
+
+def test_matrix_market_pattern_general(tmp_path):
+    banner = "%%MatrixMarket matrix coordinate pattern general\n"
+    path = write_text(tmp_path / "p.mtx", banner + "3 4 3\n1 1\n2 4\n3 2\n")
+    g = read_graph(path)
+    assert g.bipartite and g.shape == (3, 4) and not g.weighted and g.m == 3
+
+
+def test_matrix_market_skew_symmetric_needs_abs(tmp_path):
+    banner = "%%MatrixMarket matrix coordinate integer skew-symmetric\n"
+    path = write_text(tmp_path / "s.mtx", banner + "3 3 2\n2 1 5\n3 2 -2\n")
+    assert "negative" in str(error_of(path))
+    g = read_graph(path, negative="abs")
+    assert g.m == 2 and g.neighbours(1)[1].tolist() == [5.0, 2.0]
+
+
+def test_matrix_market_complex_takes_modulus(tmp_path):
+    banner = "%%MatrixMarket matrix coordinate complex hermitian\n"
+    path = write_text(tmp_path / "c.mtx", banner + "2 2 1\n2 1 3.0 4.0\n")
+    assert read_graph(path).neighbours(0)[1].tolist() == [5.0]
+
+
+def test_matrix_market_dense_array(tmp_path):
+    path = write_text(tmp_path / "d.mtx", "%%MatrixMarket matrix array real general\n2 3\n1\n0\n0\n2\n3\n0\n")
+    g = read_graph(path)
+    assert g.bipartite and g.shape == (2, 3) and g.m == 3
+
+
+def test_matrix_market_without_entries_is_isolated_vertices(tmp_path):
+    g = read_graph(write_text(tmp_path / "e.mtx", MM_GENERAL + "5 5 0\n"))
+    assert (g.n, g.m) == (5, 0)
+
+
+def test_matrix_market_one_based_false_is_refused(data_dir):
+    with pytest.raises(ParameterError):
+        read_graph(data_dir / "karate.mtx", one_based=False)
+
+
+# ------------------------------------------------------------------------ edge-list rules
+MESSY_TRIANGLE = {
+    "plain": b"0 1 0.5\n1 2 1.5\n2 0 2.5\n",
+    "tabs": b"0\t1\t0.5\n1\t2\t1.5\n2\t0\t2.5",
+    "crlf": b"0 1 0.5\r\n1 2 1.5\r\n2 0 2.5\r\n",
+    "blank-lines": b"0 1 0.5\n\n1 2 1.5\n\n\n2 0 2.5\n\n",
+    "comment-in-the-middle": b"0 1 0.5\n# the rest\n1 2 1.5\n% more\n2 0 2.5\n",
+    "padding": b"  0 1 0.5  \n1   2\t1.5\n\t2 0   2.5\t\n",
+    "mixed-separators": b"0\t1 0.5\n1 \t2 1.5\n2 0\t2.5\n",
+    "lone-carriage-return": b"0 1 0.5\r\n1 2 1.5 \r\n2 0 2.5\r",
+}
+
+
+@pytest.mark.parametrize("layout", MESSY_TRIANGLE)
+@pytest.mark.parametrize("taken_as_it_stands", [True, False])
+def test_text_layouts_read_alike(layout, taken_as_it_stands, tmp_path, monkeypatch):
+    if not taken_as_it_stands:
+        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+    path = tmp_path / "g.txt"
+    path.write_bytes(MESSY_TRIANGLE[layout])
+    want = Graph.from_edges([0, 1, 2], [1, 2, 0], [0.5, 1.5, 2.5])
+    assert_same_graph(read_graph(path), want)
+
+
+@pytest.mark.parametrize("taken_as_it_stands", [True, False])
+def test_line_numbers_count_every_line(taken_as_it_stands, tmp_path, monkeypatch):
+    if not taken_as_it_stands:
+        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+    path = tmp_path / "g.txt"
+    path.write_bytes(b"# top\n0 1\n\n\r\n# middle\n1 2\n1 x\n")
+    assert error_of(path).line == 7
+
+
+def test_every_format_as_cut_text(tmp_path, monkeypatch, karate_weighted):
+    monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+    for fmt in ("csv", "csv-header", "tsv", "txt-snap", "el-gz", "txt-comma"):
+        path, options = _write_in(fmt, tmp_path, karate_weighted)
+        assert_same_graph(read_graph(path, **options), karate_weighted)
+
+
+def test_one_based_detection_and_override(tmp_path):
+    path = write_text(tmp_path / "g.txt", "1 2\n2 3\n")
+    assert read_graph(path).n == 3  # no id 0 and the smallest is 1: 1-based
+    assert read_graph(path, one_based=False).n == 4  # vertex 0 isolated
+    assert graph_info(path)["one_based"] is True
+    zero_based = write_text(tmp_path / "z.txt", "0 1\n1 2\n")
+    assert read_graph(zero_based).n == 3 and graph_info(zero_based)["one_based"] is False
+    sparse_ids = write_text(tmp_path / "s.txt", "2 3\n")  # smallest id 2: 0-based
+    assert read_graph(sparse_ids).n == 4
+
+
+def test_one_based_true_rejects_id_zero_with_its_line(tmp_path):
+    path = write_text(tmp_path / "g.csv", "# c\n1,2\n\n2,0\n")
+    err = error_of(path, one_based=True)
+    assert err.line == 4 and "id 0" in str(err)
+
+
+def test_comments_blank_lines_crlf_and_padding(tmp_path):
+    path = write_text(tmp_path / "g.txt", "")
+    path.write_bytes(
+        b"% top\r\n  0\t 1  2.5 \r\n\r\n# middle\r\n\t1 2 0.5\r\n   # indented comment\r\n2  0 1"
+    )
+    g = read_graph(path)
+    assert (g.n, g.m) == (3, 3) and g.neighbours(0)[1].tolist() == [2.5, 1.0]
+
+
+def test_csv_with_padding_and_quotes(tmp_path):
+    g = read_graph(write_text(tmp_path / "g.csv", 'source,target\n"0", 1\n 1 ,2\n'))
+    assert (g.n, g.m, g.weighted) == (3, 2, False)
+
+
+def test_bipartite_edge_list(tmp_path):
+    g = read_graph(write_text(tmp_path / "b.tsv", "0\t0\n0\t2\n1\t2\n"), bipartite=True)
+    assert g.bipartite and g.shape == (2, 3) and g.m == 3
+
+
+def test_edge_list_self_loops_and_duplicates_are_counted(tmp_path):
+    info = graph_info(write_text(tmp_path / "g.el", "0 1 1\n1 0 3\n2 2 1\n1 2 2\n"))
+    assert (info["m"], info["self_loops"], info["duplicates"]) == (2, 1, 1)
+
+
+# --------------------------------------------------------------------------- bad input
+BAD_TEXT = [
+    # (name, file, text, expected line, words in the message)
+    ("mm-header", "h.mtx", "%%MatrixMarket matrix coordinat real general\n3 3 1\n1 2 1\n", 1, "header"),
+    ("mm-banner", "b.mtx", "3 3 1\n1 2 1\n", 1, "banner"),
+    ("mm-truncated", "t.mtx", MM_GENERAL + "3 3 3\n1 2 1.0\n2 3 2.0\n", None, "ends early"),
+    ("mm-non-numeric", "n.mtx", MM_GENERAL + "3 3 2\n1 2 1.0\n2 x 2.0\n", 4, "integer"),
+    ("mm-row-out-of-range", "r.mtx", MM_GENERAL + "3 3 2\n1 2 1.0\n4 2 2.0\n", 4, "3 x 3"),
+    ("mm-column-out-of-range", "c.mtx", MM_GENERAL + "3 3 2\n1 2 1.0\n2 4 2.0\n", 4, "out of bounds"),
+    ("mm-zero-id", "z.mtx", MM_GENERAL + "3 3 1\n0 2 1.0\n", 3, "ids start at 1"),
+    ("mm-too-many-lines", "l.mtx", MM_GENERAL + "3 3 1\n1 2 1.0\n2 3 1.0\n", 4, "too many lines"),
+    ("mm-nan", "nan.mtx", MM_GENERAL + "3 3 1\n1 2 nan\n", None, "entry (1, 2)"),
+    ("el-non-numeric", "a.txt", "0 1\n1 two\n", 2, "'two'"),
+    ("el-float-id", "f.csv", "0,1\n1.5,2\n", 2, "'1.5'"),
+    ("el-one-column", "o.txt", "# c\n0\n1\n", 2, "1 field"),
+    ("el-four-columns", "four.tsv", "0\t1\t1.0\t7\n", 1, "4 fields"),
+    ("el-mixed-columns", "m.txt", "0 1\n1 2\n2 3 0.5\n", 3, "line 1 has 2"),
+    ("el-truncated-last-line", "t.txt", "0 1 1.0\n1 2 1.0\n2", 3, "1 field"),
+    ("el-negative-id", "neg.csv", "0,1\n-3,2\n", 2, "negative"),
+    ("el-nan-weight", "w.txt", "0 1 1.0\n1 2 NaN\n", 2, "finite"),
+    ("el-bad-weight", "bw.txt", "0 1 1.0\n1 2 heavy\n", 2, "'heavy'"),
+    ("el-negative-weight", "nw.txt", "0 1 1.0\n1 2 -2\n", 2, "negative='abs'"),
+    ("el-empty-field", "e.csv", "0,1,2.0\n1,,2.0\n", 2, "target id ''"),
+    ("el-only-comments", "c.txt", "# nothing\n% here\n\n", None, "no edges"),
+    ("el-header-only", "h.csv", "src,dst,weight\n", None, "no edges"),
+    ("el-huge-id", "big.txt", "0 1\n1 99999999999999999999\n", 2, "not a vertex id"),
+    ("el-space-inside-csv-field", "s.csv", "0,1\n1 2,3\n", 2, "'1 2'"),
+    ("metis-m-mismatch", "m.graph", "3 3\n2\n1 3\n2\n", 1, "m=3 but 2 edges found"),
+    ("metis-out-of-range", "r.graph", "% c\n3 2\n2\n1 4\n2\n", 4, "outside 1..3"),
+    ("metis-zero-id", "z.graph", "3 2\n2\n0 3\n2\n", 3, "outside 1..3"),
+    ("metis-non-numeric", "n.graph", "3 2\n2\n1 x\n2\n", 3, "'x'"),
+    ("metis-too-few-lines", "f.graph", "3 2\n2\n1 3\n", None, "only 2 vertex lines"),
+    ("metis-too-many-lines", "t.graph", "2 1\n2\n1\n1\n", 4, "n=2"),
+    ("metis-bad-header", "h.graph", "3 two\n", 1, "header"),
+    ("metis-bad-fmt", "fmt.graph", "3 2 12\n2\n1 3\n2\n", 1, "fmt"),
+    ("metis-not-symmetric", "a.graph", "3 2\n2\n3\n1 2\n", 1, "both ends"),
+    ("metis-unpaired-weight", "p.graph", "3 2 1\n2 5\n1 5 3\n2 5\n", 3, "pairs"),
+    ("metis-only-comments", "c.graph", "% nothing\n", None, "header"),
+]
+
+
+@pytest.mark.parametrize("name, filename, text, line, words", BAD_TEXT, ids=[b[0] for b in BAD_TEXT])
+def test_bad_text_input(name, filename, text, line, words, tmp_path):
+    err = error_of(write_text(tmp_path / filename, text))
+    assert err.line == line
+    assert words in str(err)
+
+
+def test_non_utf8_bytes_in_an_edge_list(tmp_path):
+    path = tmp_path / "u.txt"
+    path.write_bytes(b"# caf\xc3\xa9 comments are fine\n0 1\n1 \xff\xfe\n")
+    err = error_of(path)
+    assert err.line == 3
+
+
+@pytest.mark.parametrize("name", ["g.mtx", "g.csv", "g.graph", "g.parquet", "g.npz"])
+def test_empty_file(name, tmp_path):
+    path = tmp_path / name
+    path.write_bytes(b"")
+    assert "empty" in str(error_of(path))
+
+
+def test_compressed_empty_edge_list(tmp_path):
+    path = tmp_path / "g.csv.gz"
+    path.write_bytes(gzip.compress(b""))
+    assert "empty" in str(error_of(path))
+
+
+def test_missing_file_and_directory(tmp_path):
+    assert "no such file" in str(error_of(tmp_path / "absent.mtx"))
+    folder = tmp_path / "folder.mtx"
+    folder.mkdir()
+    assert "directory" in str(error_of(folder))
+
+
+def test_unreadable_file(tmp_path, monkeypatch):
+    path = write_text(tmp_path / "g.csv", "0,1\n")
+    monkeypatch.setattr(readers.os, "access", lambda *args: False)
+    assert "permission" in str(error_of(path))
+
+
+def test_unknown_suffix(tmp_path):
+    err = error_of(write_text(tmp_path / "g.xyz", "0 1\n"))
+    assert "suffix" in str(err) and ".mtx" in str(err)
+    assert "suffix" in str(error_of(write_text(tmp_path / "g.parquet.gz", "0 1\n")))
+
+
+def test_truncated_gzip(tmp_path, karate_weighted):
+    path, _ = _write_in("mtx-gz", tmp_path, karate_weighted)
+    path.write_bytes(path.read_bytes()[:200])
+    error_of(path)
+    edges, _ = _write_in("el-gz", tmp_path, karate_weighted)
+    edges.write_bytes(edges.read_bytes()[:100])
+    assert "truncated" in str(error_of(edges))
+
+
+def test_parquet_missing_column(tmp_path):
+    path = tmp_path / "g.parquet"
+    pq.write_table(pa.table({"source": [0, 1], "weight": [1.0, 2.0]}), path)
+    err = error_of(path)
+    assert "'src', 'dst'" in str(err) and "source" in str(err)
+
+
+def test_parquet_bad_values(tmp_path):
+    nulls = tmp_path / "n.parquet"
+    pq.write_table(pa.table({"src": [0, None, 2], "dst": [1, 2, 0]}), nulls)
+    assert "missing values" in str(error_of(nulls))
+    text = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"src": ["a", "b"], "dst": [1, 2]}), text)
+    assert "integers" in str(error_of(text))
+    nan = tmp_path / "nan.parquet"
+    pq.write_table(pa.table({"src": [0, 1], "dst": [1, 2], "weight": [1.0, float("nan")]}), nan)
+    assert "finite" in str(error_of(nan))
+    empty = tmp_path / "e.parquet"
+    pq.write_table(pa.table({"src": pa.array([], pa.int64()), "dst": pa.array([], pa.int64())}), empty)
+    assert "no edges" in str(error_of(empty))
+
+
+def test_not_really_parquet_or_npz(tmp_path):
+    error_of(write_text(tmp_path / "g.parquet", "0,1\n"))
+    error_of(write_text(tmp_path / "g.npz", "0,1\n"))
+
+
+def test_npz_problems(tmp_path):
+    wrong = tmp_path / "w.npz"
+    np.savez(wrong, a=np.arange(3))
+    assert "'src', 'dst'" in str(error_of(wrong))
+    out_of_range = tmp_path / "r.npz"
+    np.savez(out_of_range, src=np.array([0, 5]), dst=np.array([1, 2]), n=np.int64(3))
+    assert "outside" in str(error_of(out_of_range))
+    isolated = tmp_path / "i.npz"
+    np.savez(isolated, src=np.array([], np.int64), dst=np.array([], np.int64), n=np.int64(4))
+    assert read_graph(isolated).n == 4
+
+
+def test_metis_vertex_sizes_and_weights_are_skipped(tmp_path):
+    # fmt 111 with ncon 2: size, two vertex weights, then (neighbour, edge weight) pairs.
+    path = write_text(tmp_path / "w.graph", "3 2 111 2\n1 5 6 2 4\n1 5 6 1 4 3 7\n1 5 6 2 7\n")
+    g = read_graph(path)
+    assert g.weighted and g.neighbours(1)[1].tolist() == [4.0, 7.0]
+    assert "before the neighbours" in str(error_of(write_text(tmp_path / "s.graph", "1 0 11\n\n")))
+
+
+def test_metis_without_edges_and_bipartite_cover(tmp_path):
+    g = read_graph(write_text(tmp_path / "i.graph", "3 0\n\n\n\n"))
+    assert (g.n, g.m) == (3, 0)
+    cover = read_graph(write_text(tmp_path / "p.graph", "2 1\n2\n1\n"), bipartite=True)
+    assert cover.bipartite and cover.shape == (2, 2) and cover.m == 2
+
+
+def test_parameter_errors(tmp_path):
+    path = write_text(tmp_path / "g.csv", "0,1\n")
+    with pytest.raises(ParameterError, match="unknown option"):
+        read_graph(path, n=3)
+    with pytest.raises(ParameterError, match="format"):
+        read_graph(path, format="gml")
+    with pytest.raises(ParameterError, match="duplicates"):
+        read_graph(path, duplicates="mean")
+
+
+def test_suffixes_describe_every_reader():
+    assert set(readers._FORMAT_OF_SUFFIX) == set(SUFFIXES)
+
+
+# ------------------------------------------------------------------------------ writers
+def test_atomic_path_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "deep" / "out.parquet"
+    with pytest.raises(RuntimeError), atomic_path(target) as partial:
+        partial.write_bytes(b"half a file")
+        raise RuntimeError("crash in the middle")
+    assert not target.exists() and list(target.parent.iterdir()) == []
+
+
+def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
+    target = tmp_path / "m.parquet"
+    write_table(target, {"mate": np.array([1, 0])})
+    before = target.read_bytes()
+
+    def half_write(table, where, **_):
+        Path(where).write_bytes(b"PAR1 partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pq, "write_table", half_write)
+    with pytest.raises(ResourceError, match="No space left"):
+        write_table(target, {"mate": np.array([0, 1])})
+    assert target.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["m.parquet"]
+
+
+@pytest.mark.parametrize("name", ["m.parquet", "m.pq", "m.csv", "m.tsv"])
+def test_table_round_trip(name, tmp_path):
+    columns = {
+        "vertex": np.arange(4, dtype=np.int64),
+        "mate": np.array([2, -1, 0, -1], dtype=np.int64),
+        "weight": np.array([2.0, 0.0, 0.1, 1e-300]),
+    }
+    back = read_table(write_table(tmp_path / "out" / name, columns))
+    assert list(back) == list(columns)
+    for key, values in columns.items():
+        assert back[key].dtype == values.dtype
+        np.testing.assert_array_equal(back[key], values)
+
+
+def test_parquet_keeps_narrow_dtypes(tmp_path):
+    columns = {"mate": np.array([1, 0], dtype=np.int32), "w": np.array([0.5, 1.5], dtype=np.float32)}
+    back = read_table(write_table(tmp_path / "m.parquet", columns))
+    assert back["mate"].dtype == np.int32 and back["w"].dtype == np.float32
+
+
+def test_table_writer_errors(tmp_path):
+    with pytest.raises(ParameterError, match="suffix"):
+        write_table(tmp_path / "m.xlsx", {"a": np.arange(2)})
+    with pytest.raises(ParameterError, match="differ in length"):
+        write_table(tmp_path / "m.csv", {"a": np.arange(2), "b": np.arange(3)})
+    with pytest.raises(ParameterError, match="1-D"):
+        write_table(tmp_path / "m.csv", {"a": np.zeros((2, 2))})
+    assert not any(tmp_path.iterdir())
+
+
+def test_read_table_errors(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        read_table(tmp_path / "absent.parquet")
+    empty = tmp_path / "e.csv"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError, match="empty"):
+        read_table(empty)
+    holes = write_text(tmp_path / "h.csv", "a,b\n1,\n2,3\n")
+    with pytest.raises(InputError, match="missing values"):
+        read_table(holes)
+    with pytest.raises(InputError, match="cannot read"):
+        read_table(write_text(tmp_path / "x.parquet", "not parquet"))
+
+
+def test_write_json_converts_numpy(tmp_path):
+    summary = {
+        "cardinality": np.int64(13),
+        "weight": np.float32(2.5),
+        "mate": np.array([1, 0, -1]),
+        "converged": np.bool_(True),
+        "modularity": float("nan"),
+        "path": tmp_path / "m.parquet",
+        np.int64(3): "an integer key",
+    }
+    out = write_json(tmp_path / "run" / "m.json", summary)
+    back = json.loads(out.read_text())
+    assert back == {
+        "cardinality": 13, "weight": 2.5, "mate": [1, 0, -1], "converged": True,
+        "modularity": None, "path": str(tmp_path / "m.parquet"), "3": "an integer key",
+    }
+    assert out.read_text().startswith('{\n  "cardinality": 13')
+
+
+def test_summary_path_for():
+    assert summary_path_for(Path("out") / "m.parquet") == Path("out") / "m.json"
+    assert summary_path_for("m.tsv") == Path("m.json")
+
+
+def test_files_in_tests_data_are_documented(data_dir):
+    readme = (data_dir / "README.md").read_text()
+    for path in data_dir.iterdir():
+        if path.name != "README.md":
+            assert path.name in readme, f"{path.name} lacks provenance in tests/data/README.md"
+
