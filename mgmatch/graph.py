@@ -373,21 +373,28 @@ class Graph:
             summary.random_weights_seed = int(random_weights)
             weighted = True
 
-        if not bipartite:  # store both directions
-            u, v, w = np.concatenate([u, v]), np.concatenate([v, u]), np.concatenate([w, w])
-        return cls._from_sorted_coo(u, v, w, n_rows, n_cols, bipartite, weighted, summary, wdtype)
+        return cls._from_sorted_pairs(u, v, w, n_rows, n_cols, bipartite, weighted, summary, wdtype)
 
     @classmethod
-    def _from_sorted_coo(cls, u, v, w, n_rows, n_cols, bipartite, weighted, summary, wdtype):
-        order = np.lexsort((v, u))
-        u, v, w = u[order], v[order], w[order]
-        idx = index_dtype_for(max(n_rows, n_cols), u.size)
-        indptr = np.zeros(n_rows + 1, dtype=idx)
-        np.cumsum(np.bincount(u, minlength=n_rows), out=indptr[1:])
+    def _from_sorted_pairs(cls, u, v, w, n_rows, n_cols, bipartite, weighted, summary, wdtype):
+        """CSR from unique pairs sorted by ``(u, v)`` (``u < v`` for undirected graphs)."""
+        from .cpu.graph_build import row_pointer, symmetric_csr  # noqa: PLC0415
+
+        nnz = u.size if bipartite else 2 * u.size
+        idx = index_dtype_for(max(n_rows, n_cols), nnz)
+        if bipartite:
+            indptr = row_pointer(u, n_rows, idx)
+            indices = v.astype(idx, copy=False)
+            weights = w.astype(wdtype, copy=False)
+        else:
+            indptr = np.zeros(n_rows + 1, dtype=idx)
+            indices = np.empty(nnz, dtype=idx)
+            weights = np.empty(nnz, dtype=wdtype)
+            symmetric_csr(u, v, w, n_rows, indptr, indices, weights)
         return cls(
             indptr=indptr,
-            indices=v.astype(idx, copy=False),
-            weights=w.astype(wdtype, copy=False),
+            indices=indices,
+            weights=weights,
             n_rows=int(n_rows),
             n_cols=int(n_cols),
             bipartite=bool(bipartite),
@@ -624,15 +631,17 @@ def _bipartite_shape(rows, cols, shape, source):
 
 def _merge_duplicates(u, v, w, n_cols, rule):
     """Merge entries with equal ``(u, v)`` by ``rule``; return arrays sorted by (u, v)."""
+    from .cpu.graph_build import sort_pairs  # noqa: PLC0415
+
     if u.size == 0:
         return u, v, w, 0
-    key = u * np.int64(max(n_cols, 1)) + v
-    order = np.argsort(key, kind="stable")
-    key, u, v, w = key[order], u[order], v[order], w[order]
-    first = np.empty(key.size, dtype=bool)
+    n_rows = int(u.max()) + 1
+    order = sort_pairs(u, v, n_rows, max(int(n_cols), int(v.max()) + 1))
+    u, v, w = u[order], v[order], w[order]
+    first = np.empty(u.size, dtype=bool)
     first[0] = True
-    np.not_equal(key[1:], key[:-1], out=first[1:])
-    merged = int(key.size - first.sum())
+    np.logical_or(u[1:] != u[:-1], v[1:] != v[:-1], out=first[1:])
+    merged = int(u.size - first.sum())
     if merged == 0:
         return u, v, w, 0
     starts = np.flatnonzero(first)
