@@ -537,6 +537,11 @@ class Partition:
     def xp(self):
         return get_namespace(self.indices)
 
+    def to(self, device: str) -> "Partition":
+        """A copy whose CSR arrays live on ``"cpu"`` (NumPy) or ``"gpu"`` (CuPy)."""
+        g = Graph(self.indptr, self.indices, self.weights, self.n_owned, self.n_cols).to(device)
+        return dataclasses.replace(self, indptr=g.indptr, indices=g.indices, weights=g.weights)
+
     def owner_of(self, v):
         """Partition number owning vertex (or array of vertices) ``v``."""
         return np.searchsorted(self.bounds, v, side="right") - 1

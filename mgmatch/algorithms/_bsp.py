@@ -77,6 +77,10 @@ class Program(Protocol):
 
     def finish(self, state) -> dict: ...
 
+    def matched(self, state) -> int:
+        """Owned vertices matched so far (tentatively, for progress displays)."""
+        ...
+
 
 @dataclass
 class RoundLog:
@@ -85,6 +89,7 @@ class RoundLog:
     messages: list[int] = field(default_factory=list)
     compute_s: list[float] = field(default_factory=list)
     exchange_s: list[float] = field(default_factory=list)
+    idle_s: list[float] = field(default_factory=list)
 
     @property
     def rounds(self) -> int:
@@ -96,6 +101,7 @@ class RoundLog:
             "messages_per_round": list(self.messages),
             "compute_s": float(sum(self.compute_s)),
             "exchange_s": float(sum(self.exchange_s)),
+            "idle_s": float(sum(self.idle_s)),
         }
 
 
@@ -103,12 +109,12 @@ def run_local(
     program: Program,
     parts: list,
     *,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int, float | None], None] | None = None,
     max_rounds: int | None = None,
 ) -> tuple[list[dict], RoundLog]:
     """Run ``program`` over ``parts`` in-process until no partition sends a message.
 
-    ``progress(round, messages)`` is called after each round. Returns the per-partition
+    ``progress(round, messages, matched_fraction)`` is called after each round. Returns the per-partition
     ``finish`` results (in partition order) and the round log.
     """
     log = RoundLog()
@@ -129,7 +135,9 @@ def run_local(
         log.compute_s.append(t1 - t0)
         log.exchange_s.append(time.perf_counter() - t1)
         if progress is not None:
-            progress(log.rounds, total)
+            n = parts[0].n_global
+            matched = sum(int(program.matched(s)) for s in states)
+            progress(log.rounds, total, matched / n if n else None)
         if total == 0:
             break
         if max_rounds is not None and log.rounds >= max_rounds:

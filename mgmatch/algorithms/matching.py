@@ -141,6 +141,7 @@ class _Suitor:
     """Suitor (paper I, Algorithm 3) as partition steps; see :func:`suitor`."""
 
     name = "suitor"
+    phase = "propose"
 
     def init(self, part: Partition):
         xp = part.xp
@@ -164,6 +165,10 @@ class _Suitor:
         st.queue = st.queue[:0]
         return Messages(ints, w)
 
+    def matched(self, st) -> int:
+        own = st.suitor[: st.part.n_owned]
+        return int(((st.target >= 0) & (own == st.target)).sum())
+
     def finish(self, st) -> dict:
         own = st.suitor[: st.part.n_owned]
         mate = st.target.copy()
@@ -175,6 +180,7 @@ class _BSuitor:
     """b-Suitor (Khan et al., SISC 2016) as partition steps; see :func:`b_suitor`."""
 
     name = "bsuitor"
+    phase = "propose"
 
     def __init__(self, b):
         self.b = b  # int or global array
@@ -211,6 +217,9 @@ class _BSuitor:
         st.queue = st.queue[:0]
         return Messages(ints, w)
 
+    def matched(self, st) -> int:
+        return int((st.tcnt > 0).sum())
+
     def finish(self, st) -> dict:
         u, v, w = _twin("bsuitor_pairs", st.part.xp)(
             st.part.lo, st.hoff, st.hcnt, st.hs, st.hw, st.tid, st.tcnt
@@ -236,6 +245,9 @@ class _PointerProgram:
             passes=0,
         )
 
+    def matched(self, st) -> int:
+        return int((st.mate >= 0).sum())
+
     def finish(self, st) -> dict:
         return {"mate": st.mate, "mate_w": st.mate_w, "passes": st.passes}
 
@@ -244,6 +256,7 @@ class _LocallyDominant(_PointerProgram):
     """Locally-dominant matching (paper I, Algorithm 1) as partition steps."""
 
     name = "ld"
+    phase = "point"
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
@@ -259,6 +272,7 @@ class _Handshake(_PointerProgram):
     """One-way handshaking (segmented max-scan + collate) as partition steps."""
 
     name = "handshake"
+    phase = "handshake"
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
@@ -301,7 +315,9 @@ def _validate(graph, partitions, device, b=None):
             "weighted matching takes an undirected graph; this one is bipartite "
             "(use mgmatch.bipartite_matching, or build the graph with bipartite=False)"
         )
-    if isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
+    if partitions is None:
+        pass
+    elif isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
         if np.ndim(partitions) == 1 and len(partitions) >= 2:  # explicit bounds
             from ..graph import check_bounds  # noqa: PLC0415
 
@@ -322,7 +338,7 @@ def _validate(graph, partitions, device, b=None):
     return dev, b
 
 
-def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions: int = 1, device: str = "auto",
+def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions=None, device: str = "auto",
           client=None, progress=None) -> MatchingResult:
     """Run one algorithm of the weighted-matching family (the shared entry of the public
     functions below; ``algorithm`` is ``suitor``, ``bsuitor``, ``ld`` or ``handshake``)."""
@@ -331,20 +347,35 @@ def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions: int = 
             raise ParameterError("b-Suitor needs b (an integer or one per vertex)")
     elif algorithm not in ALGORITHMS:
         raise ParameterError(f"unknown matching algorithm {algorithm!r}; choose from suitor, bsuitor, ld, handshake")
-    dev, b = _validate(graph, partitions, device, b if algorithm == "bsuitor" else None)
+    dev, b = _validate(graph, partitions, device if client is None else "cpu", b if algorithm == "bsuitor" else None)
     t0 = time.perf_counter()
+    program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
     if client is not None:
-        from ..distributed import run_distributed  # noqa: PLC0415
+        from ..distributed.coordinator import run_distributed  # noqa: PLC0415
 
-        parts_out, log, place_s = run_distributed(client, graph, algorithm, b=b, partitions=partitions,
-                                                  device=dev, progress=progress)
-        t_part = place_s
+        if partitions is None:
+            partitions = max(len(client.scheduler_info().get("workers", {})), 1)
+        parts = graph.to("cpu").partition(int(partitions)) if np.ndim(partitions) == 0 else \
+            graph.to("cpu").partition(bounds=partitions)
+        outcome = run_distributed(client, program, parts, device=device, progress=progress, total_vertices=graph.n)
+        if getattr(client, "asynchronous", False):
+            return _finish_async(outcome, graph, algorithm, b, partitions, t0)
+        parts_out, log, t_part, dev = outcome
     else:
+        partitions = 1 if partitions is None else partitions
         g = graph.to(dev)
         parts = g.partition(int(partitions)) if np.ndim(partitions) == 0 else g.partition(bounds=partitions)
         t_part = time.perf_counter() - t0
-        program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
         parts_out, log = run_local(program, parts, progress=progress)
+    return _result(graph, algorithm, b, partitions, dev, parts_out, log, t0, t_part)
+
+
+async def _finish_async(outcome, graph, algorithm, b, partitions, t0):
+    parts_out, log, t_part, dev = await outcome
+    return _result(graph, algorithm, b, partitions, dev, parts_out, log, t0, t_part)
+
+
+def _result(graph, algorithm, b, partitions, dev, parts_out, log, t0, t_part) -> MatchingResult:
     t_match = time.perf_counter() - t0 - t_part
     result = _assemble(graph, algorithm, parts_out, log)
     result.device = dev
@@ -353,6 +384,7 @@ def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions: int = 
     if algorithm == "bsuitor":
         result.params["b"] = int(b) if np.isscalar(b) else "per-vertex"
     result.timings = {"partition": t_part, "match": t_match, "total": time.perf_counter() - t0}
+    result.timings.update({k: v for k, v in log.as_dict().items() if k.endswith("_s")})
     return result
 
 
@@ -376,7 +408,7 @@ def _assemble(graph: Graph, algorithm: str, parts_out: list[dict], log: RoundLog
                           mate=mate, n=graph.n, m=graph.m, algorithm=algorithm, rounds=log)
 
 
-def suitor(graph: Graph, *, partitions: int = 1, device: str = "auto", client=None, progress=None) -> MatchingResult:
+def suitor(graph: Graph, *, partitions=None, device: str = "auto", client=None, progress=None) -> MatchingResult:
     """Half-approximate maximum weight matching by the Suitor algorithm.
 
     Every vertex proposes to its heaviest neighbour that would accept it (whose current suitor
@@ -387,16 +419,17 @@ def suitor(graph: Graph, *, partitions: int = 1, device: str = "auto", client=No
     ----------
     graph : Graph
         An undirected weighted graph.
-    partitions : int or sequence of int
-        Number of partitions the rounds run over (in-process, or on Dask workers with
-        ``client``), or explicit range bounds ``[0, b_1, ..., n]``. The result does not
-        depend on it.
+    partitions : int or sequence of int, optional
+        Number of partitions the rounds run over, or explicit range bounds
+        ``[0, b_1, ..., n]``. Default: 1 in-process, one per worker with ``client``. The result
+        does not depend on it.
     device : {"auto", "cpu", "gpu"}
         Where the kernels run; ``auto`` picks the GPU when CuPy sees one.
     client : distributed.Client, optional
-        Run the partitions on this Dask cluster.
+        Run the partitions on this Dask cluster (one partition per worker by default). With an
+        asynchronous client the call returns an awaitable.
     progress : callable, optional
-        ``progress(round, messages)`` after each round.
+        ``progress(round, messages, matched_fraction)`` after each round.
 
     Returns
     -------
@@ -423,7 +456,7 @@ def suitor(graph: Graph, *, partitions: int = 1, device: str = "auto", client=No
     return match(graph, "suitor", partitions=partitions, device=device, client=client, progress=progress)
 
 
-def b_suitor(graph: Graph, b, *, partitions: int = 1, device: str = "auto", client=None, progress=None) -> MatchingResult:
+def b_suitor(graph: Graph, b, *, partitions=None, device: str = "auto", client=None, progress=None) -> MatchingResult:
     """Half-approximate maximum weight b-matching by b-Suitor.
 
     Each vertex ``v`` keeps its ``b(v)`` best suitors; a vertex proposes to its best
@@ -463,7 +496,7 @@ def b_suitor(graph: Graph, b, *, partitions: int = 1, device: str = "auto", clie
     return match(graph, "bsuitor", b=b, partitions=partitions, device=device, client=client, progress=progress)
 
 
-def locally_dominant(graph: Graph, *, partitions: int = 1, device: str = "auto", client=None, progress=None) -> MatchingResult:
+def locally_dominant(graph: Graph, *, partitions=None, device: str = "auto", client=None, progress=None) -> MatchingResult:
     """Half-approximate weighted matching by locally-dominant edges (LD).
 
     Every free vertex points at its heaviest free neighbour; two vertices pointing at each
@@ -480,7 +513,7 @@ def locally_dominant(graph: Graph, *, partitions: int = 1, device: str = "auto",
     return match(graph, "ld", partitions=partitions, device=device, client=client, progress=progress)
 
 
-def handshake(graph: Graph, *, partitions: int = 1, device: str = "auto", client=None, progress=None) -> MatchingResult:
+def handshake(graph: Graph, *, partitions=None, device: str = "auto", client=None, progress=None) -> MatchingResult:
     """Half-approximate weighted matching by one-way handshaking.
 
     In each pass every free vertex finds its strongest free neighbour with a segmented

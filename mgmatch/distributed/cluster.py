@@ -1,0 +1,146 @@
+"""Connecting to a Dask cluster, or starting an embedded local one, and setting workers up.
+
+* ``scheduler="tcp://host:8786"`` or ``scheduler_file="scheduler.json"`` (what SLURM and
+  Kubernetes deployments give) connect to a running cluster;
+* otherwise an embedded cluster starts on 127.0.0.1: ``LocalCUDACluster`` (one worker per visible
+  GPU) when dask-cuda and GPUs are present and the device allows it, else a ``LocalCluster`` of
+  ``workers`` single-threaded worker processes.
+
+Workers are prepared by :class:`WorkerSetup`, a ``WorkerPlugin`` (imports, CuPy memory pool,
+kernel warm-up), never by tasks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from ..errors import ClusterError, ParameterError
+
+__all__ = ["cluster", "WorkerSetup", "connect"]
+
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+
+class WorkerSetup(WorkerPlugin):
+    """``WorkerPlugin`` run once per worker: import mgmatch and its kernels' modules, give CuPy
+    a memory pool, and warm the Numba kernels so the first round does not pay for compiling."""
+
+    name = "mgmatch-worker-setup"
+
+    def __init__(self, device: str = "cpu"):
+        self.device = device
+
+    def setup(self, worker=None):
+        import numpy as np  # noqa: PLC0415
+
+        from .. import Graph  # noqa: PLC0415
+        from ..algorithms.matching import match  # noqa: PLC0415
+
+        if self.device == "gpu":
+            from .._array import cupy_or_none  # noqa: PLC0415
+
+            cp = cupy_or_none()
+            if cp is not None:
+                cp.cuda.set_allocator(cp.cuda.MemoryPool().malloc)
+        # warm-up on a tiny graph: compiles (or loads from cache) every matching kernel
+        g = Graph.from_edges(np.array([0, 1]), np.array([1, 2]), np.array([1.0, 2.0]))
+        for algorithm in ("suitor", "ld", "handshake"):
+            match(g, algorithm, partitions=2, device="cpu")
+        match(g, "bsuitor", b=1, partitions=2, device="cpu")
+
+    def teardown(self, worker=None):
+        pass
+
+
+def connect(address: str | None = None, scheduler_file: str | None = None, *, timeout: float = 10.0):
+    """A ``distributed.Client`` for a running scheduler; one clear error when it cannot connect."""
+    from distributed import Client  # noqa: PLC0415
+
+    if address and scheduler_file:
+        raise ParameterError("give either a scheduler address or a scheduler file, not both")
+    if scheduler_file is not None and not os.path.isfile(scheduler_file):
+        raise ClusterError(f"scheduler file {scheduler_file} does not exist")
+    try:
+        if scheduler_file is not None:
+            return Client(scheduler_file=scheduler_file, timeout=timeout)
+        return Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        where = scheduler_file or address
+        raise ClusterError(f"cannot reach the Dask scheduler at {where}: {exc}") from None
+    except ValueError as exc:  # malformed address
+        raise ClusterError(f"cannot use scheduler address {address!r}: {exc}") from None
+
+
+@contextlib.contextmanager
+def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, workers: int | None = None,
+            device: str = "auto", dashboard: bool = True, timeout: float = 10.0):
+    """A Dask client for the job, as a context manager.
+
+    Parameters
+    ----------
+    scheduler, scheduler_file : str, optional
+        Connect to a running cluster. Without them an embedded local cluster starts.
+    workers : int, optional
+        Worker processes of an embedded CPU cluster (default 2). A GPU cluster has one worker
+        per visible GPU.
+    device : {"auto", "cpu", "gpu"}
+        ``gpu`` requires a GPU cluster; ``auto`` starts one when dask-cuda and GPUs are there.
+    dashboard : bool
+        Serve the Dask dashboard of an embedded cluster (its address is ``client.dashboard_link``).
+
+    Yields
+    ------
+    distributed.Client
+
+    Examples
+    --------
+    >>> from mgmatch.distributed import cluster
+    >>> with cluster(workers=2, device="cpu", dashboard=False) as client:  # doctest: +SKIP
+    ...     mgmatch.suitor(graph, client=client)
+    """
+    from .._array import gpu_available, resolve_device  # noqa: PLC0415
+
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ParameterError(f"workers must be a positive integer, not {workers!r}")
+    if scheduler or scheduler_file:
+        client = connect(scheduler, scheduler_file, timeout=timeout)
+        try:
+            _check_workers(client, timeout)
+            client.register_plugin(WorkerSetup("cpu" if device == "cpu" else "gpu"))
+            yield client
+        finally:
+            client.close()
+        return
+
+    dev = resolve_device(device)
+    local = None
+    dash = "127.0.0.1:0" if dashboard else None
+    if dev == "gpu" and gpu_available():
+        try:
+            from dask_cuda import LocalCUDACluster  # noqa: PLC0415
+        except ImportError:
+            raise ClusterError("device='gpu' on a local cluster needs dask-cuda (pip install mgmatch[gpu])") from None
+        local = LocalCUDACluster(host="127.0.0.1", dashboard_address=dash, silence_logs=40)
+    else:
+        from distributed import LocalCluster  # noqa: PLC0415
+
+        local = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                             dashboard_address=dash, silence_logs=40)
+    from distributed import Client  # noqa: PLC0415
+
+    try:
+        with Client(local) as client:
+            client.register_plugin(WorkerSetup(dev))
+            yield client
+    finally:
+        local.close()
+
+
+def _check_workers(client, timeout):
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (TimeoutError, OSError):
+        raise ClusterError(f"the Dask cluster at {client.scheduler.address} has no workers "
+                           f"(none joined within {timeout:g} s)") from None

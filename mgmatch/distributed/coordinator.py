@@ -1,0 +1,228 @@
+"""The coordinator: runs an algorithm's partition steps on Dask workers, round by round.
+
+A distributed graph is ``{partition: Future[Partition]}``, each future pinned to one worker.
+Every round each partition runs its local step to quiescence on its worker
+(``<algorithm>-<phase>-r<round>-p<partition>``); its outbox is cut into one piece per receiving
+partition (``<algorithm>-route-r<round>-p<from>-p<to>``, on the sender's worker) and the pieces
+travel worker to worker as inputs of the receivers' next step. The coordinator sees only a few
+numbers per partition and round (message counts, compute time, matched vertices) and stops when
+a round sends no message; the graph never passes through it.
+
+If a worker is lost, its partitions' state is gone with it; the algorithms are deterministic,
+so the coordinator places the partitions on the remaining workers and runs again, giving the
+identical result, or fails with a :class:`~mgmatch.errors.ClusterError` naming the lost worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import time
+import uuid
+from types import SimpleNamespace
+
+import numpy as np
+
+from .._array import to_numpy
+from ..errors import ClusterError
+from ..algorithms._bsp import Messages, RoundLog
+
+__all__ = ["run_distributed", "run_rounds_async"]
+
+
+# ------------------------------------------------------------------------- worker tasks
+def _check_worker(expected: str) -> str:
+    """Fail clearly if a pinned task runs anywhere but where it was sent."""
+    from distributed import get_worker  # noqa: PLC0415
+
+    here = get_worker().address
+    if here != expected:
+        raise ClusterError(f"task pinned to worker {expected} ran on {here}")
+    return here
+
+
+def _init_task(program, part, expected_worker: str, device: str):
+    here = _check_worker(expected_worker)
+    if device == "gpu":
+        from .._array import cupy_or_none  # noqa: PLC0415
+
+        if cupy_or_none() is None:
+            raise ClusterError(f"worker {here} has no GPU, but device='gpu' was asked for")
+        part = part.to("gpu")
+    return program.init(part)
+
+
+def _fork(state):
+    """A copy of a partition state whose mutable arrays are new, so a step never alters the
+    value of an earlier round's future (Dask may run a task again from its inputs)."""
+    copied = {}
+    for key, value in vars(state).items():
+        if key in ("part", "slot") or not hasattr(value, "copy") or np.isscalar(value):
+            copied[key] = value
+        else:
+            copied[key] = value.copy()
+    return SimpleNamespace(**copied)
+
+
+def _step_task(program, state, inbox_pieces, expected_worker: str):
+    _check_worker(expected_worker)
+    xp = state.part.xp
+    t0 = time.perf_counter()
+    state = _fork(state)
+    inbox = Messages.concat([Messages(xp.asarray(m.ints), xp.asarray(m.w)) for m in inbox_pieces])
+    if len(inbox) == 0:
+        inbox = Messages.empty(xp)
+    outbox = program.step(state, inbox)
+    pieces = {q: Messages(to_numpy(m.ints), to_numpy(m.w)) for q, m in outbox.split(state.part.bounds).items()}
+    stats = {
+        "messages": len(outbox),
+        "dests": sorted(pieces),
+        "compute_s": time.perf_counter() - t0,
+        "matched": int(program.matched(state)),
+    }
+    return state, pieces, stats
+
+
+def _route_task(step_result, q: int):
+    """The piece of a step's outbox addressed to partition ``q`` (runs on the sender)."""
+    return step_result[1][q]
+
+
+def _finish_task(program, state, expected_worker: str):
+    _check_worker(expected_worker)
+    return {k: to_numpy(v) if hasattr(v, "shape") else v for k, v in program.finish(state).items()}
+
+
+# ---------------------------------------------------------------------------- the rounds
+async def _worker_addresses(client) -> list[str]:
+    info = await client.scheduler.identity()
+    return sorted(info.get("workers", {}))
+
+
+def _lost_errors():
+    from distributed.client import FutureCancelledError  # noqa: PLC0415
+    from distributed.scheduler import KilledWorker  # noqa: PLC0415
+
+    errors = [KilledWorker, FutureCancelledError, asyncio.CancelledError]
+    try:
+        from distributed.comm.core import CommClosedError  # noqa: PLC0415
+
+        errors.append(CommClosedError)
+    except ImportError:  # pragma: no cover
+        pass
+    import concurrent.futures  # noqa: PLC0415
+
+    errors.append(concurrent.futures.CancelledError)
+    return tuple(errors)
+
+
+def _has_gpu() -> bool:
+    from .._array import gpu_available  # noqa: PLC0415
+
+    return gpu_available()
+
+
+async def resolve_cluster_device(client, device: str, workers: list[str]) -> str:
+    """``auto`` means GPU when every worker sees one; ``gpu`` requires that of every worker."""
+    from ..errors import ParameterError  # noqa: PLC0415
+
+    if device not in ("auto", "cpu", "gpu"):
+        raise ParameterError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}")
+    if device == "cpu":
+        return "cpu"
+    has = await client.run(_has_gpu, workers=workers)
+    without = sorted(w for w, ok in has.items() if not ok)
+    if device == "gpu" and without:
+        raise ClusterError(f"device='gpu' was asked for, but worker {', '.join(without)} has no GPU")
+    return "cpu" if without else "gpu"
+
+
+async def run_rounds_async(client, program, parts, *, device="auto", progress=None, max_restarts=2,
+                           total_vertices=None):
+    """Run ``program`` over ``parts`` on the cluster.
+
+    Returns ``(finish results, RoundLog, placement seconds, device)``.
+    """
+    lost_errors = _lost_errors()
+    workers = await _worker_addresses(client)
+    if not workers:
+        raise ClusterError("the Dask cluster has no workers")
+    device = await resolve_cluster_device(client, device, workers)
+    restarts = 0
+    while True:
+        try:
+            results, log, placement_s = await _rounds(client, program, parts, workers, device, progress,
+                                                      total_vertices)
+            return results, log, placement_s, device
+        except lost_errors as exc:
+            now = await _worker_addresses(client)
+            lost = sorted(set(workers) - set(now))
+            if not lost:
+                raise
+            if not now:
+                raise ClusterError(f"lost worker {', '.join(lost)} and no worker is left") from None
+            if restarts >= max_restarts:
+                raise ClusterError(
+                    f"lost worker {', '.join(lost)}; gave up after {restarts} restarts ({type(exc).__name__})"
+                ) from None
+            restarts += 1
+            workers = now
+
+
+async def _rounds(client, program, parts, workers, device, progress, total_vertices):
+    run = uuid.uuid4().hex[:8]
+    name, phase = program.name, getattr(program, "phase", "step")
+    owner = {p: workers[p % len(workers)] for p in range(len(parts))}
+    t0 = time.perf_counter()
+    part_f = {}
+    for p, part in enumerate(parts):
+        part_f[p] = await client.scatter(part, workers=[owner[p]], hash=False)
+
+    def submit(fn, *args, key, p):
+        return client.submit(fn, *args, key=f"{key}-{run}", workers=[owner[p]], allow_other_workers=False,
+                             pure=False)
+
+    state_f = {p: submit(_init_task, program, part_f[p], owner[p], device, key=f"{name}-init-p{p}", p=p)
+               for p in part_f}
+    placement_s = time.perf_counter() - t0
+    inbox_f = {p: [] for p in part_f}
+    log = RoundLog()
+    r = 0
+    while True:
+        r += 1
+        t_round = time.perf_counter()
+        res_f = {p: submit(_step_task, program, state_f[p], inbox_f[p], owner[p], key=f"{name}-{phase}-r{r}-p{p}", p=p)
+                 for p in part_f}
+        state_f = {p: submit(operator.getitem, res_f[p], 0, key=f"{name}-state-r{r}-p{p}", p=p) for p in part_f}
+        stats_f = [submit(operator.getitem, res_f[p], 2, key=f"{name}-stats-r{r}-p{p}", p=p) for p in part_f]
+        stats = await client.gather(stats_f)
+        wall = time.perf_counter() - t_round
+        total = sum(s["messages"] for s in stats)
+        slowest = max(s["compute_s"] for s in stats)
+        log.messages.append(total)
+        log.compute_s.append(slowest)
+        log.exchange_s.append(max(wall - slowest, 0.0))
+        log.idle_s.append(sum(slowest - s["compute_s"] for s in stats) / len(stats))
+        if progress is not None:
+            matched = sum(s["matched"] for s in stats)
+            progress(r, total, matched / total_vertices if total_vertices else None)
+        if total == 0:
+            break
+        inbox_f = {p: [] for p in part_f}
+        for p, s in zip(part_f, stats):
+            for q in s["dests"]:
+                inbox_f[q].append(submit(_route_task, res_f[p], q, key=f"{name}-route-r{r}-p{p}-p{q}", p=p))
+        del res_f
+    out_f = [submit(_finish_task, program, state_f[p], owner[p], key=f"{name}-finish-p{p}", p=p) for p in part_f]
+    results = await client.gather(out_f)
+    del state_f, part_f
+    return results, log, placement_s
+
+
+def run_distributed(client, program, parts, *, device="auto", progress=None, total_vertices=None):
+    """Sync shell over :func:`run_rounds_async`: returns the results with a synchronous client,
+    an awaitable with an asynchronous one."""
+    coro = run_rounds_async(client, program, parts, device=device, progress=progress, total_vertices=total_vertices)
+    if getattr(client, "asynchronous", False):
+        return coro
+    return client.sync(lambda: coro)
