@@ -1,0 +1,551 @@
+"""Maximum cardinality bipartite matching: push-relabel (G-PR) and augmenting-path BFS (APFB, APsB).
+
+Rows are ``V_R`` and columns ``V_C``, as in the papers. One driver serves every device: it picks
+the CPU twins (:mod:`mgmatch.cpu.bipartite`, Numba) or the GPU twins
+(:mod:`mgmatch.gpu.bipartite`, CUDA kernels in ``kernels/bipartite.cu``) and runs the paper's
+outer loop over them:
+
+* **G-PR** [1]_ (Algorithms 3 and 7): global relabeling ``G-GR`` (a level-synchronous BFS from
+  the unmatched rows, one ``G-GR-KRNL`` launch per level) before the first push and then after
+  ``k * maxLevel`` push launches (``relabel="adaptive"``) or every ``ceil(k)`` launches
+  (``relabel="fixed"``); lock- and atomic-free pushes that tolerate an inconsistent ``mu``,
+  repaired by ``FIXMATCHING`` at the end. Variants: ``"first"`` (Algorithm 6, a thread per
+  column), ``"noshrink"`` (Algorithms 7 to 9 with the active-column lists ``A_c``/``A_p`` and
+  the ``iA`` guard) and ``"shrink"`` (also ``G-PR-SHRKRNL``, compacting the lists after a global
+  relabeling when at least 512 slots remain).
+* **APFB / APsB** [2]_: BFS from all unmatched columns (``GPUBFS``, or ``GPUBFS-WR`` with the root
+  array, its early exit and, for APsB, the level encoding), then ``ALTERNATE`` and
+  ``FIXMATCHING``, until no augmenting path is left. APsB stops each BFS at the first level that
+  reaches an unmatched row (shortest paths, like Hopcroft-Karp); APFB runs it to the end.
+  Launch modes: ``"ct"`` (a constant number of threads, several vertices each) and ``"mt"``
+  (a thread per vertex); they only change GPU launches.
+
+Both start from an initial matching: ``"cheap"`` (greedy, the papers' default), ``"karp-sipser"``
+or ``"none"``. Times of the algorithm proper (``timings["match"]``) exclude the initial matching
+(``timings["init"]``), as the papers report them.
+
+A non-bipartite (undirected) :class:`~mgmatch.graph.Graph` is matched as its bipartite double
+cover (its symmetric matrix read as rows x columns). Explicitly stored zeros are edges unless the
+graph was built with ``zeros="drop"``; SciPy's ``maximum_bipartite_matching`` counts them too.
+
+References
+----------
+.. [1] M. Deveci, K. Kaya, B. Ucar, U. V. Catalyurek, "A push-relabel-based maximum cardinality
+   bipartite matching algorithm on GPUs", ICPP 2013.
+.. [2] M. Deveci, K. Kaya, B. Ucar, U. V. Catalyurek, "GPU accelerated maximum cardinality
+   matching algorithms for bipartite graphs", Euro-Par 2013.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._array import resolve_device, to_numpy
+from ..errors import InputError, ParameterError, ResourceError
+from ..graph import Graph
+
+__all__ = ["bipartite_matching", "BipartiteMatchingResult", "check_parameters", "estimate_gpu_bytes"]
+
+ALGORITHMS = ("gpr", "apfb", "apsb")
+INITS = ("cheap", "karp-sipser", "none")
+VARIANTS = ("first", "noshrink", "shrink")
+RELABELS = ("adaptive", "fixed")
+BFS_KERNELS = ("gpubfs-wr", "gpubfs")
+LAUNCHES = ("ct", "mt")
+SHRINK_MIN = 512  # [1], Algorithm 7 line 11: shrink only lists of at least this many slots
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+# ----------------------------------------------------------------------------- result
+@dataclass
+class BipartiteMatchingResult:
+    """A maximum matching between the rows and columns of a bipartite graph.
+
+    Attributes
+    ----------
+    row_match : ndarray of int64
+        ``row_match[r]`` is the column matched to row ``r``, or -1.
+    col_match : ndarray of int64
+        ``col_match[c]`` is the row matched to column ``c``, or -1.
+    cardinality : int
+        Number of matched pairs.
+    algorithm : str
+        ``"gpr"``, ``"apfb"`` or ``"apsb"``.
+    params : dict
+        The parameters that shaped the run (initial matching, variant, relabeling strategy, BFS
+        kernel, launch mode).
+    init_cardinality : int
+        Cardinality of the initial matching.
+    timings : dict
+        Seconds per phase: ``setup`` (adjacency on the device), ``init``, ``match``,
+        ``certificate`` and ``total``.
+    iterations : int
+        Outer iterations: push-relabel loops (G-PR) or BFS-and-alternate phases (APFB/APsB).
+    global_relabels : int
+        Global relabelings (G-PR).
+    bfs_levels : int
+        BFS level launches, summed over all BFS phases (global relabelings included).
+    device : str
+        ``"cpu"`` or ``"gpu"``.
+    n_rows, n_cols, m : int
+        Shape and edge count of the matched graph.
+    cover_rows, cover_cols : ndarray of bool
+        A minimum vertex cover (König): every edge has an endpoint in it and
+        ``cover_rows.sum() + cover_cols.sum() == cardinality``, which certifies that the
+        matching is maximum.
+    counts : dict
+        Further counters (shrinks, launches per phase).
+    """
+
+    row_match: np.ndarray
+    col_match: np.ndarray
+    cardinality: int
+    algorithm: str
+    params: dict
+    init_cardinality: int
+    timings: dict
+    iterations: int
+    global_relabels: int
+    bfs_levels: int
+    device: str
+    n_rows: int
+    n_cols: int
+    m: int
+    cover_rows: np.ndarray
+    cover_cols: np.ndarray
+    counts: dict = field(default_factory=dict)
+
+    def to_table(self) -> dict:
+        """Matched pairs sorted by row: ``{"row": int64 array, "col": int64 array}``.
+
+        >>> r = bipartite_matching(Graph.from_edges([0, 1], [1, 0], bipartite=True), device="cpu")
+        >>> {k: v.tolist() for k, v in r.to_table().items()}
+        {'row': [0, 1], 'col': [1, 0]}
+        """
+        rows = np.flatnonzero(self.row_match >= 0).astype(np.int64)
+        return {"row": rows, "col": self.row_match[rows].astype(np.int64)}
+
+    def summary(self) -> dict:
+        """A JSON-able description of the run.
+
+        >>> r = bipartite_matching(Graph.from_edges([0], [0], bipartite=True), device="cpu")
+        >>> s = r.summary()
+        >>> s["algorithm"], s["cardinality"], s["n_rows"]
+        ('gpr', 1, 1)
+        """
+        return {
+            "family": "bipartite",
+            "algorithm": self.algorithm,
+            "parameters": dict(self.params),
+            "device": self.device,
+            "n_rows": int(self.n_rows),
+            "n_cols": int(self.n_cols),
+            "m": int(self.m),
+            "cardinality": int(self.cardinality),
+            "init_cardinality": int(self.init_cardinality),
+            "cover_size": int(self.cover_rows.sum() + self.cover_cols.sum()),
+            "timings": {k: float(v) for k, v in self.timings.items()},
+            "counts": {
+                "iterations": int(self.iterations),
+                "global_relabels": int(self.global_relabels),
+                "bfs_levels": int(self.bfs_levels),
+                **{k: int(v) for k, v in self.counts.items()},
+            },
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"BipartiteMatchingResult({self.algorithm}, {self.n_rows}x{self.n_cols}, "
+            f"cardinality={self.cardinality}, device={self.device})"
+        )
+
+
+# ----------------------------------------------------------------------------- parameters
+def check_parameters(algorithm="gpr", init="cheap", variant="shrink", relabel="adaptive", relabel_k=0.7,
+                     bfs="gpubfs-wr", launch="ct", device="auto") -> None:
+    """Validate the parameters of :func:`bipartite_matching`; raise ParameterError naming the bad one.
+
+    >>> check_parameters(algorithm="hk")
+    Traceback (most recent call last):
+    ...
+    mgmatch.errors.ParameterError: algorithm must be one of 'gpr', 'apfb', 'apsb', not 'hk'
+    """
+    for name, value, choices in (
+        ("algorithm", algorithm, ALGORITHMS),
+        ("init", init, INITS),
+        ("variant", variant, VARIANTS),
+        ("relabel", relabel, RELABELS),
+        ("bfs", bfs, BFS_KERNELS),
+        ("launch", launch, LAUNCHES),
+        ("device", device, ("auto", "cpu", "gpu")),
+    ):
+        if not isinstance(value, str) or value not in choices:
+            raise ParameterError(f"{name} must be one of {', '.join(map(repr, choices))}, not {value!r}")
+    if (
+        isinstance(relabel_k, bool)
+        or not isinstance(relabel_k, (int, float, np.integer, np.floating))
+        or not math.isfinite(float(relabel_k))
+        or float(relabel_k) <= 0
+    ):
+        raise ParameterError(f"relabel_k must be a positive number, not {relabel_k!r}")
+
+
+def _next_relabel(strategy: str, k: float, loop: int, max_level: int) -> int:
+    """GETITERGR [1]: the loop of the next global relabeling."""
+    if strategy == "adaptive":
+        return loop + max(1, math.ceil(k * max_level))
+    return loop + max(1, math.ceil(k))
+
+
+# ----------------------------------------------------------------------------- memory
+def estimate_gpu_bytes(n_rows: int, n_cols: int, nnz: int, itemsize: int = 4) -> int:
+    """Peak GPU memory of one matching run, in bytes, from the graph's size.
+
+    Counts the CSR and CSC adjacency, the temporaries of building the CSC, and the per-vertex
+    arrays of the algorithms (matching, labels, active lists, BFS levels, roots, predecessors).
+
+    >>> estimate_gpu_bytes(1000, 1000, 5000)
+    160008
+    """
+    s = int(itemsize)
+    adjacency = (n_rows + 1 + nnz + n_cols + 1 + nnz) * s
+    build = nnz * (8 + s) + n_cols * 8  # argsort indices, row ids, column counts
+    vertices = (2 * (n_rows + n_cols) + 6 * n_cols + n_rows) * s
+    return int(adjacency + build + vertices)
+
+
+def _check_gpu_memory(n_rows, n_cols, nnz, itemsize, cp) -> None:
+    need = estimate_gpu_bytes(n_rows, n_cols, nnz, itemsize)
+    free, _total = cp.cuda.runtime.memGetInfo()
+    free += cp.get_default_memory_pool().free_bytes()
+    if need > 0.95 * free:
+        raise ResourceError(
+            f"bipartite matching of a {n_rows} x {n_cols} graph with {nnz} edges needs about "
+            f"{need / 2**30:.2f} GiB of GPU memory, but only {free / 2**30:.2f} GiB is free"
+        )
+
+
+# ----------------------------------------------------------------------------- driver
+def bipartite_matching(
+    graph,
+    algorithm: str = "gpr",
+    init: str = "cheap",
+    *,
+    variant: str = "shrink",
+    relabel: str = "adaptive",
+    relabel_k: float = 0.7,
+    bfs: str = "gpubfs-wr",
+    launch: str = "ct",
+    device: str = "auto",
+) -> BipartiteMatchingResult:
+    """Maximum cardinality matching of a bipartite graph.
+
+    Parameters
+    ----------
+    graph : Graph or scipy.sparse matrix
+        A bipartite :class:`~mgmatch.graph.Graph` (rows x columns). An undirected graph is matched
+        as its bipartite double cover; a SciPy sparse matrix is read as rows x columns, stored
+        zeros included.
+    algorithm : {"gpr", "apfb", "apsb"}
+        Push-relabel G-PR [1]_, or the augmenting-path BFS algorithms APFB / APsB [2]_.
+    init : {"cheap", "karp-sipser", "none"}
+        Initial matching: greedy (the papers' choice), Karp-Sipser, or empty.
+    variant : {"shrink", "noshrink", "first"}
+        G-PR: active-column lists with shrinking (Algorithm 7), without it, or the first kernel
+        over all columns (Algorithm 6).
+    relabel : {"adaptive", "fixed"}
+        G-PR: next global relabeling after ``k * maxLevel`` push launches, or every
+        ``ceil(k)`` launches.
+    relabel_k : float
+        The ``k`` above (0.7 is the paper's best with the adaptive strategy).
+    bfs : {"gpubfs-wr", "gpubfs"}
+        APFB/APsB: BFS kernel with the root array (early exit) or without.
+    launch : {"ct", "mt"}
+        APFB/APsB on the GPU: a constant number of threads, or a thread per vertex.
+    device : {"auto", "cpu", "gpu"}
+        ``auto`` uses the GPU when CuPy sees one.
+
+    Returns
+    -------
+    BipartiteMatchingResult
+        ``row_match``, ``col_match``, ``cardinality``, timings, counters, and a König vertex cover
+        of the same size that certifies maximality.
+
+    Raises
+    ------
+    ParameterError
+        A parameter is outside its domain.
+    InputError
+        ``graph`` is neither a Graph nor a SciPy sparse matrix.
+    ResourceError
+        The GPU was asked for but is absent, or the graph will not fit in its free memory (the
+        message names the estimate).
+
+    Notes
+    -----
+    The result is a maximum matching: ``cardinality`` equals the structural rank of the
+    matrix, ``max |M|`` over all matchings ``M``, and by König's theorem equals the size of the
+    minimum vertex cover returned in ``cover_rows``/``cover_cols``. The cover comes from a last
+    alternating BFS (from the unmatched rows for G-PR, from the unmatched columns for APFB/APsB):
+    reached columns and unreached rows (G-PR), or unreached columns and the mates of reached ones
+    (APFB/APsB).
+
+    References
+    ----------
+    .. [1] M. Deveci, K. Kaya, B. Ucar, U. V. Catalyurek, "A push-relabel-based maximum
+       cardinality bipartite matching algorithm on GPUs", ICPP 2013.
+    .. [2] M. Deveci, K. Kaya, B. Ucar, U. V. Catalyurek, "GPU accelerated maximum cardinality
+       matching algorithms for bipartite graphs", Euro-Par 2013.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> a = sp.csr_array(([1, 1, 1, 1], ([0, 0, 1, 2], [0, 1, 0, 2])), shape=(3, 3))
+    >>> r = bipartite_matching(Graph.from_scipy(a, bipartite=True), "gpr", device="cpu")
+    >>> r.cardinality, r.row_match.tolist()
+    (3, [1, 0, 2])
+    >>> bipartite_matching(a, "apfb", init="karp-sipser", device="cpu").cardinality
+    3
+    """
+    check_parameters(algorithm, init, variant, relabel, relabel_k, bfs, launch, device)
+    graph = _as_bipartite(graph)
+    dev = resolve_device(device)
+    if algorithm == "gpr":
+        params = {"init": init, "variant": variant, "relabel": relabel, "relabel_k": float(relabel_k)}
+    else:
+        params = {"init": init, "bfs": bfs, "launch": launch}
+    if dev == "gpu":
+        from .._array import cupy_or_none  # noqa: PLC0415
+
+        cp = cupy_or_none()
+        try:
+            return _run(graph, algorithm, params, dev)
+        except cp.cuda.memory.OutOfMemoryError as exc:
+            need = estimate_gpu_bytes(graph.n_rows, graph.n_cols, graph.nnz, _index_dtype(graph).itemsize)
+            raise ResourceError(
+                f"the GPU ran out of memory matching a {graph.n_rows} x {graph.n_cols} graph with "
+                f"{graph.nnz} edges (estimated need {need / 2**30:.2f} GiB)"
+            ) from exc
+    return _run(graph, algorithm, params, dev)
+
+
+def _as_bipartite(graph) -> Graph:
+    if isinstance(graph, Graph):
+        return graph if graph.bipartite else graph.bipartite_double_cover()
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    if sp.issparse(graph):
+        return Graph.from_scipy(graph, bipartite=True, weighted=False)
+    raise InputError(f"expected a Graph or a SciPy sparse matrix, got {type(graph).__name__}")
+
+
+def _index_dtype(graph: Graph) -> np.dtype:
+    big = graph.n_rows + graph.n_cols + 2 > _INT32_MAX or graph.nnz > _INT32_MAX
+    return np.dtype(np.int64 if big else np.int32)
+
+
+def _twins(dev: str):
+    if dev == "gpu":
+        from ..gpu import bipartite as ops  # noqa: PLC0415
+    else:
+        from ..cpu import bipartite as ops  # noqa: PLC0415
+    return ops
+
+
+@dataclass
+class _Adjacency:
+    """CSR (rows -> columns) and CSC (columns -> rows) of the graph on the run's device."""
+
+    n_rows: int
+    n_cols: int
+    row_ptr: object
+    row_cols: object
+    col_ptr: object
+    col_rows: object
+
+
+def _adjacency(graph: Graph, dev: str, idx: np.dtype, xp) -> _Adjacency:
+    if dev == "gpu":
+        _check_gpu_memory(graph.n_rows, graph.n_cols, graph.nnz, idx.itemsize, xp)
+    row_ptr = xp.asarray(graph.indptr).astype(idx, copy=False)
+    row_cols = xp.asarray(graph.indices).astype(idx, copy=False)
+    nnz = int(row_cols.shape[0])
+    rows = (xp.searchsorted(row_ptr, xp.arange(nnz, dtype=idx), side="right") - 1).astype(idx)
+    order = xp.argsort(row_cols, kind="stable")
+    col_rows = rows[order].astype(idx, copy=False)
+    col_ptr = xp.zeros(graph.n_cols + 1, dtype=idx)
+    if nnz:
+        col_ptr[1:] = xp.cumsum(xp.bincount(row_cols, minlength=graph.n_cols)).astype(idx)
+    return _Adjacency(graph.n_rows, graph.n_cols, row_ptr, row_cols, col_ptr, col_rows)
+
+
+def _run(graph: Graph, algorithm: str, params: dict, dev: str) -> BipartiteMatchingResult:
+    ops = _twins(dev)
+    if dev == "gpu":
+        from .._array import cupy_or_none  # noqa: PLC0415
+
+        xp = cupy_or_none()
+    else:
+        xp = np
+    idx = _index_dtype(graph)
+    timings = {}
+    t_start = time.perf_counter()
+    adj = _adjacency(graph, dev, idx, xp)
+    mu_row = xp.full(adj.n_rows, -1, dtype=idx)
+    mu_col = xp.full(adj.n_cols, -1, dtype=idx)
+    ops.synchronize()
+    timings["setup"] = time.perf_counter() - t_start
+
+    t0 = time.perf_counter()
+    init = params["init"]
+    if init == "cheap":
+        ops.cheap_matching(adj.n_rows, adj.n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col)
+    elif init == "karp-sipser":
+        ops.karp_sipser_matching(adj.n_rows, adj.n_cols, adj.row_ptr, adj.row_cols, adj.col_ptr, adj.col_rows,
+                                 mu_row, mu_col)
+    ops.synchronize()
+    timings["init"] = time.perf_counter() - t0
+    init_cardinality = ops.cardinality(mu_row)
+
+    t0 = time.perf_counter()
+    if algorithm == "gpr":
+        counts = _gpr(ops, adj, mu_row, mu_col, params, xp, idx)
+    else:
+        counts = _augmenting_paths(ops, adj, mu_row, mu_col, algorithm, params, xp, idx)
+    ops.synchronize()
+    timings["match"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    cover_rows, cover_cols = counts.pop("_cover")()
+    ops.synchronize()
+    timings["certificate"] = time.perf_counter() - t0
+    row_match = to_numpy(mu_row).astype(np.int64)
+    col_match = to_numpy(mu_col).astype(np.int64)
+    timings["total"] = time.perf_counter() - t_start
+
+    return BipartiteMatchingResult(
+        row_match=row_match,
+        col_match=col_match,
+        cardinality=int(np.count_nonzero(row_match >= 0)),
+        algorithm=algorithm,
+        params=params,
+        init_cardinality=int(init_cardinality),
+        timings=timings,
+        iterations=int(counts.pop("iterations")),
+        global_relabels=int(counts.pop("global_relabels", 0)),
+        bfs_levels=int(counts.pop("bfs_levels")),
+        device=dev,
+        n_rows=graph.n_rows,
+        n_cols=graph.n_cols,
+        m=graph.m,
+        cover_rows=cover_rows,
+        cover_cols=cover_cols,
+        counts=counts,
+    )
+
+
+# ----------------------------------------------------------------------------- G-PR
+def _gpr(ops, adj: _Adjacency, mu_row, mu_col, params: dict, xp, idx) -> dict:
+    """G-PR [1]: Algorithm 3 (variant "first") or Algorithm 7 (with active-column lists)."""
+    n_rows, n_cols = adj.n_rows, adj.n_cols
+    inf = n_rows + n_cols  # m + n in [1]
+    psi_row = xp.empty(n_rows, dtype=idx)  # ψ, distance labels of the rows
+    psi_col = xp.empty(n_cols, dtype=idx)  # ψ of the columns
+    variant, strategy, k = params["variant"], params["relabel"], params["relabel_k"]
+    counts = {"iterations": 0, "global_relabels": 0, "bfs_levels": 0, "shrinks": 0}
+
+    def global_relabel():
+        max_level = ops.global_relabel(n_rows, n_cols, adj.row_ptr, adj.row_cols, mu_row, mu_col, psi_row, psi_col)
+        counts["global_relabels"] += 1
+        counts["bfs_levels"] += max_level // 2
+        return max_level
+
+    loop = 0
+    iter_gr = 0
+    if variant == "first":
+        act_exists = True
+        while act_exists:
+            if loop == iter_gr:
+                iter_gr = _next_relabel(strategy, k, loop, global_relabel())
+            act_exists = ops.pr_push_all(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col, psi_row, psi_col)
+            loop += 1
+    else:
+        a_c = ops.unmatched_columns(mu_col)  # A_c, active columns of this loop
+        a_p = a_c.copy()  # A_p, the columns processed by the previous loop
+        size = int(a_c.shape[0])
+        ia = xp.full(n_cols, -1, dtype=idx)  # iA(v) = loop iff v is active in this loop
+        act_exists = size > 0
+        shrink = False
+        while act_exists:
+            if loop == iter_gr:
+                iter_gr = _next_relabel(strategy, k, loop, global_relabel())
+                shrink = True
+            if shrink and variant == "shrink" and size >= SHRINK_MIN:
+                size = ops.pr_shrink(size, mu_row, mu_col, loop, a_c, a_p, ia)
+                a_c, a_p = a_p, a_c
+                act_exists = size > 0
+                shrink = False
+                counts["shrinks"] += 1
+            else:
+                act_exists = ops.pr_init(size, mu_row, mu_col, loop, a_c, a_p, ia)
+            if act_exists:
+                ops.pr_push(size, n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col, psi_row, psi_col,
+                            loop, a_c, a_p, ia)
+            a_c, a_p = a_p, a_c
+            loop += 1
+    ops.fix_matching(mu_row, mu_col, rows_are_truth=True)
+    counts["iterations"] = loop
+
+    def cover():
+        # König cover from a last G-GR: unreached rows and reached columns.
+        ops.global_relabel(n_rows, n_cols, adj.row_ptr, adj.row_cols, mu_row, mu_col, psi_row, psi_col)
+        pr, pc = to_numpy(psi_row), to_numpy(psi_col)
+        return pr >= inf, pc < inf
+
+    counts["_cover"] = cover
+    return counts
+
+
+# ----------------------------------------------------------------------------- APFB / APsB
+def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, params: dict, xp, idx) -> dict:
+    """APFB / APsB [2], Algorithm 1: BFS, ALTERNATE, FIXMATCHING until no augmenting path is found."""
+    n_rows, n_cols = adj.n_rows, adj.n_cols
+    bfs_level = xp.empty(n_cols, dtype=idx)  # bfs_array
+    root = xp.empty(n_cols, dtype=idx)  # root column of each visited column (GPUBFS-WR)
+    pred = xp.full(n_rows, -1, dtype=idx)  # predecessor column of each visited row
+    with_root = params["bfs"] == "gpubfs-wr"
+    stop_at_first = algorithm == "apsb"
+    level_encoding = with_root and stop_at_first  # [2]: used by APsB-GPUBFS-WR only
+    launch = params["launch"]
+    counts = {"iterations": 0, "bfs_levels": 0}
+    cap = 4 * (min(n_rows, n_cols) + 4)
+    while True:
+        found, levels = ops.augmenting_bfs(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col,
+                                           bfs_level, root, pred, stop_at_first=stop_at_first,
+                                           with_root=with_root, level_encoding=level_encoding, launch=launch)
+        counts["iterations"] += 1
+        counts["bfs_levels"] += levels
+        if not found:
+            break
+        ops.alternate(n_rows, mu_row, mu_col, pred, bfs_level, root, level_encoding=level_encoding, launch=launch)
+        ops.fix_matching(mu_row, mu_col, rows_are_truth=False)
+        if counts["iterations"] > cap:  # each phase augments at least one path
+            raise RuntimeError(f"{algorithm} made no progress after {cap} phases")
+
+    def cover():
+        # König cover from the last BFS: unreached columns and the mates of reached columns.
+        if n_cols == 0:
+            return np.zeros(n_rows, dtype=bool), np.zeros(0, dtype=bool)
+        visited = to_numpy(bfs_level) != ops.L0 - 1
+        mr = to_numpy(mu_row)
+        cover_rows = np.zeros(n_rows, dtype=bool)
+        matched = mr >= 0
+        cover_rows[matched] = visited[mr[matched]]
+        return cover_rows, ~visited
+
+    counts["_cover"] = cover
+    return counts

@@ -1,0 +1,190 @@
+"""Benchmark of maximum cardinality bipartite matching (G-PR, APFB, APsB) against SciPy.
+
+Each graph is read as its bipartite double cover (its symmetric matrix as rows x columns), as the
+papers do with the SuiteSparse graphs. Every implementation starts from the common cheap
+(greedy) matching and is timed after it (``timings["match"]``), as the papers report; SciPy's
+``maximum_bipartite_matching`` (Hopcroft-Karp from an empty matching) runs once on the same host
+in a separate process with a time limit (the child's own start-up is not timed). When it runs past the limit its time is recorded as the
+limit and the row's ``speedup`` is a lower bound (``speedup_is_lower_bound``).
+
+Rows follow :mod:`mgmatch.bench._common` and add ``init_size`` (cheap matching), ``max_size``
+(the maximum matching) and ``scipy_time_s``.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+
+from .._array import resolve_device
+from ._common import time_call
+
+__all__ = ["run", "DEFAULT_GRAPHS", "QUICK_GRAPHS", "IMPLEMENTATIONS"]
+
+DEFAULT_GRAPHS = (
+    "delaunay:k=20",
+    "delaunay:k=22",
+    "kron:k=20,edge_factor=48",
+    "kron:k=21,edge_factor=48",
+    "rgg:k=22",
+    "grid2d:nx=2048,ny=2048,delete_fraction=0.1",
+)
+QUICK_GRAPHS = (
+    "delaunay:k=14",
+    "kron:k=14,edge_factor=48",
+    "rgg:k=14",
+    "grid2d:nx=128,ny=128,delete_fraction=0.1",
+)
+IMPLEMENTATIONS = (
+    ("gpr", {"variant": "shrink", "relabel": "adaptive", "relabel_k": 0.7}),
+    ("apfb", {"bfs": "gpubfs-wr", "launch": "ct"}),
+    ("apsb", {"bfs": "gpubfs-wr", "launch": "ct"}),
+)
+
+
+def _build(spec):
+    """A ``(name, Graph)`` pair from a spec string (``"kron:k=18"``) or a ready pair."""
+    if isinstance(spec, tuple):
+        return spec
+    from .. import generators  # noqa: PLC0415  (imported lazily: optional at import time)
+
+    return spec, generators.parse_graph_spec(spec)
+
+
+_SCIPY_CHILD = """
+import json, sys, time
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching
+z = np.load(sys.argv[1])
+a = sp.csr_array((np.ones(z["indices"].size), z["indices"], z["indptr"]), shape=tuple(z["shape"]))
+t0 = time.perf_counter()
+match = maximum_bipartite_matching(a, perm_type="column")
+print(json.dumps([time.perf_counter() - t0, int((match >= 0).sum())]))
+"""
+
+
+def scipy_time(matrix, timeout: float) -> tuple[float, int | None, bool]:
+    """SciPy's matching time in a child process: ``(seconds, cardinality, timed_out)``.
+
+    The child is a fresh interpreter reading the pattern from a temporary file, so it can be
+    killed at the time limit wherever this runs.
+    """
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    import numpy as np  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/pattern.npz"
+        np.savez(path, indptr=matrix.indptr, indices=matrix.indices, shape=np.array(matrix.shape))
+        grace = 5.0 + matrix.nnz / 2e7  # the child's start-up and loading, not timed
+        try:
+            out = subprocess.run([sys.executable, "-c", _SCIPY_CHILD, path], capture_output=True, text=True,
+                                 timeout=timeout + grace, check=True)
+        except subprocess.TimeoutExpired:
+            return float(timeout), None, True  # a lower bound of SciPy's time
+        except subprocess.CalledProcessError as exc:
+            raise RuntimeError(f"SciPy's matching failed: {exc.stderr.strip()[-500:]}") from exc
+    seconds, size = json.loads(out.stdout.strip().splitlines()[-1])
+    if seconds > timeout:
+        return float(timeout), None, True
+    return float(seconds), int(size), False
+
+
+def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60.0, quick: bool = False) -> list[dict]:
+    """Time G-PR, APFB and APsB on each graph and compare with SciPy.
+
+    Parameters
+    ----------
+    graphs : sequence, optional
+        Graph specs for :func:`mgmatch.generators.parse_graph_spec` or ``(name, Graph)`` pairs.
+        Defaults to :data:`DEFAULT_GRAPHS` (:data:`QUICK_GRAPHS` with ``quick=True``).
+    device : {"auto", "cpu", "gpu"}
+        Where the matchings run.
+    repeats : int
+        Timed repeats per implementation (after one warm-up run).
+    timeout : float
+        Seconds allowed to each implementation's repeats, and to SciPy's single run.
+    quick : bool
+        Small graphs (k=14) for a smoke test.
+
+    Returns
+    -------
+    list of dict
+        One row per (graph, implementation), SciPy included.
+
+    Examples
+    --------
+    >>> from mgmatch.graph import Graph
+    >>> g = Graph.from_edges([0, 1, 2], [1, 2, 0])
+    >>> rows = run([("triangle", g)], device="cpu", repeats=1, timeout=30)
+    >>> [(r["impl"], r["max_size"]) for r in rows]
+    [('gpr', 3), ('apfb', 3), ('apsb', 3), ('scipy', 3)]
+    """
+    from ..algorithms.bipartite import bipartite_matching  # noqa: PLC0415
+
+    dev = resolve_device(device)
+    specs = graphs if graphs is not None else (QUICK_GRAPHS if quick else DEFAULT_GRAPHS)
+    rows = []
+    for spec in specs:
+        name, graph = _build(spec)
+        graph = graph.bipartite_double_cover() if not graph.bipartite else graph
+        if dev == "gpu":
+            graph = graph.to("gpu")
+        matrix = graph.to_scipy()
+        s_time, s_size, s_timed_out = scipy_time(matrix, timeout)
+        ours = []
+        for algorithm, opts in IMPLEMENTATIONS:
+            match_times = []
+
+            def once(algorithm=algorithm, opts=opts, match_times=match_times):
+                result = bipartite_matching(graph, algorithm, "cheap", device=dev, **opts)
+                match_times.append(result.timings["match"])
+                return result
+
+            timed = time_call(once, repeats=repeats, warmup=1, timeout=timeout)
+            result = timed["result"]
+            times = match_times[1:] or match_times  # drop the warm-up
+            t = statistics.median(times)
+            row = {
+                "family": "bipartite",
+                "graph": name,
+                "impl": algorithm,
+                "device": dev,
+                "n": graph.n_rows,
+                "nnz": graph.nnz,
+                "time_s": t,
+                "times_s": times,
+                "total_time_s": timed["time_s"],
+                "init_size": result.init_cardinality,
+                "max_size": result.cardinality,
+                "params": dict(result.params),
+                "iterations": result.iterations,
+                "global_relabels": result.global_relabels,
+                "bfs_levels": result.bfs_levels,
+                "scipy_time_s": s_time,
+                "ratio_vs": "scipy",
+                "speedup": (s_time / t) if t > 0 else None,
+                "speedup_is_lower_bound": s_timed_out,
+            }
+            if s_size is not None and s_size != result.cardinality:
+                row["error"] = f"cardinality {result.cardinality} differs from SciPy's {s_size}"
+            ours.append(row)
+        rows.extend(ours)
+        rows.append({
+            "family": "bipartite",
+            "graph": name,
+            "impl": "scipy",
+            "device": "cpu",
+            "n": graph.n_rows,
+            "nnz": graph.nnz,
+            "time_s": s_time,
+            "times_s": [s_time],
+            "init_size": 0,
+            "max_size": s_size,
+            "timed_out": s_timed_out,
+        })
+    return rows

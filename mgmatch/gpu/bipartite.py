@@ -1,0 +1,237 @@
+"""CuPy launch wrappers of ``kernels/bipartite.cu``; GPU twins of :mod:`mgmatch.cpu.bipartite`.
+
+Every public function has the signature and semantics of its CPU twin. Arrays are CuPy
+``int32`` or ``int64``; kernels are templates instantiated for both through ``name_expressions``
+and compiled once per device by :func:`mgmatch._kernels.get_kernel`. Inside a phase the only
+host synchronisation is the one scalar (flag or count) that decides whether it goes on.
+
+Karp-Sipser's degree-one rule is inherently sequential; its GPU twin copies the matching and
+the graph to the host, runs the CPU twin and copies the matching back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels import get_kernel
+from ..cpu import bipartite as _cpu
+
+__all__ = [
+    "cheap_matching",
+    "karp_sipser_matching",
+    "fix_matching",
+    "global_relabel",
+    "pr_push_all",
+    "pr_init",
+    "pr_shrink",
+    "pr_push",
+    "augmenting_bfs",
+    "alternate",
+    "cardinality",
+    "unmatched_columns",
+    "synchronize",
+]
+
+L0 = _cpu.L0
+BLOCK = 256
+_MAX_GRID = 65535 * 32  # grid-stride loops cover the rest
+_CT_BLOCKS_PER_SM = 8  # constant-thread (CT) launches: this many blocks per multiprocessor
+
+_KERNELS = (
+    "cheap_propose", "clear_exhausted", "fix_cols", "fix_rows", "gr_init", "gr_level",
+    "pr_push_all", "pr_init", "pr_shrink_count", "pr_shrink_write", "pr_push",
+    "bfs_init", "gpubfs", "gpubfs_wr", "alternate",
+)
+_CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
+_NAME_EXPRESSIONS = tuple(f"{k}<{t}>" for t in ("int", "long long") for k in _KERNELS)
+
+
+def _kernel(name: str, dtype):
+    return get_kernel("bipartite", f"{name}<{_CTYPES[np.dtype(dtype)]}>", name_expressions=_NAME_EXPRESSIONS)
+
+
+def _cp():
+    import cupy  # noqa: PLC0415
+
+    return cupy
+
+
+def _grid(n: int) -> int:
+    """Blocks for one thread per item (MT), capped; grid-stride loops take any excess."""
+    return max(1, min((int(n) + BLOCK - 1) // BLOCK, _MAX_GRID))
+
+
+def _ct_grid() -> int:
+    """Blocks of a constant-thread (CT) launch: fixed per device, independent of n."""
+    cp = _cp()
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    return int(sms) * _CT_BLOCKS_PER_SM
+
+
+def _launch(name, dtype, n, args, *, launch="mt"):
+    grid = _ct_grid() if launch == "ct" else _grid(n)
+    _kernel(name, dtype)((grid,), (BLOCK,), args)
+
+
+def _flags(n=2):
+    return _cp().zeros(n, dtype=np.int32)
+
+
+# ----------------------------------------------------------------------------- initial matchings
+def cheap_matching(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
+    """Cheap matching by proposal rounds (see ``cheap_propose``), in place; maximal on return."""
+    if not n_cols:
+        return
+    t = mu_row.dtype.type
+    flag = _flags(1)
+    while True:
+        flag.fill(0)
+        _launch("cheap_propose", mu_row.dtype, n_cols, (t(n_cols), col_ptr, col_rows, mu_row, mu_col, flag))
+        _launch("fix_cols", mu_row.dtype, n_cols, (t(n_cols), mu_row, mu_col))
+        if not int(flag.get()[0]):  # the one scalar that decides termination
+            break
+    _launch("clear_exhausted", mu_row.dtype, n_cols, (t(n_cols), mu_col))
+
+
+def karp_sipser_matching(n_rows, n_cols, row_ptr, row_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
+    """Karp-Sipser on the host (sequential degree-one rule), result copied back, in place."""
+    mr, mc = mu_row.get(), mu_col.get()
+    _cpu.karp_sipser_matching(n_rows, n_cols, row_ptr.get(), row_cols.get(), col_ptr.get(), col_rows.get(), mr, mc)
+    mu_row.set(mr)
+    mu_col.set(mc)
+
+
+# ----------------------------------------------------------------------------- FIXMATCHING
+def fix_matching(mu_row, mu_col, rows_are_truth: bool = True) -> None:
+    """FIXMATCHING on both sides; see the CPU twin."""
+    t = mu_row.dtype.type
+    n_rows, n_cols = mu_row.size, mu_col.size
+    cols = ("fix_cols", mu_row.dtype, n_cols, (t(n_cols), mu_row, mu_col))
+    rows = ("fix_rows", mu_row.dtype, n_rows, (t(n_rows), mu_row, mu_col))
+    for step in ((cols, rows) if rows_are_truth else (rows, cols)):
+        if step[2]:
+            _launch(*step)
+
+
+# ----------------------------------------------------------------------------- G-GR
+def global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, psi_col) -> int:
+    """G-GR [GPR Alg. 4]: INITRELABEL, then one G-GR-KRNL launch per BFS level; returns maxLevel."""
+    t = mu_row.dtype.type
+    inf = t(n_rows + n_cols)
+    if n_rows + n_cols:
+        _launch("gr_init", mu_row.dtype, n_rows + n_cols, (t(n_rows), t(n_cols), mu_row, psi_row, psi_col, inf))
+    c_level = 0
+    if not n_rows:
+        return 2
+    added = _flags(1)
+    while True:
+        added.fill(0)
+        _launch("gr_level", mu_row.dtype, n_rows,
+                (t(n_rows), row_ptr, row_cols, mu_row, mu_col, psi_row, psi_col, t(c_level), inf, added))
+        c_level += 2
+        if not int(added.get()[0]):
+            break
+    return c_level
+
+
+# ----------------------------------------------------------------------------- G-PR
+def pr_push_all(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col) -> bool:
+    """G-PR-KRNL [GPR Alg. 6]; returns actExists."""
+    if not n_cols:
+        return False
+    t = mu_row.dtype.type
+    act = _flags(1)
+    _launch("pr_push_all", mu_row.dtype, n_cols,
+            (t(n_cols), col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, t(n_rows + n_cols), act))
+    return bool(int(act.get()[0]))
+
+
+def pr_init(size, mu_row, mu_col, loop, a_c, a_p, ia) -> bool:
+    """G-PR-INITKRNL [GPR Alg. 8]; returns actExists."""
+    if not size:
+        return False
+    t = mu_row.dtype.type
+    act = _flags(1)
+    _launch("pr_init", mu_row.dtype, size, (t(size), mu_row, mu_col, t(loop), a_c, a_p, ia, act))
+    return bool(int(act.get()[0]))
+
+
+def pr_shrink(size, mu_row, mu_col, loop, a_c, a_p, ia) -> int:
+    """G-PR-SHRKRNL: count pass, exclusive prefix sum, write pass into ``a_p``; returns the count."""
+    if not size:
+        return 0
+    cp = _cp()
+    t = mu_row.dtype.type
+    grid = _grid(size)
+    threads = grid * BLOCK
+    counts = cp.empty(threads, dtype=mu_row.dtype)
+    _kernel("pr_shrink_count", mu_row.dtype)((grid,), (BLOCK,), (t(size), mu_row, mu_col, t(loop), a_c, a_p, ia, counts))
+    ends = cp.cumsum(counts, dtype=mu_row.dtype)
+    offsets = ends - counts
+    _kernel("pr_shrink_write", mu_row.dtype)((grid,), (BLOCK,), (t(size), a_c, offsets, a_p))
+    return int(ends[-1].get())
+
+
+def pr_push(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia) -> None:
+    """G-PR-PUSHKRNL [GPR Alg. 9]: thread per slot of ``A_c``."""
+    if not size:
+        return
+    t = mu_row.dtype.type
+    _launch("pr_push", mu_row.dtype, size,
+            (t(size), col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, t(loop), a_c, a_p, ia, t(n_rows + n_cols)))
+
+
+# ----------------------------------------------------------------------------- APFB / APsB
+def augmenting_bfs(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, *,
+                   stop_at_first: bool, with_root: bool, level_encoding: bool, launch: str = "ct"):
+    """INITBFSARRAY, then one GPUBFS (or GPUBFS-WR) launch per level; returns ``(found, levels)``."""
+    if not n_cols:
+        return False, 0
+    t = mu_row.dtype.type
+    dt = mu_row.dtype
+    _launch("bfs_init", dt, n_cols, (t(n_cols), mu_col, bfs, root, t(L0)), launch=launch)
+    flags = _flags(2)
+    level = L0
+    found = False
+    levels = 0
+    while True:
+        flags.fill(0)
+        if with_root:
+            _launch("gpubfs_wr", dt, n_cols,
+                    (t(level), t(n_cols), col_ptr, col_rows, mu_row, bfs, root, pred, flags, t(L0),
+                     np.int32(bool(level_encoding))), launch=launch)
+        else:
+            _launch("gpubfs", dt, n_cols,
+                    (t(level), t(n_cols), col_ptr, col_rows, mu_row, bfs, pred, flags, t(L0)), launch=launch)
+        levels += 1
+        inserted, hit = (int(x) for x in flags.get())  # the scalars that decide termination
+        found = found or bool(hit)
+        if (found and stop_at_first) or not inserted:
+            break
+        level += 1
+    return found, levels
+
+
+def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, launch: str = "ct") -> None:
+    """ALTERNATE [APFB Alg. 3]: thread per row."""
+    if not n_rows:
+        return
+    t = mu_row.dtype.type
+    _launch("alternate", mu_row.dtype, n_rows,
+            (t(n_rows), mu_row, mu_col, pred, bfs, root, t(L0), np.int32(bool(level_encoding))), launch=launch)
+
+
+# ----------------------------------------------------------------------------- helpers
+def cardinality(mu_row) -> int:
+    """Number of matched rows."""
+    return int(_cp().count_nonzero(mu_row >= 0))
+
+
+def unmatched_columns(mu_col):
+    """Ids of the columns with ``mu_col == -1``, in the index dtype."""
+    return _cp().flatnonzero(mu_col == -1).astype(mu_col.dtype)
+
+
+def synchronize() -> None:
+    """Wait for the queued kernels."""
+    _cp().cuda.get_current_stream().synchronize()

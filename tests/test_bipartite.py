@@ -1,0 +1,337 @@
+"""Maximum cardinality bipartite matching: G-PR, APFB and APsB on every backend.
+
+Invariants first (a valid matching, row_match/col_match consistent, a König vertex cover of the
+same size), then the reference: the cardinality of SciPy's ``maximum_bipartite_matching``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from mgmatch.algorithms.bipartite import (
+    BipartiteMatchingResult,
+    bipartite_matching,
+    check_parameters,
+    estimate_gpu_bytes,
+)
+from mgmatch.errors import InputError, ParameterError, ResourceError
+from mgmatch.graph import Graph
+
+DATA = Path(__file__).parent / "data"
+
+INITS = ("cheap", "karp-sipser", "none")
+CONFIGS = (
+    ("gpr", {"variant": "shrink"}),
+    ("gpr", {"variant": "noshrink"}),
+    ("gpr", {"variant": "first"}),
+    ("gpr", {"variant": "shrink", "relabel": "fixed", "relabel_k": 3}),
+    ("apfb", {"bfs": "gpubfs-wr", "launch": "ct"}),
+    ("apfb", {"bfs": "gpubfs", "launch": "mt"}),
+    ("apsb", {"bfs": "gpubfs-wr", "launch": "mt"}),
+    ("apsb", {"bfs": "gpubfs", "launch": "ct"}),
+)
+REAL = {  # file: (shape, structural rank)
+    "lp_afiro.mtx": ((27, 51), 27),
+    "ash219.mtx": ((219, 85), 85),
+    "lp_e226.mtx": ((223, 472), 223),
+    "west0479.mtx": ((479, 479), 479),
+}
+
+
+# ----------------------------------------------------------------------------- helpers
+def scipy_rank(a) -> int:
+    """Cardinality of SciPy's maximum matching (0 for empty shapes)."""
+    a = sp.csr_array(a)
+    if 0 in a.shape or a.nnz == 0:
+        return 0
+    return int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum())
+
+
+def check_result(r: BipartiteMatchingResult, a, expected: int, what: str = "") -> None:
+    """A valid matching of ``a`` (pattern, stored zeros included) with ``expected`` pairs and a
+    König cover of the same size."""
+    a = sp.csr_array(a)
+    nr, nc = a.shape
+    pattern = sp.csr_array((np.ones(a.nnz), a.indices, a.indptr), shape=a.shape)
+    rm, cm = r.row_match, r.col_match
+    assert rm.shape == (nr,) and cm.shape == (nc,), what
+    assert r.cardinality == expected, f"{what}: cardinality {r.cardinality} != {expected}"
+    rows = np.flatnonzero(rm >= 0)
+    cols = rm[rows]
+    assert np.unique(cols).size == cols.size, f"{what}: a column is matched twice"
+    assert (cm[cols] == rows).all(), f"{what}: row_match and col_match disagree"
+    assert np.count_nonzero(cm >= 0) == rows.size, f"{what}: col_match has extra pairs"
+    if rows.size:
+        assert (pattern[rows, cols] != 0).all(), f"{what}: a matched pair is not an edge"
+    # König certificate
+    assert r.cover_rows.shape == (nr,) and r.cover_cols.shape == (nc,)
+    assert int(r.cover_rows.sum() + r.cover_cols.sum()) == r.cardinality, f"{what}: cover size"
+    coo = pattern.tocoo()
+    assert (r.cover_rows[coo.row] | r.cover_cols[coo.col]).all(), f"{what}: cover misses an edge"
+    table = r.to_table()
+    assert table["row"].dtype == np.int64 and table["col"].dtype == np.int64
+    assert (np.diff(table["row"]) > 0).all() and (rm[table["row"]] == table["col"]).all()
+
+
+def run_all(graph, a, expected, device, inits=INITS, configs=CONFIGS):
+    for init in inits:
+        for algorithm, opts in configs:
+            r = bipartite_matching(graph, algorithm, init, device=device, **opts)
+            assert r.device == device
+            check_result(r, a, expected, f"{algorithm} {init} {opts}")
+
+
+def bip(a) -> Graph:
+    a = sp.coo_array(a)
+    return Graph.from_scipy(a, bipartite=True, negative="abs")
+
+
+def mmread(path):
+    """A Matrix Market file as a SciPy sparse array (no spmatrix, whatever the SciPy version)."""
+    try:
+        return sp.coo_array(scipy.io.mmread(path, spmatrix=False))
+    except TypeError:  # SciPy without the spmatrix argument
+        return sp.coo_array(scipy.io.mmread(path))
+
+
+def layered_graph(levels: int):
+    """The layered structure of SciPy issue 26147, which makes a Hopcroft-Karp DFS without dead-end
+    marking exponential: every level has two rows and two columns, both columns of a level are
+    adjacent to both rows of the next one, and a free column reaches the top level while the
+    bottom level holds no free row. A chain of the same depth carries a real augmenting path.
+    Maximum matching: every row."""
+    rows, cols = [], []
+
+    def col_of(i, a):
+        return 2 * (levels - 1 - i) + a
+
+    for i in range(levels):
+        for a in range(2):
+            rows.append(2 * i + a)
+            cols.append(col_of(i, a))
+            if i + 1 < levels:
+                for b in range(2):
+                    rows.append(2 * (i + 1) + b)
+                    cols.append(col_of(i, a))
+    rows += [0, 1]
+    cols += [2 * levels, 2 * levels]
+    r0, c0 = 2 * levels, 2 * levels + 1
+    for i in range(levels + 1):
+        rows += [r0 + i, r0 + i]
+        cols += [c0 + i + 1, c0 + i]
+    shape = (r0 + levels + 1, c0 + levels + 2)
+    return sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=shape)
+
+
+# ----------------------------------------------------------------------------- real matrices
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_real_matrices(name, device, data_dir):
+    a = mmread(data_dir / name)
+    shape, rank = REAL[name]
+    assert a.shape == shape
+    g = Graph.from_scipy(a, bipartite=True, negative="abs")
+    assert scipy_rank(a) == rank
+    run_all(g, a, rank, device)
+    # the transpose has the same structural rank
+    run_all(g.transpose(), sp.csr_array(a).T, rank, device, inits=("cheap",))
+
+
+def test_karate_double_cover(device, data_dir):
+    path = data_dir / "karate.mtx"
+    if path.is_file():
+        g = Graph.from_scipy(mmread(path))
+    else:
+        g = Graph.from_networkx(nx.karate_club_graph(), weight=None)
+    assert not g.bipartite and g.n == 34
+    a = g.to_scipy()
+    assert scipy_rank(a) == 27
+    run_all(g, a, 27, device)
+
+
+@pytest.mark.parametrize("n", [5, 12])
+def test_symmetric_graphs_as_double_covers(n, device):
+    for nxg in (nx.path_graph(n), nx.cycle_graph(n), nx.star_graph(n - 1), nx.complete_graph(n)):
+        g = Graph.from_networkx(nxg, weight=None)
+        a = g.to_scipy()
+        run_all(g, a, scipy_rank(a), device, inits=("cheap",))
+
+
+# ----------------------------------------------------------------------------- SciPy edge cases
+@pytest.mark.parametrize("shape", [(0, 0), (5, 0), (0, 5), (4, 6), (6, 4)])
+def test_empty_shapes_and_no_edges(shape, device):
+    a = sp.csr_array(shape)
+    g = Graph.from_edges([], [], bipartite=True, shape=shape)
+    run_all(g, a, 0, device)
+    r = bipartite_matching(g, device=device)
+    assert (r.row_match == -1).all() and (r.col_match == -1).all()
+    assert r.summary()["cardinality"] == 0
+
+
+def test_explicit_zeros_are_edges(device):
+    a = sp.csr_array((np.array([0.0, 0.0, 2.0]), np.array([1, 0, 0]), np.array([0, 1, 2, 3])), shape=(3, 2))
+    assert a.nnz == 3
+    run_all(bip(a), a, scipy_rank(a), device)
+    assert scipy_rank(a) == 2
+    dropped = Graph.from_scipy(a, bipartite=True, zeros="drop")
+    assert bipartite_matching(dropped, device=device).cardinality == 1
+
+
+def test_duplicate_entries(device):
+    a = sp.coo_array((np.ones(6), ([0, 0, 0, 1, 1, 2], [1, 1, 1, 1, 0, 1])), shape=(3, 3))
+    g = bip(a)
+    assert g.m == 4
+    a = sp.csr_array(a)
+    a.sum_duplicates()
+    run_all(g, a, 2, device)
+
+
+@pytest.mark.parametrize("shape", [(1, 7), (7, 1), (3, 10), (10, 3)])
+def test_rectangular_both_ways(shape, device):
+    rng = np.random.default_rng(sum(shape))
+    a = sp.random_array(shape, density=0.5, random_state=rng, format="csr")
+    a.data[:] = 1
+    run_all(bip(a), a, scipy_rank(a), device)
+
+
+def test_perfect_and_deficient(device):
+    n = 64
+    perm = np.random.default_rng(3).permutation(n)
+    perfect = sp.csr_array((np.ones(2 * n), (np.r_[np.arange(n), np.arange(n)], np.r_[perm, (perm + 1) % n])),
+                           shape=(n, n))
+    run_all(bip(perfect), perfect, n, device)
+    # deficient: two rows share a single column, two columns share a single row
+    deficient = sp.csr_array((np.ones(6), ([0, 1, 2, 2, 3, 3], [0, 0, 1, 2, 3, 3])), shape=(4, 4))
+    run_all(bip(deficient), deficient, scipy_rank(deficient), device)
+    assert scipy_rank(deficient) == 3
+
+
+def test_layered_graph(device):
+    small = layered_graph(6)
+    run_all(bip(small), small, scipy_rank(small), device, inits=("cheap", "none"))
+    deep = layered_graph(400)  # depth far beyond what an unpruned DFS could enumerate
+    run_all(bip(deep), deep, deep.shape[0], device, inits=("cheap", "none"))
+
+
+def test_shrink_lists(device):
+    """Large enough for G-PR-SHRKRNL (>= 512 active columns) and deep BFS trees."""
+    rng = np.random.default_rng(7)
+    n = 3000
+    m = int(1.6 * n)
+    a = sp.csr_array((np.ones(m), (rng.integers(0, n, m), rng.integers(0, n, m))), shape=(n, n))
+    a.sum_duplicates()
+    expected = scipy_rank(a)
+    for init in ("none", "cheap"):
+        r = bipartite_matching(bip(a), "gpr", init, variant="shrink", device=device)
+        check_result(r, a, expected, f"shrink {init}")
+        assert r.counts["shrinks"] >= 1
+    run_all(bip(a), a, expected, device, inits=("karp-sipser",))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    nr=st.integers(0, 30),
+    nc=st.integers(0, 30),
+    density=st.floats(0.0, 0.4),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_random_bipartite_cpu(nr, nc, density, seed):
+    rng = np.random.default_rng(seed)
+    a = sp.random_array((nr, nc), density=density, random_state=rng, format="csr")
+    a.data[:] = 1
+    run_all(bip(a), a, scipy_rank(a), "cpu", inits=("cheap", "none"))
+
+
+@pytest.mark.gpu
+@settings(max_examples=15, deadline=None)
+@given(nr=st.integers(0, 40), nc=st.integers(0, 40), density=st.floats(0.0, 0.3), seed=st.integers(0, 2**31 - 1))
+def test_random_bipartite_gpu(nr, nc, density, seed):
+    rng = np.random.default_rng(seed)
+    a = sp.random_array((nr, nc), density=density, random_state=rng, format="csr")
+    a.data[:] = 1
+    run_all(bip(a), a, scipy_rank(a), "gpu", inits=("cheap", "none"))
+
+
+# ----------------------------------------------------------------------------- interface
+def test_result_object_and_summary(device):
+    a = mmread(DATA / "lp_afiro.mtx")
+    r = bipartite_matching(bip(a), "apfb", "karp-sipser", device=device)
+    s = r.summary()
+    json.dumps(s)
+    assert s["algorithm"] == "apfb" and s["parameters"]["init"] == "karp-sipser"
+    assert (s["n_rows"], s["n_cols"], s["m"]) == (27, 51, a.nnz)
+    assert s["cardinality"] == 27 and s["init_cardinality"] <= 27
+    assert {"init", "match", "total"} <= set(s["timings"])
+    assert s["counts"]["iterations"] >= 1
+    assert r.params == {"init": "karp-sipser", "bfs": "gpubfs-wr", "launch": "ct"}
+    g = bipartite_matching(bip(a), device=device)
+    assert g.params == {"init": "cheap", "variant": "shrink", "relabel": "adaptive", "relabel_k": 0.7}
+    assert g.global_relabels >= 1 or g.init_cardinality == 27
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"algorithm": "hk"},
+        {"init": "random"},
+        {"variant": "tiny"},
+        {"relabel": "sometimes"},
+        {"relabel_k": 0},
+        {"relabel_k": -1.0},
+        {"relabel_k": float("nan")},
+        {"relabel_k": "0.7"},
+        {"bfs": "dfs"},
+        {"launch": "warp"},
+        {"device": "tpu"},
+    ],
+)
+def test_bad_parameters(kwargs):
+    g = Graph.from_edges([0], [0], bipartite=True)
+    with pytest.raises(ParameterError):
+        bipartite_matching(g, **kwargs)
+    with pytest.raises(ParameterError):
+        check_parameters(**kwargs)
+
+
+def test_bad_input():
+    with pytest.raises(InputError):
+        bipartite_matching(np.eye(3), device="cpu")
+
+
+def test_scipy_matrix_input():
+    a = sp.csr_array(np.array([[1, 1, 0], [1, 0, 0], [0, 0, 0]]))
+    assert bipartite_matching(a, device="cpu").cardinality == 2
+
+
+def test_memory_estimate_grows():
+    small = estimate_gpu_bytes(10, 10, 100)
+    assert estimate_gpu_bytes(10, 10, 1000) > small
+    assert estimate_gpu_bytes(10, 10, 100, itemsize=8) > small
+
+
+@pytest.mark.gpu
+def test_gpu_memory_error_names_estimate(monkeypatch):
+    import cupy as cp
+
+    monkeypatch.setattr(cp.cuda.runtime, "memGetInfo", lambda: (16, 16))
+    monkeypatch.setattr(cp, "get_default_memory_pool", lambda: type("P", (), {"free_bytes": lambda self: 0})())
+    with pytest.raises(ResourceError, match="GiB"):
+        bipartite_matching(Graph.from_edges([0, 1], [1, 0], bipartite=True), device="gpu")
+
+
+def test_int64_indices(monkeypatch, device):
+    """The int64 instantiation (kernels and Numba twins) gives the same result."""
+    import mgmatch.algorithms.bipartite as mod
+
+    monkeypatch.setattr(mod, "_index_dtype", lambda graph: np.dtype(np.int64))
+    a = mmread(DATA / "west0479.mtx")
+    run_all(bip(a), a, 479, device, inits=("cheap",))
