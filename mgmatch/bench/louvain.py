@@ -1,0 +1,120 @@
+"""Benchmark of :func:`mgmatch.algorithms.louvain.louvain` against NetworKit's PLM.
+
+One row per (graph, implementation) as described in :mod:`mgmatch.bench._common`, plus
+``levels``, ``modularity``, ``edges_per_s`` (undirected edges per second) and, on the GPU,
+``peak_bytes_per_nnz`` (the CuPy memory pool's high-water mark over stored edges). PLM runs
+without refinement, ``gamma = 1``, on every host thread.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from .._array import resolve_device
+from ._common import time_call
+
+__all__ = ["run", "DEFAULT_GRAPHS", "QUICK_GRAPHS"]
+
+DEFAULT_GRAPHS = (("delaunay", 22), ("rgg", 22), ("kron", 21))
+QUICK_GRAPHS = (("delaunay", 14), ("rgg", 14), ("kron", 14))
+
+
+def _make_graph(kind: str, k: int, seed: int = 1):
+    from .. import generators  # noqa: PLC0415  (imported lazily: only benchmarks need it)
+
+    if kind == "kron":
+        return generators.kron(k, edge_factor=48, seed=seed)
+    return getattr(generators, kind)(k, seed=seed)
+
+
+def _plm_row(graph, name: str, repeats: int, timeout: float) -> dict | None:
+    try:
+        import networkit as nk  # noqa: PLC0415
+    except ImportError:
+        return None
+    nk.setNumberOfThreads(os.cpu_count() or 1)
+    g = graph.to("cpu")
+    u, v, w = (np.asarray(a) for a in g.edges())
+    G = nk.Graph(g.n, weighted=bool(g.weighted))
+    if g.weighted:
+        G.addEdges((w.astype(np.float64), (u.astype(np.uint64), v.astype(np.uint64))))
+    else:
+        G.addEdges((u.astype(np.uint64), v.astype(np.uint64)))
+
+    def once():
+        plm = nk.community.PLM(G, refine=False, gamma=1.0)
+        plm.run()
+        return plm.getPartition()
+
+    t = time_call(once, repeats=repeats, warmup=0, timeout=timeout)
+    q = nk.community.Modularity().getQuality(t["result"], G)
+    return {
+        "family": "louvain", "graph": name, "impl": "networkit-plm", "device": "cpu",
+        "threads": nk.getCurrentNumberOfThreads(), "n": g.n, "nnz": g.nnz,
+        "time_s": t["time_s"], "times_s": t["times_s"],
+        "edges_per_s": g.m / t["time_s"] if t["time_s"] > 0 else None,
+        "modularity": float(q), "n_communities": int(t["result"].numberOfSubsets()),
+    }
+
+
+def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 120.0, quick: bool = False) -> list[dict]:
+    """Time Louvain (and PLM on the same host) on each graph; return the report rows.
+
+    Parameters
+    ----------
+    graphs : iterable of (kind, k) or of (name, Graph), optional
+        Generated graphs (``"delaunay"``, ``"rgg"``, ``"kron"`` with scale ``k``) or ready
+        graphs. Defaults to delaunay and rgg at k = 22 and kron (edge factor 48) at k = 21;
+        ``quick`` takes k = 14.
+    device : {"auto", "cpu", "gpu"}
+        Where mgmatch runs.
+    repeats : int
+        Timed runs per implementation (after one warm-up run of mgmatch).
+    timeout : float
+        Seconds after which an implementation stops repeating on a graph.
+    """
+    from ..algorithms.louvain import louvain  # noqa: PLC0415
+    from ..graph import Graph  # noqa: PLC0415
+
+    dev = resolve_device(device)
+    if graphs is None:
+        graphs = QUICK_GRAPHS if quick else DEFAULT_GRAPHS
+    rows: list[dict] = []
+    for spec in graphs:
+        if isinstance(spec[1], Graph):
+            name, graph = spec
+        else:
+            name, graph = f"{spec[0]}{spec[1]}", _make_graph(*spec)
+        g = graph.to(dev)
+        pool = None
+        if dev == "gpu":
+            import cupy  # noqa: PLC0415
+
+            pool = cupy.get_default_memory_pool()
+            pool.free_all_blocks()
+            base = pool.used_bytes()
+        t0 = time.perf_counter()
+        t = time_call(lambda g=g: louvain(g, device=dev), repeats=repeats, warmup=1, timeout=timeout)
+        res = t["result"]
+        row = {
+            "family": "louvain", "graph": name, "impl": "mgmatch", "device": dev,
+            "n": g.n, "nnz": g.nnz, "time_s": t["time_s"], "times_s": t["times_s"],
+            "edges_per_s": g.m / t["time_s"] if t["time_s"] > 0 else None,
+            "levels": len(res.levels), "modularity": float(res.modularity[-1]),
+            "n_communities": res.n_communities,
+            "wall_s": time.perf_counter() - t0,
+        }
+        if pool is not None:
+            row["peak_bytes_per_nnz"] = (pool.total_bytes() - base) / max(g.nnz, 1)
+        peer = _plm_row(g, name, repeats, timeout)
+        if peer is not None:
+            row["ratio_vs"] = peer["impl"]
+            row["speedup"] = peer["time_s"] / row["time_s"] if row["time_s"] > 0 else None
+            row["modularity_diff"] = row["modularity"] - peer["modularity"]
+            rows.extend([row, peer])
+        else:
+            rows.append(row)
+    return rows

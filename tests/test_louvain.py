@@ -1,0 +1,336 @@
+"""Louvain: invariants first (partitions, modularity, aggregation), then quality against
+NetworkX, then edge cases, determinism and CPU/GPU agreement."""
+
+from __future__ import annotations
+
+import warnings
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.io
+
+from mgmatch.algorithms import louvain as L
+from mgmatch.algorithms.louvain import louvain, modularity
+from mgmatch.errors import InputError, ParameterError, ResourceError
+from mgmatch.graph import Graph
+
+KARATE_OPTIMUM = 0.4197896
+
+
+# ------------------------------------------------------------------------------ helpers
+def _read(data_dir, name: str) -> Graph:
+    if name == "football":
+        return Graph.from_networkx(nx.read_gml(data_dir / "football.gml", label="id"))
+    path = data_dir / f"{name}.mtx"
+    if not path.exists():
+        pytest.skip(f"{path.name} is not in tests/data")
+    with warnings.catch_warnings():  # newer SciPy warns about mmread's default return type
+        warnings.simplefilter("ignore", DeprecationWarning)
+        matrix = scipy.io.mmread(path)
+    return Graph.from_scipy(matrix)
+
+
+def _to_nx(g: Graph) -> nx.Graph:
+    G = nx.Graph()
+    G.add_nodes_from(range(g.n))
+    u, v, w = (np.asarray(a) for a in g.to("cpu").edges())
+    G.add_weighted_edges_from(zip(u.tolist(), v.tolist(), w.tolist()))
+    return G
+
+
+def _labels_to_sets(labels):
+    out: dict = {}
+    for v, c in enumerate(np.asarray(labels).tolist()):
+        out.setdefault(c, set()).add(v)
+    return list(out.values())
+
+
+def _planted(n_blocks=8, size=40, p_in=0.3, p_out=0.01, seed=0) -> Graph:
+    G = nx.planted_partition_graph(n_blocks, size, p_in, p_out, seed=seed)
+    return Graph.from_networkx(G)
+
+
+def _check_levels(g: Graph, res, resolution=1.0):
+    assert len(res.levels) >= 1 and len(res.levels) == len(res.modularity)
+    prev = -np.inf
+    for lv, q in zip(res.levels, res.modularity):
+        assert lv.shape == (g.n,) and lv.dtype == np.int64
+        if g.n:
+            k = int(lv.max()) + 1
+            assert lv.min() == 0 and np.unique(lv).size == k  # a partition, labels 0..k-1
+        assert q == pytest.approx(modularity(g, lv, resolution), abs=1e-9)
+        assert q >= prev - 1e-12  # never decreases level to level
+        prev = q
+    assert np.array_equal(res.communities, res.levels[-1])
+    assert res.n_communities == (int(res.communities.max()) + 1 if g.n else 0)
+
+
+# --------------------------------------------------------------------------- invariants
+@pytest.mark.parametrize("name", ["karate", "dolphins", "football"])
+def test_modularity_matches_networkx(data_dir, name):
+    g = _read(data_dir, name)
+    G = _to_nx(g)
+    rng = np.random.default_rng(3)
+    for labels in (rng.integers(0, 5, g.n), np.arange(g.n), np.zeros(g.n, dtype=int)):
+        for gamma in (1.0, 0.5, 2.0):
+            ref = nx.community.modularity(G, _labels_to_sets(labels), resolution=gamma)
+            assert modularity(g, labels, gamma) == pytest.approx(ref, abs=1e-12)
+
+
+def test_levels_are_partitions_and_monotone(device, data_dir):
+    for name in ("karate", "polbooks", "football"):
+        g = _read(data_dir, name)
+        _check_levels(g, louvain(g, device=device))
+
+
+def test_aggregation_preserves_weight_and_modularity():
+    g = _planted(seed=1)
+    st = L.init(g.partition(1)[0], L.validate_louvain_params(device="cpu"), device="cpu")
+    while st.phase == "move":
+        st, _ = L.step(st, {})
+    two_m, q_before, comm = st.two_m_fix, st.q_current, st.comm.copy()
+    gr = st.graph
+    from mgmatch.cpu import louvain as twin
+
+    indptr, indices, wfix, loop, new_id = twin.aggregate(gr.indptr, gr.indices, gr.wfix, gr.loop_fix, comm)
+    assert int(wfix.sum() + loop.sum()) == two_m  # 2m preserved exactly (fixed point)
+    assert np.all(indices != np.repeat(np.arange(indptr.size - 1), np.diff(indptr)))  # no self entries
+    # the aggregated graph with every vertex alone has the modularity of the induced partition
+    agg = L._LevelGraph(indptr, indices.astype(np.int32), wfix, loop)
+    st2 = L.LouvainState(part=st.part, params=st.params, device="cpu", twin=twin, xp=np, graph=agg, two_m_fix=0)
+    L._start_level(st2)
+    assert st2.two_m_fix == two_m
+    assert st2.q_current == pytest.approx(q_before, abs=1e-12)
+    # and symmetric: edge (a, b) has the weight of (b, a)
+    rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    fwd = dict(zip(zip(rows.tolist(), indices.tolist()), wfix.tolist()))
+    assert all(fwd[(b, a)] == w for (a, b), w in fwd.items())
+    assert np.array_equal(np.sort(new_id[new_id >= 0]), np.arange(indptr.size - 1))
+
+
+# ------------------------------------------------------------------------------ quality
+def _nx_floor(G, seeds=4):
+    return min(
+        nx.community.modularity(G, nx.community.louvain_communities(G, seed=s)) for s in range(seeds)
+    )
+
+
+@pytest.mark.parametrize("name", ["karate", "dolphins", "polbooks", "football", "netscience"])
+def test_quality_real_graphs(device, data_dir, name):
+    g = _read(data_dir, name)
+    res = louvain(g, device=device)
+    q = res.modularity[-1]
+    assert q >= _nx_floor(_to_nx(g)) - 0.01
+    if name == "karate":
+        assert q <= KARATE_OPTIMUM + 1e-9
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_quality_planted_partition(device, seed):
+    g = _planted(seed=seed)
+    res = louvain(g, device=device)
+    _check_levels(g, res)
+    assert res.modularity[-1] >= _nx_floor(_to_nx(g)) - 0.01
+
+
+def test_quality_weighted(device):
+    G = nx.planted_partition_graph(6, 30, 0.4, 0.05, seed=7)
+    rng = np.random.default_rng(7)
+    for a, b in G.edges:
+        G[a][b]["weight"] = float(rng.uniform(0.1, 10.0))
+    g = Graph.from_networkx(G)
+    res = louvain(g, device=device)
+    _check_levels(g, res)
+    assert res.modularity[-1] >= _nx_floor(_to_nx(g)) - 0.01
+
+
+# ---------------------------------------------------------------------------- edge cases
+def test_empty_graph(device):
+    g = Graph.from_edges([], [], n=0)
+    res = louvain(g, device=device)
+    assert res.communities.shape == (0,) and res.n_communities == 0
+    assert res.modularity == [0.0]
+
+
+def test_no_edges_and_isolated_vertices(device):
+    g = Graph.from_edges([], [], n=5)
+    res = louvain(g, device=device)
+    assert res.communities.tolist() == [0, 1, 2, 3, 4] and res.modularity == [0.0]
+    # two triangles and three isolated vertices
+    g = Graph.from_edges([0, 1, 2, 5, 6, 7], [1, 2, 0, 6, 7, 5], n=10)
+    res = louvain(g, device=device)
+    _check_levels(g, res)
+    c = res.communities
+    assert c[0] == c[1] == c[2] != c[5] == c[6] == c[7]
+    assert len({c[3], c[4], c[8], c[9], c[0], c[5]}) == 6
+
+
+def test_one_clique(device):
+    g = Graph.from_networkx(nx.complete_graph(12))
+    res = louvain(g, device=device)
+    _check_levels(g, res)
+    assert res.n_communities == 1 and res.modularity[-1] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_disconnected_components(device):
+    G = nx.disjoint_union_all([nx.complete_graph(6) for _ in range(5)])
+    g = Graph.from_networkx(G)
+    res = louvain(g, device=device)
+    _check_levels(g, res)
+    assert res.n_communities == 5
+    assert res.modularity[-1] == pytest.approx(nx.community.modularity(G, _labels_to_sets(res.communities)))
+    assert res.modularity[-1] == pytest.approx(0.8, abs=1e-12)
+
+
+def _star(leaves: int) -> Graph:
+    return Graph.from_edges(np.zeros(leaves, dtype=np.int64), np.arange(1, leaves + 1), n=leaves + 1)
+
+
+def test_star_hub(device):
+    g = _star(100_000)
+    res = louvain(g, device=device)
+    assert res.n_communities == 1 and res.modularity[-1] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.slow
+def test_star_hub_million(device):
+    g = _star(1_000_000)
+    res = louvain(g, device=device)
+    assert res.n_communities == 1 and res.modularity[-1] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_hubs_with_communities(device):
+    # planted communities plus two hubs of degree > 319 joined to everything
+    G = nx.planted_partition_graph(10, 60, 0.2, 0.002, seed=5)
+    hubs = [G.number_of_nodes(), G.number_of_nodes() + 1]
+    for h in hubs:
+        G.add_edges_from((h, v) for v in range(0, 600, 1))
+    g = Graph.from_networkx(G)
+    res = louvain(g, device=device)
+    _check_levels(g, res)
+    assert res.modularity[-1] >= _nx_floor(_to_nx(g), seeds=2) - 0.02
+
+
+def test_weights_of_very_different_magnitude(device):
+    # two cliques joined strongly by tiny-weight edges: the heavy cliques must stay apart
+    G = nx.disjoint_union(nx.complete_graph(5), nx.complete_graph(5))
+    for a, b in G.edges:
+        G[a][b]["weight"] = 1e9
+    G.add_edge(0, 5, weight=1e-9)
+    G.add_edge(1, 6, weight=1e-9)
+    g = Graph.from_networkx(G)
+    res = louvain(g, device=device)
+    _check_levels(g, res)
+    assert res.n_communities == 2
+    # and the reverse: light cliques, one heavy bridge pulls its endpoints together
+    G = nx.disjoint_union(nx.complete_graph(5), nx.complete_graph(5))
+    for a, b in G.edges:
+        G[a][b]["weight"] = 1e-6
+    G.add_edge(0, 5, weight=1e6)
+    g = Graph.from_networkx(G)
+    res = louvain(g, device=device)
+    _check_levels(g, res)
+    assert res.communities[0] == res.communities[5]
+
+
+def test_resolution(device, data_dir):
+    g = _read(data_dir, "football")
+    low = louvain(g, 0.3, device=device)
+    high = louvain(g, 3.0, device=device)
+    _check_levels(g, low, 0.3)
+    _check_levels(g, high, 3.0)
+    assert low.n_communities < high.n_communities
+
+
+def test_determinism(device, data_dir):
+    g = _read(data_dir, "netscience")
+    a, b = louvain(g, device=device), louvain(g, device=device)
+    assert len(a.levels) == len(b.levels)
+    for x, y in zip(a.levels, b.levels):
+        assert np.array_equal(x, y)
+    assert a.modularity == b.modularity
+
+
+@pytest.mark.gpu
+def test_cpu_and_gpu_agree(data_dir):
+    for g in (_read(data_dir, "polbooks"), _planted(seed=2)):
+        c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
+        assert d.device == "gpu"
+        assert d.modularity[-1] == pytest.approx(c.modularity[-1], abs=1e-9)
+
+
+@pytest.mark.gpu
+def test_gpu_memory_estimate_raises(monkeypatch):
+    from mgmatch.gpu import louvain as gl
+
+    monkeypatch.setattr(gl, "free_bytes", lambda: 1000)
+    with pytest.raises(ResourceError, match="GiB"):
+        louvain(_planted(), device="gpu")
+
+
+# ------------------------------------------------------------------- parameters, outputs
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"resolution": 0.0},
+        {"resolution": float("nan")},
+        {"t_bin": -1.0},
+        {"t_final": "x"},
+        {"max_levels": 0},
+        {"max_iterations": 1.5},
+        {"device": "tpu"},
+    ],
+)
+def test_bad_parameters(kwargs):
+    g = Graph.from_edges([0, 1], [1, 2])
+    with pytest.raises(ParameterError):
+        louvain(g, **kwargs)
+
+
+def test_bad_input():
+    with pytest.raises(InputError):
+        louvain(Graph.from_edges([0, 1], [1, 2], bipartite=True))
+    g = Graph.from_edges([0, 1], [1, 2])
+    with pytest.raises(InputError):
+        modularity(g, [0, 1])
+    with pytest.raises(InputError):
+        modularity(g, [0, -1, 0])
+
+
+def test_limits_respected(device, data_dir):
+    g = _read(data_dir, "netscience")
+    res = louvain(g, max_levels=1, max_iterations=1, device=device)
+    assert len(res.levels) == 1
+    assert res.timings["levels"][0]["iterations"] == 1
+
+
+def test_table_and_summary(device, data_dir):
+    import json
+
+    g = _read(data_dir, "karate")
+    res = louvain(g, device=device)
+    t = res.to_table()
+    assert t["vertex"].dtype == np.int64 and t["community"].dtype == np.int64
+    assert np.array_equal(t["community"], res.communities)
+    t = res.to_table(all_levels=True)
+    assert t["level"].size == g.n * len(res.levels)
+    s = json.loads(json.dumps(res.summary()))
+    assert s["device"] == device and len(s["levels"]) == len(res.levels)
+    assert s["modularity"] == pytest.approx(res.modularity[-1])
+
+
+def test_partition_program_single_partition():
+    g = _planted(seed=3)
+    params = L.validate_louvain_params(device="cpu")
+    st = L.init(g.partition(1)[0], params, device="cpu")
+    steps = 0
+    while not st.done:
+        st, outbox = L.step(st, {})
+        assert outbox == {}
+        steps += 1
+    res = L.finish(st)
+    assert steps > 1
+    assert np.array_equal(res.communities, louvain(g, device="cpu").communities)
+    with pytest.raises(ParameterError):
+        L.init(g.partition(2)[0], params, device="cpu")
