@@ -1,0 +1,178 @@
+"""The Dask coordinator: the distributed result equals the greedy one for every algorithm and
+partition count; task keys read like the algorithm; bad clusters fail clearly; a worker lost
+mid-run does not change the result."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import mgmatch
+from mgmatch import verify
+from mgmatch.algorithms.matching import match
+from mgmatch.errors import ClusterError
+
+distributed = pytest.importorskip("distributed")
+
+PARTITIONS = [1, 2, 3, 4, 8]
+
+
+def tie_graph(n=300, m=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    return mgmatch.Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(1, 4, m).astype(float), n=n)
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return tie_graph()
+
+
+@pytest.mark.parametrize("partitions", PARTITIONS)
+@pytest.mark.parametrize("algorithm", ["suitor", "ld", "handshake"])
+def test_distributed_equals_greedy(dask_client, graph, algorithm, partitions):
+    r = match(graph, algorithm, partitions=partitions, client=dask_client, device="cpu")
+    np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
+    assert r.n_parts == partitions
+    assert r.rounds.rounds >= 1 and r.rounds.messages[-1] == 0
+
+
+@pytest.mark.parametrize("partitions", PARTITIONS)
+def test_distributed_b_suitor_equals_greedy(dask_client, graph, partitions):
+    eu, ev, _ = verify.greedy_b_matching(graph, 3)
+    r = mgmatch.b_suitor(graph, 3, partitions=partitions, client=dask_client, device="cpu")
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)
+
+
+def test_empty_and_isolated_partitions(dask_client):
+    # 8 partitions over a graph whose first 60 vertices are isolated and only 10 have edges
+    g = mgmatch.Graph.from_edges(np.arange(60, 69), np.arange(61, 70), np.ones(9), n=70)
+    bounds = [0, 30, 60, 62, 64, 66, 68, 70, 70]
+    assert g.partition(bounds=bounds)[0].nnz == 0 and g.partition(bounds=bounds)[-1].n_owned == 0
+    for alg in ["suitor", "ld", "handshake"]:
+        r = match(g, alg, partitions=bounds, client=dask_client, device="cpu")
+        np.testing.assert_array_equal(r.mate, verify.greedy_matching(g))
+    r = match(g, "suitor", partitions=8, client=dask_client, device="cpu")
+    np.testing.assert_array_equal(r.mate, verify.greedy_matching(g))
+
+
+def test_default_partitions_one_per_worker(dask_client, graph):
+    r = mgmatch.suitor(graph, client=dask_client, device="cpu")
+    assert r.n_parts == len(dask_client.scheduler_info()["workers"])
+
+
+def test_task_keys_name_algorithm_phase_round_partition(dask_client, graph):
+    from dask.utils import key_split
+
+    with distributed.get_task_stream(client=dask_client) as ts:
+        match(graph, "suitor", partitions=3, client=dask_client, device="cpu")
+    keys = [t["key"] for t in ts.data]
+    prefixes = {key_split(k) for k in keys}
+    assert {"suitor-init", "suitor-propose", "suitor-route", "suitor-finish"} <= prefixes
+    assert any(k.startswith("suitor-propose-r2-p1-") for k in keys)
+    assert any(k.startswith("suitor-route-r1-p0-p") for k in keys)
+
+
+def test_progress_reports_rounds_messages_matched_fraction(dask_client, graph):
+    calls = []
+    r = match(graph, "ld", partitions=2, client=dask_client, device="cpu",
+              progress=lambda *a: calls.append(a))
+    assert [c[0] for c in calls] == list(range(1, r.rounds.rounds + 1))
+    assert calls[-1][1] == 0
+    assert calls[-1][2] == pytest.approx(2 * r.cardinality / graph.n)
+
+
+def test_summary_records_rounds_and_phases(dask_client, graph):
+    r = mgmatch.suitor(graph, partitions=2, client=dask_client, device="cpu")
+    s = r.summary()
+    assert len(s["messages_per_round"]) == s["rounds"]
+    for phase in ("compute_s", "exchange_s", "idle_s"):
+        assert s["time_s"][phase] >= 0
+
+
+def test_async_client(graph):
+    async def main():
+        async with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, asynchronous=True,
+                                            host="127.0.0.1", dashboard_address=None, silence_logs=50) as cluster:
+            async with distributed.Client(cluster, asynchronous=True) as client:
+                return await mgmatch.suitor(graph, partitions=3, client=client, device="cpu")
+
+    r = asyncio.run(main())
+    np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
+
+
+def test_worker_killed_mid_run_gives_identical_matching():
+    g = tie_graph(n=2000, m=12000, seed=3)
+    expected = verify.greedy_matching(g)
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=50) as cluster, \
+            distributed.Client(cluster) as client:
+        client.wait_for_workers(3)
+        victim = sorted(client.scheduler_info()["workers"])[1]
+        fired = threading.Event()
+
+        def kill():
+            fired.wait(60)
+            try:
+                client.run(os._exit, 1, workers=[victim])
+            except (OSError, distributed.comm.CommClosedError):
+                pass  # the worker died before it could answer
+
+        killer = threading.Thread(target=kill, daemon=True)
+        killer.start()
+
+        def progress(rounds, messages, matched):
+            if rounds == 2:
+                fired.set()
+
+        r = match(g, "suitor", partitions=6, client=client, device="cpu", progress=progress)
+        killer.join(30)
+    assert fired.is_set()
+    np.testing.assert_array_equal(r.mate, expected)
+
+
+# ----------------------------------------------------------------------------- bad clusters
+def test_unreachable_scheduler():
+    from mgmatch.distributed import cluster
+
+    with pytest.raises(ClusterError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+        with cluster(scheduler="tcp://127.0.0.1:9", timeout=1):
+            pass
+
+
+def test_missing_scheduler_file(tmp_path):
+    from mgmatch.distributed import cluster
+
+    with pytest.raises(ClusterError, match="does not exist"):
+        with cluster(scheduler_file=str(tmp_path / "nope.json")):
+            pass
+
+
+def test_cluster_without_workers():
+    from mgmatch.distributed import cluster
+
+    with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None) as lc:
+        with pytest.raises(ClusterError, match="no workers"):
+            with cluster(scheduler=lc.scheduler_address, timeout=1):
+                pass
+
+
+def test_gpu_asked_on_cpu_workers(dask_client, graph):
+    from mgmatch._array import gpu_available
+
+    if gpu_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ClusterError, match="has no GPU"):
+        mgmatch.suitor(graph, partitions=2, client=dask_client, device="gpu")
+
+
+def test_bad_worker_count():
+    from mgmatch.distributed import cluster
+
+    with pytest.raises(mgmatch.ParameterError, match="workers"):
+        with cluster(workers=0):
+            pass
