@@ -497,15 +497,14 @@ class Partition:
     @classmethod
     def from_graph(cls, graph: Graph, index: int, bounds: np.ndarray) -> "Partition":
         lo, hi = int(bounds[index]), int(bounds[index + 1])
-        indptr_h = to_numpy(graph.indptr)
-        a, b = int(indptr_h[lo]), int(indptr_h[hi])
+        a, b = int(graph.indptr[lo]), int(graph.indptr[hi])
         indices = graph.indices[a:b]
-        ind_h = to_numpy(indices)
-        if graph.bipartite:
-            ghosts = np.empty(0, dtype=ind_h.dtype)
-        else:
-            remote = ind_h[(ind_h < lo) | (ind_h >= hi)]
-            ghosts = np.unique(remote)
+        if graph.bipartite or (lo == 0 and hi == graph.n_rows):
+            ghosts = np.empty(0, dtype=np.dtype(indices.dtype))  # nothing is remote
+        else:  # found on the graph's own device; only the (boundary-sized) ghost list comes back
+            xp = graph.xp
+            remote = indices[(indices < lo) | (indices >= hi)]
+            ghosts = to_numpy(xp.unique(remote))
         xp = graph.xp
         return cls(
             index=index,

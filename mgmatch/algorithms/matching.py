@@ -26,7 +26,7 @@ import numpy as np
 
 from .._array import resolve_device, to_numpy
 from ..cpu import matching as cpu
-from ..errors import ParameterError
+from ..errors import ParameterError, ResourceError
 from ..graph import Graph, Partition
 from ._bsp import Messages, RoundLog, run_local
 
@@ -363,10 +363,17 @@ def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions=None, d
         parts_out, log, t_part, dev = outcome
     else:
         partitions = 1 if partitions is None else partitions
-        g = graph.to(dev)
-        parts = g.partition(int(partitions)) if np.ndim(partitions) == 0 else g.partition(bounds=partitions)
-        t_part = time.perf_counter() - t0
-        parts_out, log = run_local(program, parts, progress=progress)
+        if dev == "gpu":
+            _check_gpu_memory(graph, algorithm, b)
+        try:
+            g = graph.to(dev)
+            parts = g.partition(int(partitions)) if np.ndim(partitions) == 0 else g.partition(bounds=partitions)
+            t_part = time.perf_counter() - t0
+            parts_out, log = run_local(program, parts, progress=progress)
+        except Exception as exc:  # a CUDA out-of-memory error becomes one clear message
+            if type(exc).__name__ == "OutOfMemoryError":
+                raise ResourceError(f"{algorithm} ran out of GPU memory on n={graph.n}, nnz={graph.nnz}: {exc}") from None
+            raise
     return _result(graph, algorithm, b, partitions, dev, parts_out, log, t0, t_part)
 
 
@@ -386,6 +393,42 @@ def _result(graph, algorithm, b, partitions, dev, parts_out, log, t0, t_part) ->
     result.timings = {"partition": t_part, "match": t_match, "total": time.perf_counter() - t0}
     result.timings.update({k: v for k, v in log.as_dict().items() if k.endswith("_s")})
     return result
+
+
+# Device bytes one GPU run needs beyond the graph, per vertex and per stored edge (CSR entry):
+# state arrays, work lists and, per edge, the weight ranks with the sort that builds them
+# (Suitor, b-Suitor) or the segmented-scan buffers (handshaking).
+_GPU_BYTES = {"suitor": (64, 20), "bsuitor": (96, 20), "ld": (72, 4), "handshake": (72, 36)}
+
+
+def gpu_memory_estimate(graph: Graph, algorithm: str, b=None) -> int:
+    """Bytes of GPU memory a single-device run of ``algorithm`` on ``graph`` needs (an upper
+    estimate, the graph's own arrays included unless they already live on the GPU)."""
+    per_vertex, per_edge = _GPU_BYTES[algorithm]
+    n, nnz = graph.n, graph.nnz
+    need = per_vertex * n + per_edge * nnz
+    if algorithm == "bsuitor":
+        slots = n * (int(np.max(to_numpy(b))) if not np.isscalar(b) and np.size(b) else int(b or 0))
+        need += 40 * min(slots, nnz)  # heap keys, suitor ids, weights, target ids per slot
+    if graph.xp is np:
+        need += graph.indptr.nbytes + graph.indices.nbytes + graph.weights.nbytes
+    return int(need)
+
+
+def _check_gpu_memory(graph: Graph, algorithm: str, b) -> None:
+    """Raise :class:`ResourceError` before starting when the run will not fit the GPU."""
+    import cupy  # noqa: PLC0415
+
+    need = gpu_memory_estimate(graph, algorithm, b)
+    free, total = cupy.cuda.runtime.memGetInfo()
+    pool = cupy.get_default_memory_pool()
+    free += pool.total_bytes() - pool.used_bytes()  # blocks CuPy holds but does not use
+    if need > free:
+        raise ResourceError(
+            f"{algorithm} on n={graph.n}, nnz={graph.nnz} needs about {need / 2**30:.2f} GiB of GPU memory; "
+            f"{free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB is free (use device='cpu', or more partitions "
+            "on a Dask cluster)"
+        )
 
 
 def _assemble(graph: Graph, algorithm: str, parts_out: list[dict], log: RoundLog) -> MatchingResult:

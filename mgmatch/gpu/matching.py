@@ -1,0 +1,533 @@
+"""CuPy launch wrappers of ``kernels/matching.cu``; GPU twins of :mod:`mgmatch.cpu.matching`.
+
+Every public function has the signature and semantics of its CPU twin: it works in place on the
+CuPy state arrays of one partition and returns the outbox as CuPy arrays ``(ints (k, 4) int64,
+w (k,) float64)``. Each call runs its partition to local quiescence on the device; the host
+reads only the scalars that decide whether another sweep is needed and the outbox size.
+
+Suitor and b-Suitor compare ``(edge weight, proposer id)`` pairs as one 64-bit key, ``rank(w) <<
+32 | (2**32 - 1 - u)``, so that one ``atomicMax`` decides a vertex's suitor [2]_. ``rank`` is
+exact: when every weight of the partition is a float32 value it is read from the float32 bit
+pattern, otherwise it is the dense rank of the weight among the partition's distinct weights
+(one sort per call). State arrays keep the CPU twins' float form between calls; keys are built
+at the start of a call and read back at its end.
+
+Boundary messages (inboxes) are applied by one-thread kernels that follow the CPU twins' loops
+message by message; outboxes are filled with an atomic counter.
+
+Tunables: :data:`VERTICES_PER_WARP` and :data:`THREADS_PER_BLOCK` of GPU-Suitor, and
+:data:`HANDSHAKE_VARIANT` (``"warp"``: a warp reduces each row; ``"scan"``: the segmented
+max-scan and collate kernels of the handshaking description, one stride per launch). Both
+variants give the same matching.
+
+References
+----------
+.. [1] F. Manne and M. Halappanavar, "New effective multithreaded matching algorithms",
+   IPDPS 2014.
+.. [2] M. Naim, F. Manne, M. Halappanavar, A. Tumeo, J. Langguth, "Optimizing approximate
+   weighted matching on Nvidia Kepler K40", HiPC 2015 (Algorithms 1, 3 and 4).
+.. [3] A. Khan et al., "Efficient approximation algorithms for weighted b-matching",
+   SIAM J. Sci. Comput. 38(5), 2016.
+.. [4] One-way handshaking matching with a segmented max-scan (strongestNeighborScan_gpu and
+   collateSegments_gpu).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._kernels import get_kernel
+from ..cpu.matching import DISPLACE, MATCHED, POINT, PROPOSE  # noqa: F401  (message kinds)
+from ..errors import ResourceError
+
+__all__ = [
+    "suitor_local", "bsuitor_local", "bsuitor_pairs", "ld_local", "handshake_local",
+    "strongest_neighbour_all", "VERTICES_PER_WARP", "THREADS_PER_BLOCK", "HANDSHAKE_VARIANT",
+]
+
+#: GPU-Suitor: vertices a warp takes per chunk. [2]_ found 8 best on Kepler; on an H200 (Suitor
+#: on kron k=18, 22M entries) 1 to 32 vertices per warp ran within 5% of each other (4 to 16
+#: fastest), since lanes are idle only while a warp's vertices differ in how often they retry.
+VERTICES_PER_WARP = 8
+#: GPU-Suitor: threads per block (4 warps); 64 to 512 measured within 2% on an H200.
+THREADS_PER_BLOCK = 128
+#: Strongest-neighbour step of handshaking: ``"warp"`` (warp per row) or ``"scan"`` (segmented
+#: max-scan, one stride per launch, then collate).
+HANDSHAKE_VARIANT = "warp"
+#: b-Suitor: most proposals chosen per row scan (a vertex with more free slots scans again).
+MAX_B_PER_SCAN = 16
+
+BLOCK = 256
+_MAX_GRID = 65535 * 16
+_ID_LIMIT = 2**32 - 1
+_KEY_MAX = np.uint64(2**64 - 1)
+
+_KERNELS = (
+    "weight_ranks", "suitor_inbox", "suitor_propose", "bsuitor_inbox", "bsuitor_propose", "bsuitor_withdraw",
+    "bsuitor_pairs_kernel", "pointer_inbox", "ld_candidates", "ld_match", "ld_settle", "hs_notify",
+    "hs_scan_init", "strongest_neighbour_scan", "collate_segments", "strongest_neighbour_warp",
+    "hs_collate",
+)
+_CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
+           np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+
+
+def _cp():
+    import cupy  # noqa: PLC0415
+
+    return cupy
+
+
+class _Kernels:
+    """The kernels of one (index, slot, weight) type combination, compiled once per device."""
+
+    def __init__(self, idx_dtype, slot_dtype, w_dtype):
+        t = ",".join(_CTYPES[np.dtype(d)] for d in (idx_dtype, slot_dtype, w_dtype))
+        self._names = {k: f"{k}<{t}>" for k in _KERNELS}
+        self._exprs = tuple(self._names.values())
+        self._defines = {"MGM_VERTICES_PER_WARP": int(VERTICES_PER_WARP), "MGM_MAX_B": int(MAX_B_PER_SCAN)}
+
+    def __getattr__(self, name):
+        return get_kernel("matching", self._names[name], defines=self._defines, name_expressions=self._exprs)
+
+
+def _kernels(indices, slot, weights) -> _Kernels:
+    return _Kernels(indices.dtype, slot.dtype, weights.dtype)
+
+
+def _grid(n: int, block: int = BLOCK) -> int:
+    return max(1, min((int(n) + block - 1) // block, _MAX_GRID))
+
+
+def _i64(x):
+    return np.int64(x)
+
+
+_NULL = np.uint64(0)
+
+
+def _ptr(a):
+    """An array, or a null pointer for ``None``."""
+    return _NULL if a is None else a
+
+
+def _as_device(a, dtype):
+    cp = _cp()
+    return cp.ascontiguousarray(cp.asarray(a, dtype=dtype))
+
+
+class _Outbox:
+    """Device outbox with an atomic counter; ``cap`` is an upper bound of one call's messages."""
+
+    def __init__(self, cap: int):
+        cp = _cp()
+        self.cap = int(cap)
+        self.ints = cp.empty((self.cap, 4), dtype=cp.int64)
+        self.w = cp.empty(self.cap, dtype=cp.float64)
+        self.count = cp.zeros(1, dtype=cp.uint64)
+
+    def args(self):
+        return (self.ints, self.w, self.count, _i64(self.cap))
+
+    def result(self):
+        k = int(self.count.get()[0])
+        if k > self.cap:  # the caps below are proven bounds; this guards against a broken one
+            raise RuntimeError(f"outbox overflow ({k} messages, room for {self.cap})")
+        return self.ints[:k], self.w[:k]
+
+
+def _boundary_entries(slot, n_owned: int, n_ghosts: int) -> int:
+    """CSR entries whose neighbour is a ghost (each boundary edge carries at most a few messages)."""
+    if n_ghosts == 0:
+        return 0
+    return int((slot >= n_owned).sum())
+
+
+def _inbox(in_i, in_w):
+    cp = _cp()
+    return _as_device(in_i, cp.int64).reshape(-1, 4), _as_device(in_w, cp.float64)
+
+
+def _check_ids(n_global_hint: int):
+    if n_global_hint >= _ID_LIMIT:
+        raise ResourceError(
+            f"the GPU Suitor packs vertex ids into 32 bits; a graph with {n_global_hint} vertices needs "
+            "the CPU (device='cpu')"
+        )
+
+
+# --------------------------------------------------------------------------- weight ranks
+class _Ranks:
+    """Order-preserving 32-bit ranks of weights, exact on the partition's own edge weights.
+
+    ``rank`` is the per-edge array (or None in float32 mode, where kernels compute it from the
+    weight), ``table`` the sorted distinct weights (None in float32 mode).
+    """
+
+    def __init__(self, weights, kernels):
+        cp = _cp()
+        self.rank = None
+        self.table = None
+        if weights.size == 0 or weights.dtype == cp.float32:
+            return
+        as32 = weights.astype(cp.float32)
+        if bool((as32.astype(cp.float64) == weights).all()):
+            return  # every weight is a float32 value: ranks from the bit pattern
+        del as32
+        table = cp.unique(weights)
+        if 2 * table.size + 3 >= 2**32:
+            raise ResourceError(
+                f"{table.size} distinct edge weights exceed the GPU Suitor's 32-bit weight ranks; "
+                "use device='cpu' or float32 weights"
+            )
+        self.table = table.astype(cp.float64, copy=False)
+        self.rank = cp.empty(weights.size, dtype=cp.uint32)
+        kernels.weight_ranks((_grid(weights.size),), (BLOCK,), (weights, _i64(weights.size), self.table,
+                                                                _i64(self.table.size), self.rank))
+
+    def of(self, w):
+        """Ranks of arbitrary float64 weights: even for own weights, odd strictly between them."""
+        cp = _cp()
+        w = cp.asarray(w, dtype=cp.float64)
+        if self.table is None:
+            f = w.astype(cp.float32)
+            down = cp.where(f.astype(cp.float64) > w, cp.nextafter(f, cp.float32(-np.inf)), f)
+            exact = down.astype(cp.float64) == w
+            bits = down.view(cp.uint32) & cp.uint32(0x7FFFFFFF)
+            return 2 * bits.astype(cp.uint64) + cp.where(exact, 2, 3).astype(cp.uint64)
+        size = self.table.size
+        pos = cp.searchsorted(self.table, w)
+        found = (pos < size) & (self.table[cp.minimum(pos, max(size - 1, 0))] == w) if size else cp.zeros(w.shape, bool)
+        return 2 * pos.astype(cp.uint64) + cp.where(found, 2, 1).astype(cp.uint64)
+
+    def weight_of(self, r):
+        """The weight of even ranks ``r`` (own weights)."""
+        cp = _cp()
+        idx = (r - cp.uint64(2)) // cp.uint64(2)
+        if self.table is None:
+            return idx.astype(cp.uint32).view(cp.float32).astype(cp.float64)
+        return self.table[cp.minimum(idx, self.table.size - 1).astype(cp.int64)]
+
+    def encode(self, w, ids):
+        """Packed keys of ``(w, ids)``; key 0 where ``ids < 0`` (nobody)."""
+        cp = _cp()
+        ids = cp.asarray(ids)
+        none = ids < 0
+        r = self.of(cp.where(none, 0.0, w))
+        key = (r << cp.uint64(32)) | (cp.uint64(_ID_LIMIT) - cp.where(none, 0, ids).astype(cp.uint64))
+        return cp.where(none, cp.uint64(0), key)
+
+    def decode(self, key):
+        """``(ids, w)`` of packed keys of own weights (-1 and -inf for key 0)."""
+        cp = _cp()
+        none = key == 0
+        ids = (cp.uint64(_ID_LIMIT) - (key & cp.uint64(_ID_LIMIT))).astype(cp.int64)
+        w = self.weight_of(cp.where(none, cp.uint64(2), key >> cp.uint64(32)))
+        return cp.where(none, -1, ids), cp.where(none, -np.inf, w)
+
+
+# --------------------------------------------------------------------------------- Suitor
+def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
+                 suitor, ws, target, target_w, queue, in_i, in_w):
+    """Suitor on one partition until local quiescence (paper I, Algorithms 3 and 4 [2]_).
+
+    GPU twin of :func:`mgmatch.cpu.matching.suitor_local`: same arguments, same state arrays
+    (updated in place), same messages. The inbox is applied by one thread; then GPU-Suitor
+    (``suitor_propose``, warp per :data:`VERTICES_PER_WARP` vertices) runs every queued vertex
+    and every vertex it displaces to quiescence in one launch.
+
+    Returns
+    -------
+    ints, w : cupy.ndarray
+        The outbox, ``(k, 4)`` int64 rows ``(kind, dst, src, aux)`` and ``(k,)`` float64.
+    """
+    cp = _cp()
+    lo, hi = int(lo), int(hi)
+    n_owned = hi - lo
+    _check_ids(max(hi, int(ghosts[-1]) + 1 if len(ghosts) else 0))
+    in_i, in_w = _inbox(in_i, in_w)
+    n_in = int(in_i.shape[0])
+    ghosts_d = _as_device(ghosts, cp.int64)
+    k = _kernels(indices, slot, weights)
+    out = _Outbox(2 * _boundary_entries(slot, n_owned, ghosts_d.size) + 2 * n_in + 64)
+    queue = _as_device(queue, cp.int64)
+    work = cp.empty(queue.size + n_in, dtype=cp.int64)
+    work[: queue.size] = queue
+    n_work = queue.size
+    if n_in:
+        counter = cp.array([queue.size], dtype=cp.uint64)
+        k.suitor_inbox((1,), (1,), (_i64(lo), _i64(hi), ghosts_d, _i64(ghosts_d.size), suitor, ws, target,
+                                   in_i, in_w, _i64(n_in), work, counter, *out.args()))
+        n_work = int(counter.get()[0])
+    if n_work:
+        ranks = _Ranks(weights, k)
+        key = ranks.encode(ws, suitor)
+        before = key.copy()
+        per_block = (THREADS_PER_BLOCK // 32) * VERTICES_PER_WARP
+        k.suitor_propose((_grid(n_work, per_block),), (THREADS_PER_BLOCK,), (
+            _i64(lo), _i64(n_owned), indptr, indices, weights, _ptr(ranks.rank), _ptr(ranks.table), slot,
+            key, target, target_w, work, _i64(n_work), *out.args()))
+        changed = cp.flatnonzero(key != before)
+        if changed.size:
+            ids, w = ranks.decode(key[changed])
+            suitor[changed] = ids
+            ws[changed] = w
+    return out.result()
+
+
+# ------------------------------------------------------------------------------- b-Suitor
+def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
+                  hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w):
+    """b-Suitor on one partition until local quiescence (Khan et al. [3]_, Algorithm 2).
+
+    GPU twin of :func:`mgmatch.cpu.matching.bsuitor_local`. Each owned vertex keeps a min-heap
+    of its ``b(v)`` best suitors in global memory, updated under a per-vertex spin lock; thread
+    per active vertex. Sweeps repeat while a sweep displaced owned suitors (the count is the one
+    scalar read per sweep).
+    """
+    cp = _cp()
+    lo, hi = int(lo), int(hi)
+    n_owned = hi - lo
+    _check_ids(max(hi, int(ghosts[-1]) + 1 if len(ghosts) else 0))
+    in_i, in_w = _inbox(in_i, in_w)
+    n_in = int(in_i.shape[0])
+    ghosts_d = _as_device(ghosts, cp.int64)
+    k = _kernels(indices, slot, weights)
+    out = _Outbox(2 * _boundary_entries(slot, n_owned, ghosts_d.size) + 2 * n_in + 64)
+    queue = _as_device(queue, cp.int64)
+    work = cp.empty(queue.size + n_in, dtype=cp.int64)
+    work[: queue.size] = queue
+    n_work = queue.size
+    if n_in:
+        counter = cp.array([queue.size], dtype=cp.uint64)
+        k.bsuitor_inbox((1,), (1,), (_i64(lo), _i64(hi), ghosts_d, _i64(ghosts_d.size), b, hw, hs, hcnt, hoff,
+                                    tw, ts, tid, tcnt, toff, in_i, in_w, _i64(n_in), work, counter, *out.args()))
+        n_work = int(counter.get()[0])
+        active = cp.unique(work[:n_work])
+    else:
+        active = work[:n_work]
+    if active.size:
+        ranks = _Ranks(weights, k)
+        hk = ranks.encode(hw, hs)
+        if hk.size:
+            root = hk[cp.minimum(hoff, hk.size - 1)]
+        else:
+            root = cp.zeros(n_owned, dtype=cp.uint64)
+        thr = cp.where(b == 0, _KEY_MAX, cp.where(hcnt >= b, root, cp.uint64(0))).astype(cp.uint64)
+        gthr = cp.where(ts == -2, _KEY_MAX, ranks.encode(tw, ts)).astype(cp.uint64)
+        lock = cp.zeros(max(n_owned, 1), dtype=cp.int32)
+        removed_cap = int(hk.size) + 16
+        removed = cp.empty(2 * removed_cap, dtype=cp.int64)
+        n_removed = cp.zeros(1, dtype=cp.uint64)
+        while active.size:
+            n_removed.fill(0)
+            k.bsuitor_propose((_grid(active.size),), (BLOCK,), (
+                _i64(lo), _i64(n_owned), indptr, indices, weights, _ptr(ranks.rank), _ptr(ranks.table), slot, b,
+                hk, hcnt, hoff, thr, gthr, lock, tid, tcnt, toff, active, _i64(active.size),
+                removed, n_removed, _i64(removed_cap), *out.args()))
+            nr = int(n_removed.get()[0])
+            if nr == 0:
+                break
+            if nr > removed_cap:
+                raise RuntimeError(f"b-Suitor displacement list overflow ({nr} > {removed_cap})")
+            flag = cp.zeros(n_owned, dtype=cp.int32)
+            k.bsuitor_withdraw((_grid(nr),), (BLOCK,), (_i64(lo), removed, _i64(nr), tid, tcnt, toff, lock, flag))
+            active = cp.flatnonzero(flag).astype(cp.int64) + lo
+        ids, w = ranks.decode(hk)
+        hs[...] = ids
+        hw[...] = cp.where(ids < 0, 0.0, w)
+    return out.result()
+
+
+def bsuitor_pairs(lo, hoff, hcnt, hs, hw, tid, tcnt):
+    """Edges of the b-matching seen from the owned vertices (GPU twin of
+    :func:`mgmatch.cpu.matching.bsuitor_pairs`); thread per owned vertex, arbitrary order."""
+    cp = _cp()
+    n = int(hcnt.shape[0])
+    total = int(hcnt.sum()) if n else 0
+    us = cp.empty(total, dtype=cp.int64)
+    vs = cp.empty(total, dtype=cp.int64)
+    ws = cp.empty(total, dtype=cp.float64)
+    if total == 0:
+        return us, vs, ws
+    count = cp.zeros(1, dtype=cp.uint64)
+    k = _Kernels(np.int64, np.int64, np.float64)
+    k.bsuitor_pairs_kernel((_grid(n),), (BLOCK,), (_i64(lo), _i64(n), hoff, hcnt, hs, hw, tid, tcnt, us, vs, ws, count))
+    m = int(count.get()[0])
+    return us[:m], vs[:m], ws[:m]
+
+
+# ------------------------------------------------------------ locally dominant / handshake
+def _pointer_inbox(k, lo, hi, ghosts_d, matched, cand, mate, mate_w, in_i, in_w, out):
+    cp = _cp()
+    n_in = int(in_i.shape[0])
+    fresh = cp.empty(n_in + 1, dtype=cp.int64)
+    relook = cp.empty(n_in + 1, dtype=cp.int64)
+    counts = cp.zeros(2, dtype=cp.uint64)
+    if n_in:
+        k.pointer_inbox((1,), (1,), (_i64(lo), _i64(hi), ghosts_d, _i64(ghosts_d.size), matched, cand, mate, mate_w,
+                                     in_i, in_w, _i64(n_in), fresh, counts[0:1], relook, counts[1:2], *out.args()))
+    nf, nr = (int(x) for x in counts.get())
+    return fresh[:nf], relook[:nr]
+
+
+def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
+             first, in_i, in_w):
+    """Locally-dominant matching on one partition until local quiescence (GPU-LD: paper I,
+    Algorithm 1 with ProcessVertex [2]_; thread per vertex, queues of newly matched vertices).
+
+    GPU twin of :func:`mgmatch.cpu.matching.ld_local`. Each sweep: the queued vertices pick
+    their heaviest free neighbour (``ld_candidates``), mutual pairs match (``ld_match``), and the
+    free neighbours that pointed at a newly matched vertex form the next queue (``ld_settle``).
+    """
+    cp = _cp()
+    lo, hi = int(lo), int(hi)
+    n_owned = hi - lo
+    in_i, in_w = _inbox(in_i, in_w)
+    n_in = int(in_i.shape[0])
+    ghosts_d = _as_device(ghosts, cp.int64)
+    k = _kernels(indices, slot, weights)
+    out = _Outbox(2 * _boundary_entries(slot, n_owned, ghosts_d.size) + 2 * n_in + 64)
+    fresh, queue = _pointer_inbox(k, lo, hi, ghosts_d, matched, cand, mate, mate_w, in_i, in_w, out)
+    if first and n_owned:
+        deg = indptr[1:] - indptr[:-1]
+        queue = cp.concatenate([queue, cp.flatnonzero(deg > 0).astype(cp.int64) + lo])
+    cand_w = cp.zeros(max(n_owned, 1), dtype=cp.float64)
+    stamp = cp.zeros(max(n_owned, 1), dtype=cp.int32)
+    next_queue = cp.empty(max(n_owned, 1), dtype=cp.int64)
+    counter = cp.zeros(1, dtype=cp.uint64)
+    sweep = 0
+    while True:
+        if queue.size:
+            sweep += 1
+            k.ld_candidates((_grid(queue.size),), (BLOCK,), (_i64(lo), indptr, indices, weights, slot, matched, cand,
+                                                             cand_w, stamp, np.int32(sweep), queue, _i64(queue.size)))
+            new_fresh = cp.empty(2 * queue.size, dtype=cp.int64)
+            counter.fill(0)
+            k.ld_match((_grid(queue.size),), (BLOCK,), (
+                _i64(lo), _i64(hi), ghosts_d, _i64(ghosts_d.size), matched, cand, cand_w, mate, mate_w, stamp,
+                np.int32(sweep), queue, _i64(queue.size), new_fresh, counter, *out.args()))
+            fresh = cp.concatenate([fresh, new_fresh[: int(counter.get()[0])]])
+        if fresh.size == 0:
+            break
+        counter.fill(0)
+        k.ld_settle((_grid(fresh.size),), (BLOCK,), (_i64(lo), _i64(n_owned), indptr, indices, slot, matched, cand,
+                                                     fresh, _i64(fresh.size), next_queue, counter, *out.args()))
+        queue = next_queue[: int(counter.get()[0])].copy()
+        fresh = fresh[:0]
+    return out.result()
+
+
+def _strongest_free(k, n_rows, indptr, indices, weights, slot, matched, cand_out, variant):
+    """Strongest free neighbour of every free row, written to ``cand_out`` (-1: none)."""
+    cp = _cp()
+    if n_rows == 0:
+        return
+    if variant == "warp":
+        warps_per_block = BLOCK // 32
+        k.strongest_neighbour_warp((_grid(n_rows, warps_per_block),), (BLOCK,), (
+            _i64(n_rows), indptr, indices, weights, slot, _ptr(matched), cand_out))
+        return
+    if variant != "scan":
+        raise ValueError(f"handshake variant must be 'warp' or 'scan', not {variant!r}")
+    nnz = int(indices.shape[0])
+    free = None if matched is None else ~matched[:n_rows]
+    if free is None:
+        cand_out[:] = -1
+    else:
+        cand_out[free] = -1
+    if nnz == 0:
+        return
+    src = cp.empty(nnz, dtype=indices.dtype)
+    dst = [cp.empty(nnz, dtype=indices.dtype), cp.empty(nnz, dtype=indices.dtype)]
+    w = [cp.empty(nnz, dtype=weights.dtype), cp.empty(nnz, dtype=weights.dtype)]
+    k.hs_scan_init((_grid(n_rows),), (BLOCK,), (_i64(n_rows), indptr, indices, weights, slot, _ptr(matched),
+                                                src, dst[0], w[0]))
+    made = cp.zeros(1, dtype=cp.int32)
+    distance, cur = 1, 0
+    while True:
+        made.fill(0)
+        k.strongest_neighbour_scan((_grid(nnz),), (BLOCK,), (src, dst[cur], dst[1 - cur], w[cur], w[1 - cur], made,
+                                                              _i64(distance), _i64(nnz)))
+        cur = 1 - cur
+        if not int(made.get()[0]) or distance >= nnz:
+            break
+        distance *= 2
+    k.collate_segments((_grid(nnz),), (BLOCK,), (src, dst[cur], cand_out, _ptr(matched), _i64(nnz)))
+
+
+def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
+                    sent, in_i, in_w):
+    """One-way handshaking on one partition until local quiescence [4]_.
+
+    GPU twin of :func:`mgmatch.cpu.matching.handshake_local`. Each pass finds every free
+    vertex's strongest free neighbour (:data:`HANDSHAKE_VARIANT`) and matches mutual pointers
+    (``hs_collate``); the count of new matches is the one scalar read per pass.
+
+    Returns
+    -------
+    ints, w : cupy.ndarray
+        The outbox.
+    passes : int
+        Passes made.
+    """
+    cp = _cp()
+    lo, hi = int(lo), int(hi)
+    n_owned = hi - lo
+    in_i, in_w = _inbox(in_i, in_w)
+    n_in = int(in_i.shape[0])
+    ghosts_d = _as_device(ghosts, cp.int64)
+    k = _kernels(indices, slot, weights)
+    out = _Outbox(3 * _boundary_entries(slot, n_owned, ghosts_d.size) + 2 * n_in + 64)
+    fresh, _ = _pointer_inbox(k, lo, hi, ghosts_d, matched, cand, mate, mate_w, in_i, in_w, out)
+    if fresh.size:
+        k.hs_notify((_grid(fresh.size),), (BLOCK,), (_i64(lo), _i64(n_owned), indptr, indices, slot, matched, cand,
+                                                     fresh, _i64(fresh.size), *out.args()))
+    passes = 0
+    made = cp.zeros(1, dtype=cp.uint64)
+    variant = HANDSHAKE_VARIANT
+    while True:
+        passes += 1
+        if n_owned == 0:
+            break
+        row_free = ~matched[:n_owned]
+        _strongest_free(k, n_owned, indptr, indices, weights, slot, matched, cand[:n_owned], variant)
+        made.fill(0)
+        k.hs_collate((_grid(n_owned),), (BLOCK,), (
+            _i64(lo), _i64(hi), indptr, indices, weights, slot, ghosts_d, _i64(ghosts_d.size), matched, cand,
+            row_free, mate, mate_w, sent, made, *out.args()))
+        if int(made.get()[0]) == 0:
+            break
+        if ghosts_d.size:
+            newly = cp.flatnonzero(matched[:n_owned] & row_free).astype(cp.int64) + lo
+            k.hs_notify((_grid(newly.size),), (BLOCK,), (_i64(lo), _i64(n_owned), indptr, indices, slot, matched,
+                                                         cand, newly, _i64(newly.size), *out.args()))
+    ints, w = out.result()
+    return ints, w, passes
+
+
+def strongest_neighbour_all(graph, variant: str | None = None):
+    """Every vertex's strongest neighbour (heaviest edge, ties to the smaller id; -1 when
+    isolated) on the GPU: one handshaking scan over the whole graph [4]_.
+
+    Parameters
+    ----------
+    graph : Graph
+        A graph whose arrays are CuPy arrays.
+    variant : {"warp", "scan"}, optional
+        Defaults to :data:`HANDSHAKE_VARIANT`.
+
+    Returns
+    -------
+    cupy.ndarray
+        ``int64`` array of ``graph.n`` entries.
+    """
+    cp = _cp()
+    n = int(graph.n_rows)
+    out = cp.full(n, -1, dtype=cp.int64)
+    if n == 0:
+        return out
+    k = _kernels(graph.indices, graph.indices, graph.weights)
+    _strongest_free(k, n, graph.indptr, graph.indices, graph.weights, graph.indices, None, out,
+                    variant or HANDSHAKE_VARIANT)
+    return out

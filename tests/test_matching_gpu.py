@@ -1,0 +1,139 @@
+"""GPU-only tests of the weighted-matching kernels: large ids, skewed degrees, ties, isolated
+vertices, both handshaking variants, tunables and the memory guard. Every result is compared
+with the sequential greedy reference, edge for edge."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mgmatch
+from mgmatch import generators, verify
+from mgmatch.algorithms.matching import match
+
+pytestmark = pytest.mark.gpu
+
+ONE_MATCHINGS = ["suitor", "ld", "handshake"]
+
+
+@pytest.fixture
+def gpu_matching():
+    from mgmatch.gpu import matching as gm
+
+    saved = (gm.HANDSHAKE_VARIANT, gm.VERTICES_PER_WARP)
+    yield gm
+    gm.HANDSHAKE_VARIANT, gm.VERTICES_PER_WARP = saved
+
+
+def _assert_greedy(graph, algorithm, partitions=1, b=2):
+    r = match(graph, algorithm, b=b if algorithm == "bsuitor" else None, partitions=partitions, device="gpu")
+    if algorithm == "bsuitor":
+        eu, ev, _ = verify.greedy_b_matching(graph, b)
+        np.testing.assert_array_equal(r.u, eu)
+        np.testing.assert_array_equal(r.v, ev)
+    else:
+        np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
+    return r
+
+
+def test_more_than_2_pow_24_vertices():
+    # ids above 2**24 are not exact in float32: every id must stay an integer on the device
+    n = 2**24 + 1000
+    rng = np.random.default_rng(3)
+    g = mgmatch.Graph.from_edges(np.arange(n - 1), np.arange(1, n), rng.random(n - 1) + 0.5, n=n)
+    expected = verify.greedy_matching(g)
+    for algorithm in ONE_MATCHINGS:
+        r = match(g, algorithm, device="gpu")
+        np.testing.assert_array_equal(r.mate, expected)
+    assert (expected[n - 200 :] >= 0).any()
+
+
+def test_more_than_2_pow_24_vertices_b_suitor_and_partitions():
+    n = 2**24 + 64
+    rng = np.random.default_rng(4)
+    src = rng.integers(0, n, 200_000)
+    g = mgmatch.Graph.from_edges(src, (src + rng.integers(1, 1000, src.size)) % n, rng.integers(1, 5, src.size) * 1.0, n=n)
+    _assert_greedy(g, "suitor", partitions=3)
+    _assert_greedy(g, "bsuitor", partitions=2, b=2)
+
+
+@pytest.mark.parametrize("weights", ["random", "unit"])
+@pytest.mark.parametrize("algorithm", ONE_MATCHINGS + ["bsuitor"])
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_heavy_skew_kron(weights, algorithm, partitions):
+    g = generators.kron(12, edge_factor=16, seed=2, weights=weights)
+    _assert_greedy(g, algorithm, partitions=partitions, b=3)
+
+
+@pytest.mark.parametrize("algorithm", ONE_MATCHINGS + ["bsuitor"])
+def test_ties_and_isolated_vertices(algorithm):
+    rng = np.random.default_rng(8)
+    n = 20_000
+    src, dst = rng.integers(0, n // 4, 30_000), rng.integers(0, n // 4, 30_000)  # 3/4 isolated
+    g = mgmatch.Graph.from_edges(src, dst, rng.integers(1, 3, src.size) * 1.0, n=n)
+    _assert_greedy(g, algorithm, partitions=1)
+    _assert_greedy(g, algorithm, partitions=4)
+
+
+def test_float_weights_use_exact_ranks():
+    # random float64 weights are not float32 values: the dense-rank path
+    g = mgmatch.Graph.from_edges(*np.random.default_rng(1).integers(0, 3000, (2, 20_000)),
+                                 np.random.default_rng(2).random(20_000), n=3000)
+    for algorithm in ("suitor", "bsuitor"):
+        _assert_greedy(g, algorithm, partitions=1)
+        _assert_greedy(g, algorithm, partitions=5)
+
+
+def test_float32_graph():
+    g64 = mgmatch.Graph.from_edges(*np.random.default_rng(5).integers(0, 2000, (2, 10_000)),
+                                   np.random.default_rng(6).random(10_000), n=2000)
+    u, v, w = g64.edges()
+    g32 = mgmatch.Graph.from_edges(u, v, w.astype(np.float32), n=g64.n, dtype="float32")
+    for algorithm in ONE_MATCHINGS + ["bsuitor"]:
+        _assert_greedy(g32, algorithm, partitions=2)
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_handshake_variants_agree(gpu_matching, partitions):
+    g = generators.kron(11, edge_factor=8, seed=5, weights="unit")
+    results = {}
+    for variant in ("warp", "scan"):
+        gpu_matching.HANDSHAKE_VARIANT = variant
+        results[variant] = match(g, "handshake", partitions=partitions, device="gpu")
+    np.testing.assert_array_equal(results["warp"].mate, results["scan"].mate)
+    np.testing.assert_array_equal(results["warp"].mate, verify.greedy_matching(g))
+
+
+def test_strongest_neighbour_variants(gpu_matching):
+    g = mgmatch.Graph.from_edges(*np.random.default_rng(9).integers(0, 500, (2, 3000)),
+                                 np.random.default_rng(9).integers(1, 4, 3000) * 1.0, n=600)
+    expected = mgmatch.strongest_neighbour(g, device="cpu")
+    for variant in ("warp", "scan"):
+        gpu_matching.HANDSHAKE_VARIANT = variant
+        np.testing.assert_array_equal(mgmatch.strongest_neighbour(g, device="gpu"), expected)
+
+
+@pytest.mark.parametrize("vertices_per_warp", [1, 32])
+def test_vertices_per_warp_does_not_change_the_result(gpu_matching, vertices_per_warp):
+    gpu_matching.VERTICES_PER_WARP = vertices_per_warp
+    g = generators.kron(11, edge_factor=8, seed=7)
+    _assert_greedy(g, "suitor")
+
+
+def test_large_b_rescans():
+    # b above the per-scan buffer: vertices propose in several scans
+    g = generators.kron(10, edge_factor=32, seed=3)
+    eu, ev, _ = verify.greedy_b_matching(g, 40)
+    r = mgmatch.b_suitor(g, 40, device="gpu")
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)
+
+
+def test_memory_guard_raises_resource_error(monkeypatch):
+    from mgmatch.algorithms import matching as alg
+
+    g = generators.kron(8, seed=1)
+    assert alg.gpu_memory_estimate(g, "suitor") > g.nnz * 12
+    monkeypatch.setattr(alg, "gpu_memory_estimate", lambda *args: 2**60)  # an exabyte: never fits
+    with pytest.raises(mgmatch.ResourceError, match="GiB of GPU memory"):
+        mgmatch.suitor(g, device="gpu")
