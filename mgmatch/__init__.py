@@ -15,6 +15,8 @@ from .algorithms.matching import (
     strongest_neighbour,
     suitor,
 )
+from .algorithms.bipartite import BipartiteMatchingResult, bipartite_matching
+from .algorithms.louvain import LouvainResult, louvain, modularity
 from .errors import ClusterError, InputError, MgmatchError, ParameterError, ResourceError
 from .graph import Graph, Partition
 
@@ -28,6 +30,11 @@ __all__ = [
     "locally_dominant",
     "handshake",
     "strongest_neighbour",
+    "BipartiteMatchingResult",
+    "bipartite_matching",
+    "LouvainResult",
+    "louvain",
+    "modularity",
     "MgmatchError",
     "InputError",
     "ParameterError",

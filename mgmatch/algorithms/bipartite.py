@@ -148,7 +148,7 @@ class BipartiteMatchingResult:
             "cardinality": int(self.cardinality),
             "init_cardinality": int(self.init_cardinality),
             "cover_size": int(self.cover_rows.sum() + self.cover_cols.sum()),
-            "timings": {k: float(v) for k, v in self.timings.items()},
+            "time_s": {k: float(v) for k, v in self.timings.items()},
             "counts": {
                 "iterations": int(self.iterations),
                 "global_relabels": int(self.global_relabels),

@@ -137,9 +137,10 @@ class LouvainResult:
         return {
             "algorithm": "louvain",
             "device": self.device,
-            "n_vertices": int(self.communities.shape[0]),
+            "n": int(self.communities.shape[0]),
             "n_communities": int(self.n_communities),
             "modularity": float(self.modularity[-1]) if self.modularity else 0.0,
+            "modularity_per_level": [float(q) for q in self.modularity],
             "levels": [
                 {
                     "level": i,
@@ -148,8 +149,8 @@ class LouvainResult:
                 }
                 for i, (q, lv) in enumerate(zip(self.modularity, self.levels))
             ],
-            "timings": _jsonable(self.timings),
-            "params": _jsonable(self.params),
+            "time_s": _jsonable(self.timings),
+            "parameters": _jsonable(self.params),
         }
 
 
