@@ -1,0 +1,57 @@
+"""``mgmatch bench``: our implementations and their peers, side by side on the same graphs.
+
+Each family module (``matching``, ``bipartite``, ``louvain``) has ``run(...) -> list[dict]``;
+:func:`write_report` prints the rows as a table and writes them as JSON. The JSON layout is
+stable so runs can be compared: ``{"mgmatch_bench": 1, "host": {...}, "rows": [...]}``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+from pathlib import Path
+
+__all__ = ["run_family", "write_report", "host_info"]
+
+FAMILIES = ("matching", "bipartite", "louvain")
+
+
+def run_family(family: str, **kwargs) -> list[dict]:
+    """Run one family's benchmark (see its module for the parameters)."""
+    if family not in FAMILIES:
+        from ..errors import ParameterError  # noqa: PLC0415
+
+        raise ParameterError(f"unknown benchmark family {family!r}; choose from {', '.join(FAMILIES)}")
+    module = importlib.import_module(f".{family}", __name__)
+    return module.run(**kwargs)
+
+
+def host_info() -> dict:
+    """The machine the rows were measured on."""
+    from ..cli import versions  # noqa: PLC0415
+
+    info = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(), **versions()}
+    return info
+
+
+def write_report(rows: list[dict], output: Path | None = None, *, console=None) -> None:
+    """Print ``rows`` as a table and, when ``output`` is given, write them as JSON."""
+    from rich.table import Table  # noqa: PLC0415
+
+    cols = ["family", "graph", "impl", "device", "n", "nnz", "time_s", "speedup", "ratio_vs", "quality"]
+    table = Table(title="mgmatch bench")
+    for c in cols:
+        table.add_column(c)
+    for r in rows:
+        cells = []
+        for c in cols:
+            v = r.get(c, "")
+            cells.append(f"{v:.4g}" if isinstance(v, float) else str(v))
+        table.add_row(*cells)
+    if console is not None:
+        console.print(table)
+    if output is not None:
+        from ..io import write_json  # noqa: PLC0415
+
+        write_json(output, {"mgmatch_bench": 1, "host": host_info(), "rows": rows})

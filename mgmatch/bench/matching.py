@@ -1,0 +1,127 @@
+"""Benchmark of the weighted-matching family against NetworKit on the same graphs.
+
+Rows per graph: our Suitor, b-Suitor (b=3), LD and handshaking, and NetworKit's
+``SuitorMatcher`` (the generic Suitor; ``sortSuitor=False`` because SortSuitor needs rows sorted
+by weight) and ``BSuitorMatcher`` run with all host threads. ``time_s`` is end to end (host
+graph in, host result out), ``kernel_time_s`` the run on a graph already resident and
+partitioned on the device (GPU: kernels and their few scalar reads); ``speedup`` is peer time /
+our end-to-end time and ``speedup_kernel`` peer time / our kernel time; ``weight_rel_diff``
+compares the matched weights (equal on tie-free weights, since both
+compute the greedy matching).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ._common import time_call
+
+__all__ = ["run", "DEFAULT_GRAPHS"]
+
+DEFAULT_GRAPHS = {
+    "cpu": ["kron:k=18,seed=1", "delaunay:k=18,seed=1"],
+    "gpu": ["kron:k=21,seed=1", "delaunay:k=22,seed=1", "rgg:k=22,seed=1", "kron:k=20,seed=1,weights=unit"],
+}
+QUICK_GRAPHS = ["kron:k=12,seed=1", "delaunay:k=12,seed=1"]
+
+
+def _networkit_graph(graph):
+    import networkit as nk  # noqa: PLC0415
+
+    u, v, w = (np.asarray(a) for a in graph.to("cpu").edges())
+    g = nk.graph.Graph(graph.n, weighted=True)
+    g.addEdges((w.astype(np.float64), (u.astype(np.uint64), v.astype(np.uint64))))
+    g.indexEdges()
+    return g
+
+
+def _peers(graph, repeats):
+    """NetworKit rows (or nothing when it is not installed)."""
+    try:
+        import networkit as nk  # noqa: PLC0415
+    except ImportError:
+        return {}
+    nk.setNumberOfThreads(os.cpu_count() or 1)
+    g = _networkit_graph(graph)
+
+    def suitor():
+        m = nk.matching.SuitorMatcher(g, False, False)
+        m.run()
+        return m.getMatching().weight(g)
+
+    def bsuitor():
+        m = nk.matching.BSuitorMatcher(g, 3)
+        m.run()
+        return m.getBMatching().weight()
+
+    return {
+        "suitor": ("networkit SuitorMatcher", time_call(suitor, repeats=repeats)),
+        "bsuitor": ("networkit BSuitorMatcher", time_call(bsuitor, repeats=repeats)),
+    }
+
+
+def run(graphs=None, device="auto", repeats=5, quick=False, timeout=None) -> list[dict]:
+    """Time each algorithm on each graph; return benchmark rows (see :mod:`mgmatch.bench`)."""
+    from .. import generators  # noqa: PLC0415
+    from .._array import resolve_device  # noqa: PLC0415
+    from ..algorithms.matching import match  # noqa: PLC0415
+
+    dev = resolve_device(device)
+    specs = graphs or (QUICK_GRAPHS if quick else DEFAULT_GRAPHS[dev])
+    rows = []
+    for spec in specs:
+        graph = generators.parse_graph_spec(spec)
+        peers = _peers(graph, repeats)
+        resident = graph.to(dev)
+        parts = resident.partition(1)  # resident and partitioned once: kernel time excludes both
+        for algorithm, b in (("suitor", None), ("bsuitor", 3), ("ld", None), ("handshake", None)):
+            run_e2e = time_call(lambda: match(graph, algorithm, b=b, device=dev), repeats=repeats, timeout=timeout)
+            run_dev = time_call(lambda: _run_partitions(parts, algorithm, b), repeats=repeats, timeout=timeout)
+            result = run_e2e["result"]
+            row = {
+                "family": "matching", "graph": spec, "impl": f"mgmatch {algorithm}" + (" b=3" if b else ""),
+                "device": dev, "n": graph.n, "nnz": graph.nnz,
+                "time_s": run_e2e["time_s"], "times_s": run_e2e["times_s"],
+                "kernel_time_s": run_dev["time_s"],
+                "kernel_times_s": run_dev["times_s"],
+                "nnz_per_s": graph.nnz / run_dev["time_s"],
+                "weight": result.weight, "cardinality": result.cardinality, "rounds": result.rounds.rounds,
+            }
+            if dev == "gpu":
+                row["peak_gpu_bytes_per_nnz"] = _peak_bytes_per_nnz(lambda: _run_partitions(parts, algorithm, b),
+                                                                   graph.nnz)
+            if algorithm in peers:
+                name, peer = peers[algorithm]
+                row.update(ratio_vs=name, peer_time_s=peer["time_s"], speedup=peer["time_s"] / run_e2e["time_s"],
+                           speedup_kernel=peer["time_s"] / run_dev["time_s"],
+                           weight_rel_diff=abs(result.weight - peer["result"]) / max(abs(peer["result"]), 1e-300))
+            rows.append(row)
+        for algorithm, (name, peer) in peers.items():
+            rows.append({"family": "matching", "graph": spec, "impl": name, "device": "cpu", "n": graph.n,
+                         "nnz": graph.nnz, "time_s": peer["time_s"], "times_s": peer["times_s"],
+                         "weight": peer["result"]})
+    return rows
+
+
+def _run_partitions(parts, algorithm, b):
+    """One run of ``algorithm`` on partitions already resident on the device (kernel time)."""
+    from ..algorithms._bsp import run_local  # noqa: PLC0415
+    from ..algorithms.matching import ALGORITHMS, _BSuitor  # noqa: PLC0415
+
+    program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
+    outs, log = run_local(program, parts)
+    return outs
+
+
+def _peak_bytes_per_nnz(fn, nnz):
+    """GPU memory high-water mark of one call, per stored edge: CuPy's pool keeps every block
+    it allocated, so starting from an empty pool its total after the call is the peak."""
+    import cupy as cp  # noqa: PLC0415
+
+    pool = cp.get_default_memory_pool()
+    pool.free_all_blocks()
+    before = pool.total_bytes()
+    fn()
+    return (pool.total_bytes() - before) / max(nnz, 1)

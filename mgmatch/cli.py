@@ -1,0 +1,486 @@
+"""The ``mgmatch`` command line: ``run``, ``info``, ``generate``, ``verify``, ``bench``, ``demo``.
+
+Every error a user can cause (bad file, bad parameter, a job that will not fit) prints one line
+``mgmatch: error: ...`` on standard error and exits with status 2; no partial output is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+
+from . import __version__
+from .errors import MgmatchError, ParameterError
+
+MATCHING = ("suitor", "bsuitor", "ld", "handshake")
+BIPARTITE = ("gpr", "apfb", "apsb")
+COMMUNITY = ("louvain",)
+ALGORITHM_CHOICES = ("auto",) + MATCHING + BIPARTITE + COMMUNITY
+
+
+class _Exit(click.ClickException):
+    exit_code = 2
+
+    def show(self, file=None):
+        click.echo(f"mgmatch: error: {self.message}", err=True)
+
+
+def _friendly(fn):
+    """Turn MgmatchError into one line and exit status 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MgmatchError as exc:
+            raise _Exit(str(exc)) from None
+        except KeyboardInterrupt:
+            click.echo("mgmatch: interrupted; no output written", err=True)
+            sys.exit(130)
+
+    return wrapper
+
+
+def _console(stderr: bool = True):
+    """A rich console; at least 120 columns wide when output is not a terminal."""
+    from rich.console import Console  # noqa: PLC0415
+
+    console = Console(stderr=stderr)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, width=max(console.width, 120))
+    return console
+
+
+def versions() -> dict:
+    """Versions of mgmatch and the libraries a result depends on."""
+    import numba  # noqa: PLC0415
+    import scipy  # noqa: PLC0415
+
+    out = {
+        "mgmatch": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "numba": numba.__version__,
+    }
+    from ._array import cupy_or_none  # noqa: PLC0415
+
+    cp = cupy_or_none()
+    if cp is not None:
+        out["cupy"] = cp.__version__
+        props = cp.cuda.runtime.getDeviceProperties(0)
+        out["gpu"] = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    return out
+
+
+# ------------------------------------------------------------------------------ options
+def _canon_options(f):
+    f = click.option("--format", "fmt", default=None, help="Input format (default: from the suffix).")(f)
+    f = click.option("--one-based/--zero-based", "one_based", default=None,
+                     help="Vertex ids of edge lists start at 1 / at 0 (default: detect).")(f)
+    f = click.option("--negative", type=click.Choice(["error", "abs"]), default="error", show_default=True,
+                     help="Reject negative weights, or use their absolute values.")(f)
+    f = click.option("--zeros", type=click.Choice(["keep", "drop"]), default="keep", show_default=True,
+                     help="Keep explicit zero weights as edges, or drop them.")(f)
+    f = click.option("--duplicates", type=click.Choice(["max", "sum", "min", "first"]), default="max",
+                     show_default=True, help="How entries naming the same edge merge.")(f)
+    f = click.option("--random-weights", type=int, default=None, metavar="SEED",
+                     help="Give an unweighted graph uniform (0, 1] weights drawn with SEED.")(f)
+    f = click.option("--bipartite/--no-bipartite", default=None,
+                     help="Read a square matrix as rows x columns (default: only rectangular ones).")(f)
+    return f
+
+
+def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplicates="max", random_weights=None,
+          bipartite=None):
+    from .io import read_graph  # noqa: PLC0415
+
+    return read_graph(path, fmt, bipartite=bipartite, one_based=one_based, negative=negative, zeros=zeros,
+                      duplicates=duplicates, random_weights=random_weights)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="mgmatch")
+def main():
+    """Matchings and communities on large graphs: CPU, one GPU, or a Dask cluster of GPUs."""
+
+
+# ---------------------------------------------------------------------------------- run
+@main.command()
+@click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
+@click.option("--algorithm", "-a", type=click.Choice(ALGORITHM_CHOICES), default="auto", show_default=True,
+              help="suitor/bsuitor/ld/handshake: 1/2-approximate weighted (b-)matching; gpr/apfb/apsb: "
+                   "maximum cardinality bipartite matching; louvain: communities. auto = suitor.")
+@click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
+              help="Result table (.parquet or .csv); the JSON summary goes beside it (.json). Required "
+                   "unless INPUT is a pipeline file.")
+@click.option("--summary", type=click.Path(path_type=Path), default=None, help="Where to write the JSON summary.")
+@click.option("--b", "b", default=None, help="b-Suitor capacity: an integer, or a file of one integer per vertex.")
+@click.option("--init", "init", type=click.Choice(["cheap", "karp-sipser", "none"]), default="cheap",
+              show_default=True, help="Initial matching of gpr/apfb/apsb.")
+@click.option("--resolution", type=float, default=1.0, show_default=True, help="Louvain resolution (gamma).")
+@click.option("--all-levels", is_flag=True, help="Louvain: write every level, with a level column.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
+@click.option("--partitions", type=int, default=None,
+              help="Partitions the matching rounds run over (default: 1 in-process, one per Dask worker). "
+                   "The result does not depend on it.")
+@click.option("--workers", type=int, default=None,
+              help="Start an embedded local Dask cluster (one worker per GPU, else N CPU worker processes).")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS.")
+@click.option("--scheduler-file", type=click.Path(path_type=Path), default=None,
+              help="Run on the Dask cluster described by this scheduler file.")
+@click.option("--report", type=click.Path(path_type=Path), default=None,
+              help="Write Dask's performance report of the run to this HTML file.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display or summary table.")
+@_canon_options
+@_friendly
+def run(input_path, algorithm, output, summary, b, init, resolution, all_levels, device, partitions, workers,
+        scheduler, scheduler_file, report, quiet, fmt, one_based, negative, zeros, duplicates, random_weights,
+        bipartite):
+    """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
+
+    With --workers, --scheduler or --scheduler-file the matching rounds run on a Dask cluster,
+    one partition per worker; otherwise in this process. INPUT may also be a pipeline file
+    (.yaml, see pipelines/README.md) listing several jobs.
+    """
+    if input_path.suffix.lower() in (".yaml", ".yml"):
+        from .pipeline import run_pipeline  # noqa: PLC0415
+
+        run_pipeline(input_path, quiet=quiet, run_job=run_job)
+        return
+    if output is None:
+        raise ParameterError("--output is required (a .parquet, .pq, .csv or .tsv path)")
+    on_cluster = workers is not None or scheduler is not None or scheduler_file is not None
+    with _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet, report) as client:
+        run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init, resolution=resolution,
+                all_levels=all_levels, device=device, partitions=partitions, quiet=quiet, client=client,
+                report=report, on_cluster=on_cluster,
+                read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
+                                  duplicates=duplicates, random_weights=random_weights, bipartite=bipartite))
+
+
+def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init="cheap", resolution=1.0,
+            all_levels=False, device="auto", partitions=None, quiet=False, client=None, report=None,
+            on_cluster=None, read_options=None):
+    """One job: read INPUT, run the algorithm, write the table and its summary atomically."""
+    from .io import summary_path_for  # noqa: PLC0415
+
+    output = Path(output)
+    _check_output(output)
+    summary_path = Path(summary) if summary else summary_path_for(output)
+    if algorithm == "auto":
+        algorithm = "suitor"
+    if algorithm not in ALGORITHM_CHOICES:
+        raise ParameterError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHM_CHOICES)}")
+    on_cluster = client is not None if on_cluster is None else on_cluster
+    if (on_cluster or report is not None) and algorithm not in MATCHING:
+        raise ParameterError(f"--algorithm {algorithm} runs on one device; the cluster options (--workers, "
+                             f"--scheduler, --scheduler-file, --report) apply to {', '.join(MATCHING)}")
+    if report is not None and not on_cluster:
+        raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
+    opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
+            "random_weights": None, "bipartite": None} | (read_options or {})
+    t0 = time.perf_counter()
+    graph = _read(input_path, **opts)
+    t_read = time.perf_counter() - t0
+    result = _run_algorithm(graph, algorithm, b=b, init=init, resolution=resolution, device=device,
+                            partitions=partitions, quiet=quiet, client=client)
+    record = result.summary()
+    record.update({
+        "input": str(input_path),
+        "canonicalisation": graph.summary.as_dict(),
+        "versions": versions(),
+    })
+    record.setdefault("time_s", {})["read"] = t_read
+    table = result.to_table(all_levels=all_levels) if algorithm in COMMUNITY else result.to_table()
+    t1 = time.perf_counter()
+    _write_outputs(output, table, summary_path, record)
+    record["time_s"]["write"] = time.perf_counter() - t1
+    if not quiet:
+        _print_summary(record, output, summary_path)
+    return record
+
+
+def _check_output(output: Path):
+    if Path(output).suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv"):
+        raise ParameterError(f"output {output} must end in .parquet, .pq, .csv or .tsv")
+    if output.is_dir():
+        raise ParameterError(f"output {output} is a directory")
+
+
+def _parse_b(b, n):
+    if b is None:
+        raise ParameterError("--algorithm bsuitor needs --b (an integer or a file of integers)")
+    try:
+        return int(b)
+    except ValueError:
+        pass
+    from .errors import InputError  # noqa: PLC0415
+
+    path = Path(b)
+    if not path.is_file():
+        raise ParameterError(f"--b must be an integer or an existing file, not {b!r}")
+    try:
+        values = np.loadtxt(path, dtype=np.int64, comments=("#", "%"), ndmin=1)
+    except ValueError as exc:
+        raise InputError(f"b values must be integers ({exc})", path=path) from None
+    if values.shape != (n,):
+        raise InputError(f"holds {values.size} b values; the graph has {n} vertices", path=path)
+    return values
+
+
+@contextlib.contextmanager
+def _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet, report):
+    """A Dask client when the job runs on a cluster (printing the dashboard link), else None."""
+    if not on_cluster:
+        yield None
+        return
+    from .distributed import cluster  # noqa: PLC0415
+
+    with cluster(scheduler=scheduler, scheduler_file=None if scheduler_file is None else str(scheduler_file),
+                 workers=workers, device=device) as client:
+        if not quiet:
+            _console().print(f"Dask dashboard: {client.dashboard_link}")
+        if report is None:
+            yield client
+            return
+        from distributed import performance_report  # noqa: PLC0415
+
+        from .io import atomic_path  # noqa: PLC0415
+
+        with atomic_path(report) as tmp, performance_report(filename=str(tmp)):
+            yield client
+
+
+def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions, quiet, client=None):
+    progress = _progress(algorithm, quiet)
+    with progress as callback:
+        if algorithm in MATCHING:
+            from .algorithms.matching import match  # noqa: PLC0415
+
+            bb = _parse_b(b, graph.n) if algorithm == "bsuitor" else None
+            return match(graph, algorithm, b=bb, partitions=partitions, device=device, progress=callback,
+                         client=client)
+        if algorithm in BIPARTITE:
+            from .algorithms.bipartite import bipartite_matching  # noqa: PLC0415
+
+            return bipartite_matching(graph, algorithm=algorithm, init=init, device=device)
+        from .algorithms.louvain import louvain  # noqa: PLC0415
+
+        return louvain(graph, resolution=resolution, device=device)
+
+
+class _progress:
+    """A rich status line (rounds, messages in flight) while a job runs; silent with --quiet."""
+
+    def __init__(self, algorithm, quiet):
+        self.algorithm = algorithm
+        self.quiet = quiet or not sys.stderr.isatty()
+        self.status = None
+
+    def __enter__(self):
+        if self.quiet:
+            return None
+        self.status = _console().status(f"{self.algorithm}: starting")
+        self.status.__enter__()
+        return self.update
+
+    def update(self, rounds, messages, matched=None):
+        share = "" if matched is None else f", {100 * matched:.1f}% of vertices matched"
+        self.status.update(f"{self.algorithm}: round {rounds}, {messages} messages in flight{share}")
+
+    def __exit__(self, *exc):
+        if self.status is not None:
+            self.status.__exit__(*exc)
+        return False
+
+
+def _write_outputs(output, table, summary_path, record):
+    """Write the table and the summary atomically: both appear, or neither."""
+    from .io import atomic_path, write_json, write_table  # noqa: PLC0415
+
+    with atomic_path(output) as tmp_table, atomic_path(summary_path) as tmp_summary:
+        fmt = {".pq": "parquet", ".parquet": "parquet", ".csv": "csv", ".tsv": "tsv"}[output.suffix.lower()]
+        write_table(tmp_table, table, format=fmt)
+        write_json(tmp_summary, record)
+
+
+def _print_summary(record, output, summary_path):
+    from rich.table import Table  # noqa: PLC0415
+
+    t = Table(title=f"mgmatch {record.get('algorithm')}", show_header=False)
+    for key in ("input", "device", "n", "m", "n_rows", "n_cols", "cardinality", "weight", "modularity",
+                "n_communities", "rounds"):
+        if key in record and record[key] is not None:
+            val = record[key]
+            if isinstance(val, list):
+                val = val[-1] if val else None
+            t.add_row(key, f"{val:.6g}" if isinstance(val, float) else str(val))
+    for phase, secs in record.get("time_s", {}).items():
+        if isinstance(secs, (int, float)):
+            t.add_row(f"time {phase}", f"{secs:.3f} s")
+    t.add_row("output", str(output))
+    t.add_row("summary", str(summary_path))
+    _console().print(t)
+
+
+# --------------------------------------------------------------------------------- info
+@main.command()
+@click.argument("input_path", metavar="FILE", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--format", "fmt", default=None, help="Input format (default: from the suffix).")
+@click.option("--bipartite/--no-bipartite", default=None)
+@_friendly
+def info(input_path, as_json, fmt, bipartite):
+    """Describe a graph file: size, degrees, weights, what canonicalisation found."""
+    from .io import graph_info  # noqa: PLC0415
+
+    facts = graph_info(input_path, fmt, bipartite=bipartite, negative="abs")
+    if as_json:
+        click.echo(json.dumps(facts, indent=2, default=str))
+        return
+    from rich.table import Table  # noqa: PLC0415
+
+    t = Table(title=str(input_path), show_header=False)
+    for key, val in facts.items():
+        if isinstance(val, dict):
+            for k2, v2 in val.items():
+                t.add_row(f"{key}.{k2}", str(v2))
+        else:
+            t.add_row(key, f"{val:.6g}" if isinstance(val, float) else str(val))
+    _console(stderr=False).print(t)
+
+
+# ----------------------------------------------------------------------------- generate
+@main.command()
+@click.argument("name")
+@click.option("--output", "-o", type=click.Path(path_type=Path), required=True,
+              help="Where to write the graph (.mtx, .parquet, .npz, .csv).")
+@click.option("--param", "-p", "params", multiple=True, metavar="KEY=VALUE",
+              help="Generator parameter, e.g. -p k=18 -p seed=1 (see the generator's docs).")
+@_friendly
+def generate(name, output, params):
+    """Generate a graph of family NAME (delaunay, rgg, kron, grid2d, random_bipartite, erdos_renyi).
+
+    Example: mgmatch generate kron -p k=18 -p seed=1 -o kron18.parquet
+    """
+    from . import generators  # noqa: PLC0415
+    from .io import write_graph  # noqa: PLC0415
+
+    spec = name + (":" + ",".join(params) if params else "")
+    graph = generators.parse_graph_spec(spec)
+    write_graph(output, graph)
+    click.echo(f"wrote {output}: {graph!r}")
+
+
+# ------------------------------------------------------------------------------- verify
+@main.command()
+@click.argument("graph_path", metavar="GRAPH", type=click.Path(path_type=Path))
+@click.argument("result_path", metavar="RESULT", type=click.Path(path_type=Path))
+@click.option("--b", "b", default=None, help="Capacity the result was computed with (b-matchings).")
+@_canon_options
+@_friendly
+def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicates, random_weights, bipartite):
+    """Check a written matching RESULT against GRAPH: valid, maximal, weights as in the graph."""
+    from .io import read_table  # noqa: PLC0415
+    from .verify import verify_result  # noqa: PLC0415
+
+    graph = _read(graph_path, fmt, one_based, negative, zeros, duplicates, random_weights, bipartite)
+    columns = read_table(result_path)
+    missing = [c for c in ("u", "v") if c not in columns]
+    if missing:
+        from .errors import InputError  # noqa: PLC0415
+
+        raise InputError(f"result has no column {', '.join(missing)} (expected u, v, weight)", path=result_path)
+    report = verify_result(graph, columns, b=None if b is None else _parse_b(b, graph.n))
+    click.echo(json.dumps(report, indent=2))
+    if not report["ok"]:
+        sys.exit(1)
+
+
+# -------------------------------------------------------------------------------- bench
+@main.command()
+@click.option("--family", type=click.Choice(["matching", "bipartite", "louvain", "all"]), default="matching",
+              show_default=True)
+@click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
+@click.option("--graphs", default=None, help="Comma-separated graph specs, e.g. 'kron:k=18;delaunay:k=18' "
+                                             "(';' between graphs).")
+@click.option("--repeats", type=int, default=5, show_default=True)
+@click.option("--quick", is_flag=True, help="Small graphs: a smoke test of the benchmark itself.")
+@click.option("--output", "-o", type=click.Path(path_type=Path), default=None, help="Write the rows as JSON here.")
+@_friendly
+def bench(family, device, graphs, repeats, quick, output):
+    """Time mgmatch against its peers (NetworKit, SciPy) side by side on the same graphs."""
+    from .bench import run_family, write_report  # noqa: PLC0415
+
+    specs = [s for s in graphs.split(";") if s] if graphs else None
+    families = ["matching", "bipartite", "louvain"] if family == "all" else [family]
+    rows = []
+    for fam in families:
+        rows += run_family(fam, graphs=specs, device=device, repeats=repeats, quick=quick)
+    write_report(rows, output, console=_console())
+
+
+# --------------------------------------------------------------------------------- demo
+@main.command()
+@click.option("--output", "-o", "out_dir", type=click.Path(path_type=Path), default=Path("out"), show_default=True)
+@click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
+@click.option("--workers", type=int, default=2, show_default=True, help="CPU worker processes (GPU: one per GPU).")
+@_friendly
+def demo(out_dir, device, workers):
+    """Run the main job on a built-in graph on an embedded local Dask cluster.
+
+    Starts a local cluster (one worker per GPU when dask-cuda and GPUs are present, else CPU
+    worker processes), generates a Delaunay mesh of 2^16 points with random weights, computes its
+    Suitor matching and its b-Suitor b-matching (b=3) with one partition per worker, checks both
+    against the sequential greedy algorithm, and writes the results and their JSON summaries
+    under OUT.
+    """
+    from rich.table import Table  # noqa: PLC0415
+
+    from . import generators, verify as checks  # noqa: PLC0415
+    from .algorithms.matching import match  # noqa: PLC0415
+    from .distributed import cluster  # noqa: PLC0415
+    from .io import summary_path_for  # noqa: PLC0415
+
+    console = _console()
+    t0 = time.perf_counter()
+    graph = generators.builtin_demo_graph()
+    console.print(f"built-in graph: {graph!r} ({time.perf_counter() - t0:.2f} s)")
+    table = Table(title="mgmatch demo")
+    for col in ("algorithm", "device", "partitions", "cardinality", "weight", "rounds", "equals greedy",
+                "time (s)", "output"):
+        table.add_column(col)
+    with cluster(workers=workers, device=device) as client:
+        n_workers = len(client.scheduler_info()["workers"])
+        console.print(f"local Dask cluster: {n_workers} workers; dashboard: {client.dashboard_link}")
+        for algorithm, b in (("suitor", None), ("bsuitor", 3)):
+            with _progress(algorithm, False) as callback:
+                result = match(graph, algorithm, b=b, device=device, client=client, progress=callback)
+            if b is None:
+                same = bool(np.array_equal(result.mate, checks.greedy_matching(graph)))
+            else:
+                eu, ev, _ = checks.greedy_b_matching(graph, b)
+                same = bool(np.array_equal(result.u, eu) and np.array_equal(result.v, ev))
+            path = out_dir / f"demo-{algorithm}.parquet"
+            record = result.summary() | {"input": "builtin:delaunay:k=16,seed=1", "equals_greedy": same,
+                                         "versions": versions()}
+            _write_outputs(path, result.to_table(), summary_path_for(path), record)
+            table.add_row(algorithm + (f" (b={b})" if b else ""), result.device, str(result.n_parts),
+                          str(result.cardinality), f"{result.weight:.4f}", str(result.rounds.rounds),
+                          "yes" if same else "NO", f"{result.timings['total']:.3f}", str(path))
+            if not same:
+                raise MgmatchError(f"{algorithm} differs from the greedy reference on the demo graph")
+    _console(stderr=False).print(table)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

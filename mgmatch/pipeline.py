@@ -1,0 +1,126 @@
+"""Pipeline files: batch jobs that ``mgmatch run FILE.yaml`` executes.
+
+A pipeline is YAML with an optional ``cluster`` (where matching jobs run), optional ``defaults``
+(options every job gets unless it sets them) and a list of ``jobs``, each naming an ``input``,
+an ``output`` and the ``mgmatch run`` options it needs (same names, ``-`` or ``_``). Relative
+paths are relative to the pipeline file. Jobs run in order; the first failing job stops the
+pipeline with its error (outputs of jobs already done stay, each written atomically).
+
+Example::
+
+    cluster:
+      workers: 2                 # or scheduler: tcp://host:8786, or scheduler_file: sched.json
+    defaults:
+      device: auto
+    jobs:
+      - input: graphs/road.mtx
+        algorithm: suitor
+        output: out/road-suitor.parquet
+      - input: graphs/road.mtx
+        algorithm: bsuitor
+        b: 3
+        output: out/road-b3.parquet
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from .errors import InputError, ParameterError
+
+__all__ = ["load_pipeline", "run_pipeline"]
+
+JOB_KEYS = {
+    "name", "input", "output", "algorithm", "summary", "b", "init", "resolution", "all_levels", "device",
+    "partitions", "format", "one_based", "negative", "zeros", "duplicates", "random_weights", "bipartite",
+}
+READ_KEYS = {"format": "fmt", "one_based": "one_based", "negative": "negative", "zeros": "zeros",
+             "duplicates": "duplicates", "random_weights": "random_weights", "bipartite": "bipartite"}
+CLUSTER_KEYS = {"workers", "scheduler", "scheduler_file", "device"}
+
+
+def load_pipeline(path) -> dict:
+    """Read and check a pipeline file; returns ``{"cluster": dict|None, "jobs": [dict, ...]}``."""
+    import yaml  # noqa: PLC0415
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("pipeline file does not exist" if not path.exists() else "is not a file", path=path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise InputError(f"not valid YAML ({getattr(exc, 'problem', exc)})", path=path,
+                         line=None if line is None else line + 1) from None
+    except UnicodeDecodeError:
+        raise InputError("is not a text file", path=path) from None
+    unknown = set(doc) - {"cluster", "defaults", "jobs"} if isinstance(doc, dict) else set()
+    if unknown:
+        raise InputError(f"unknown top-level key {sorted(unknown)[0]!r} (cluster, defaults, jobs)", path=path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list) or not doc["jobs"]:
+        raise InputError("a pipeline needs a non-empty 'jobs' list", path=path)
+    base = path.parent
+    cluster = doc.get("cluster")
+    if cluster is not None:
+        cluster = _keys(cluster, "cluster", path)
+        bad = set(cluster) - CLUSTER_KEYS
+        if bad:
+            raise InputError(f"unknown cluster key {sorted(bad)[0]!r} ({', '.join(sorted(CLUSTER_KEYS))})", path=path)
+        if "scheduler_file" in cluster:
+            cluster["scheduler_file"] = str(base / cluster["scheduler_file"])
+    defaults = _keys(doc.get("defaults") or {}, "defaults", path)
+    jobs = []
+    for i, raw in enumerate(doc["jobs"], 1):
+        job = defaults | _keys(raw, f"job {i}", path)
+        bad = set(job) - JOB_KEYS
+        if bad:
+            raise InputError(f"job {i}: unknown option {sorted(bad)[0]!r}", path=path)
+        for required in ("input", "output"):
+            if required not in job:
+                raise InputError(f"job {i}: missing {required!r}", path=path)
+        job["input"] = base / str(job["input"])
+        job["output"] = base / str(job["output"])
+        if "summary" in job:
+            job["summary"] = base / str(job["summary"])
+        job.setdefault("name", f"job {i}")
+        jobs.append(job)
+    return {"cluster": cluster, "jobs": jobs}
+
+
+def _keys(mapping, what, path):
+    if not isinstance(mapping, dict):
+        raise InputError(f"{what} must be a mapping of options", path=path)
+    return {str(k).replace("-", "_"): v for k, v in mapping.items()}
+
+
+def run_pipeline(path, *, quiet: bool = False, run_job=None) -> list[dict]:
+    """Run every job of a pipeline file; returns the jobs' summaries."""
+    if run_job is None:
+        from .cli import run_job  # noqa: PLC0415
+    spec = load_pipeline(path)
+    cluster_opts = spec["cluster"]
+    with contextlib.ExitStack() as stack:
+        client = None
+        if cluster_opts:
+            from .distributed import cluster  # noqa: PLC0415
+
+            client = stack.enter_context(cluster(**cluster_opts))
+        records = []
+        for job in spec["jobs"]:
+            job = dict(job)
+            name = job.pop("name")
+            read = {READ_KEYS[k]: job.pop(k) for k in list(job) if k in READ_KEYS}
+            inp, out = job.pop("input"), job.pop("output")
+            try:
+                records.append(run_job(inp, out, quiet=quiet, client=client if _is_matching(job) else None,
+                                       read_options=read, **job))
+            except (InputError, ParameterError) as exc:
+                raise type(exc)(f"{name}: {exc}") from None
+        return records
+
+
+def _is_matching(job) -> bool:
+    from .cli import MATCHING  # noqa: PLC0415
+
+    return job.get("algorithm", "auto") in ("auto",) + MATCHING

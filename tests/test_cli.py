@@ -1,0 +1,257 @@
+"""The command line: results and summaries written atomically, one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+import mgmatch
+from mgmatch import verify
+from mgmatch.cli import main
+from mgmatch.io import read_graph
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture
+def karate(tmp_path, data_dir):
+    path = tmp_path / "karate.mtx"
+    shutil.copy(data_dir / "karate.mtx", path)
+    return path
+
+
+@pytest.fixture
+def weighted_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "g.csv"
+    rows = [f"{a},{b},{w:.6f}" for a, b, w in zip(rng.integers(0, 200, 800), rng.integers(0, 200, 800), rng.random(800) + 0.1)]
+    path.write_text("# a weighted edge list\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _no_stray_files(directory):
+    return [p.name for p in directory.iterdir() if p.name.startswith(".") or p.name.endswith(".partial")]
+
+
+@pytest.mark.parametrize("algorithm", ["suitor", "ld", "handshake"])
+def test_run_matching_writes_parquet_and_summary(runner, weighted_csv, tmp_path, algorithm):
+    out = tmp_path / "out" / "m.parquet"
+    res = runner.invoke(main, ["run", "--algorithm", algorithm, "--device", "cpu", "-q", str(weighted_csv), "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    table = pq.read_table(out).to_pydict()
+    assert list(table) == ["u", "v", "weight"]
+    g = read_graph(weighted_csv)
+    mate = np.full(g.n, -1)
+    mate[table["u"]], mate[table["v"]] = table["v"], table["u"]
+    np.testing.assert_array_equal(mate, verify.greedy_matching(g))
+    summary = json.loads((tmp_path / "out" / "m.json").read_text())
+    for key in ("algorithm", "parameters", "n", "m", "weight", "cardinality", "rounds", "time_s", "versions"):
+        assert key in summary
+    assert summary["cardinality"] == len(table["u"])
+    assert not _no_stray_files(out.parent)
+
+
+def test_run_bsuitor_csv_and_verify(runner, weighted_csv, tmp_path):
+    out = tmp_path / "b.csv"
+    res = runner.invoke(main, ["run", "-a", "bsuitor", "--b", "2", "--device", "cpu", "-q", "--partitions", "3",
+                               str(weighted_csv), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(main, ["verify", "--b", "2", str(weighted_csv), str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["ok"] is True
+
+
+def test_verify_catches_a_broken_result(runner, weighted_csv, tmp_path):
+    out = tmp_path / "m.csv"
+    assert runner.invoke(main, ["run", "--device", "cpu", "-q", str(weighted_csv), "-o", str(out)]).exit_code == 0
+    lines = out.read_text().splitlines()
+    u, v, w = lines[1].split(",")
+    out.write_text("\n".join(lines + [f"{u},{v},{w}"]) + "\n")  # a vertex used twice
+    res = runner.invoke(main, ["verify", str(weighted_csv), str(out)])
+    assert res.exit_code == 1
+    assert json.loads(res.output)["valid"] is False
+
+
+def test_run_bipartite_and_louvain(runner, tmp_path, data_dir, karate):
+    out = tmp_path / "bm.parquet"
+    res = runner.invoke(main, ["run", "-a", "apfb", "--device", "cpu", "-q", "--negative", "abs",
+                               str(data_dir / "lp_afiro.mtx"), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert list(pq.read_table(out).column_names) == ["row", "col"]
+    assert pq.read_table(out).num_rows == 27
+    out = tmp_path / "c.parquet"
+    res = runner.invoke(main, ["run", "-a", "louvain", "--device", "cpu", "-q", "--all-levels", str(karate), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert {"vertex", "community", "level"} <= set(pq.read_table(out).column_names)
+    summary = json.loads((tmp_path / "c.json").read_text())
+    assert summary["modularity"] > 0.4
+    assert len(summary["modularity_per_level"]) == len(summary["levels"]) >= 1
+
+
+def test_run_on_embedded_cluster(runner, weighted_csv, tmp_path):
+    out = tmp_path / "m.parquet"
+    report = tmp_path / "report.html"
+    res = runner.invoke(main, ["run", "--device", "cpu", "--workers", "2", "--report", str(report),
+                               str(weighted_csv), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "m.json").read_text())
+    assert summary["partitions"] == 2 and summary["rounds"] >= 1
+    assert report.stat().st_size > 0
+    g = read_graph(weighted_csv)
+    table = pq.read_table(out).to_pydict()
+    assert len(table["u"]) == int((verify.greedy_matching(g) >= 0).sum() // 2)
+
+
+# ----------------------------------------------------------------------------- bad input
+BAD_FILES = {
+    "missing.mtx": None,
+    "empty.csv": "",
+    "nan.csv": "0,1,1.0\n1,2,nan\n",
+    "negative.csv": "0,1,1.0\n1,2,-3\n",
+    "negative_id.csv": "0,1\n-1,2\n",
+    "text.csv": "0,1,1.0\n1,x,2.0\n",
+    "columns.csv": "0,1,1.0,7,8\n",
+    "header.mtx": "%%MatrixMarket matrix nonsense real general\n2 2 1\n1 2 1.0\n",
+    "truncated.mtx": "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 2 1.0\n",
+    "range.mtx": "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 9 1.0\n",
+    "metis.graph": "3 5\n2 3\n1\n1\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_bad_input_one_line_exit_2_no_output(runner, tmp_path, name):
+    path = tmp_path / name
+    if BAD_FILES[name] is not None:
+        path.write_text(BAD_FILES[name])
+    out = tmp_path / "out" / "m.parquet"
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(path), "-o", str(out)])
+    assert res.exit_code == 2, res.output
+    message = res.output.strip()
+    assert message.startswith("mgmatch: error:") and "\n" not in message, message
+    assert name in message
+    assert "Traceback" not in res.output
+    assert not out.exists() and not (tmp_path / "out" / "m.json").exists()
+
+
+def test_directory_as_input(runner, tmp_path):
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(tmp_path), "-o", str(tmp_path / "m.parquet")])
+    assert res.exit_code == 2 and "mgmatch: error:" in res.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-a", "bsuitor"], "needs --b"),
+        (["-a", "bsuitor", "--b", "-2"], "b must"),
+        (["--partitions", "0"], "partitions"),
+        (["-a", "apfb", "--workers", "2"], "runs on one device"),
+        (["--report", "r.html"], "--report needs"),
+    ],
+)
+def test_bad_parameters_exit_2(runner, weighted_csv, tmp_path, args, message):
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", *args, str(weighted_csv), "-o", str(tmp_path / "m.csv")])
+    assert res.exit_code == 2, res.output
+    assert message in res.output
+
+
+def test_bad_output_suffix(runner, weighted_csv, tmp_path):
+    res = runner.invoke(main, ["run", "--device", "cpu", str(weighted_csv), "-o", str(tmp_path / "m.txt")])
+    assert res.exit_code == 2 and ".parquet" in res.output
+
+
+def test_unreachable_scheduler_exit_2(runner, weighted_csv, tmp_path):
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", "--scheduler", "tcp://127.0.0.1:9",
+                               str(weighted_csv), "-o", str(tmp_path / "m.csv")])
+    assert res.exit_code == 2 and "cannot reach the Dask scheduler" in res.output
+    assert not (tmp_path / "m.csv").exists()
+
+
+# ------------------------------------------------------------------- info / generate / bench
+def test_info(runner, karate):
+    res = runner.invoke(main, ["info", "--json", str(karate)])
+    assert res.exit_code == 0, res.output
+    facts = json.loads(res.output)
+    assert facts["n"] == 34 and facts["m"] == 78
+
+
+@pytest.mark.parametrize("suffix", [".mtx", ".parquet", ".npz", ".csv"])
+def test_generate_round_trip(runner, tmp_path, suffix):
+    out = tmp_path / f"g{suffix}"
+    res = runner.invoke(main, ["generate", "delaunay", "-p", "k=8", "-p", "seed=3", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    g = read_graph(out)
+    ref = mgmatch.generators.delaunay(8, seed=3)
+    assert (g.n, g.m) == (ref.n, ref.m)
+    np.testing.assert_allclose(g.weights, ref.weights, rtol=1e-6)
+
+
+def test_generate_bad_family(runner, tmp_path):
+    res = runner.invoke(main, ["generate", "nosuch", "-o", str(tmp_path / "g.mtx")])
+    assert res.exit_code == 2 and "mgmatch: error:" in res.output
+
+
+def test_bench_quick_writes_stable_json(runner, tmp_path):
+    pytest.importorskip("networkit")
+    out = tmp_path / "bench.json"
+    res = runner.invoke(main, ["bench", "--family", "matching", "--device", "cpu", "--quick", "--repeats", "1", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["mgmatch_bench"] == 1 and doc["rows"]
+    ours = [r for r in doc["rows"] if r["impl"] == "mgmatch suitor"]
+    assert ours and all(r["weight_rel_diff"] < 1e-9 for r in ours)
+
+
+# ------------------------------------------------------------------------------ pipelines
+def test_pipeline_runs_every_job(runner, tmp_path, karate):
+    spec = tmp_path / "jobs.yaml"
+    spec.write_text(
+        "defaults:\n  device: cpu\njobs:\n"
+        "  - {input: karate.mtx, algorithm: suitor, output: out/s.parquet}\n"
+        "  - {input: karate.mtx, algorithm: bsuitor, b: 2, partitions: 3, output: out/b.csv}\n"
+        "  - {input: karate.mtx, algorithm: louvain, all-levels: true, output: out/c.parquet}\n"
+    )
+    res = runner.invoke(main, ["run", "-q", str(spec)])
+    assert res.exit_code == 0, res.output
+    for name in ("s.parquet", "s.json", "b.csv", "b.json", "c.parquet", "c.json"):
+        assert (tmp_path / "out" / name).is_file()
+    g = read_graph(karate)
+    table = pq.read_table(tmp_path / "out" / "s.parquet").to_pydict()
+    assert len(table["u"]) == int((verify.greedy_matching(g) >= 0).sum() // 2)
+
+
+def test_pipeline_on_a_cluster(runner, tmp_path, karate):
+    spec = tmp_path / "jobs.yaml"
+    spec.write_text("cluster: {workers: 2, device: cpu}\ndefaults: {device: cpu}\njobs:\n"
+                    "  - {input: karate.mtx, algorithm: ld, output: out/ld.parquet}\n")
+    res = runner.invoke(main, ["run", "-q", str(spec)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "out" / "ld.json").read_text())["partitions"] == 2
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("jobs: [\n", "not valid YAML"),
+        ("jobs: []\n", "non-empty 'jobs'"),
+        ("jobz: [{input: karate.mtx}]\n", "unknown top-level key"),
+        ("jobs:\n  - {input: karate.mtx}\n", "missing 'output'"),
+        ("jobs:\n  - {input: karate.mtx, output: o.csv, colour: red}\n", "unknown option 'colour'"),
+        ("jobs:\n  - {input: nowhere.mtx, output: o.csv}\n", "job 1"),
+        ("cluster: {nodes: 3}\njobs:\n  - {input: karate.mtx, output: o.csv}\n", "unknown cluster key"),
+    ],
+)
+def test_bad_pipeline_exit_2(runner, tmp_path, karate, text, message):
+    spec = tmp_path / "jobs.yaml"
+    spec.write_text(text)
+    res = runner.invoke(main, ["run", "-q", str(spec)])
+    assert res.exit_code == 2, res.output
+    assert message in res.output and res.output.startswith("mgmatch: error:")
+    assert not (tmp_path / "o.csv").exists()
