@@ -57,7 +57,7 @@ import numbers
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import ParameterError, ResourceError
 from .graph import CanonSummary, Graph, index_dtype_for, random_unit_weights
 
 __all__ = [
@@ -111,6 +111,8 @@ def delaunay(k, *, seed=0, weights="random") -> Graph:
     ------
     ParameterError
         ``k`` outside ``[1, 30]``, a negative seed, or an unknown ``weights``.
+    ResourceError
+        The graph would not fit in this machine's memory.
 
     Notes
     -----
@@ -131,6 +133,7 @@ def delaunay(k, *, seed=0, weights="random") -> Graph:
     seed = _check_seed(seed)
     random_weights = _check_weights(weights)
     n = 1 << k
+    _check_memory(f"delaunay(k={k})", 150.0 * n)
     points = _structure_rng(seed).random((n, 2))
     keys = _delaunay_edge_keys(points)
     summary = CanonSummary(input_entries=int(keys.size))
@@ -162,6 +165,8 @@ def rgg(k, *, seed=0, weights="random") -> Graph:
     ------
     ParameterError
         ``k`` outside ``[1, 30]``, a negative seed, or an unknown ``weights``.
+    ResourceError
+        The graph would not fit in this machine's memory.
 
     Examples
     --------
@@ -175,8 +180,9 @@ def rgg(k, *, seed=0, weights="random") -> Graph:
     seed = _check_seed(seed)
     random_weights = _check_weights(weights)
     n = 1 << k
-    points = _structure_rng(seed).random((n, 2))
     radius = rgg_radius(n)
+    _check_memory(f"rgg(k={k})", 20.0 * n * max(1.0, n * math.pi * radius**2))
+    points = _structure_rng(seed).random((n, 2))
     tree = cKDTree(points, balanced_tree=False, compact_nodes=False)
     pairs = tree.query_pairs(radius, output_type="ndarray")  # rows (i, j) with i < j
     del tree
@@ -230,6 +236,8 @@ def kron(k, *, edge_factor=48, seed=0, a=0.57, b=0.19, c=0.19, weights="random")
     ParameterError
         ``k`` outside ``[1, 30]``, ``edge_factor < 1``, probabilities outside ``[0, 1]`` or
         summing past 1, a negative seed, or an unknown ``weights``.
+    ResourceError
+        The graph would not fit in this machine's memory.
 
     Examples
     --------
@@ -249,6 +257,7 @@ def kron(k, *, edge_factor=48, seed=0, a=0.57, b=0.19, c=0.19, weights="random")
 
     n = 1 << k
     samples = edge_factor * n
+    _check_memory(f"kron(k={k}, edge_factor={edge_factor})", 24.0 * samples)
     rng = _structure_rng(seed)
     relabel = rng.permutation(n).astype(np.uint32)
     keys = np.empty(samples, dtype=np.int64)
@@ -304,6 +313,8 @@ def grid2d(nx, ny=None, *, weights="random", seed=0, delete_fraction=0.0) -> Gra
     ParameterError
         Non-positive sizes, a fraction outside ``[0, 1)``, a negative seed, or an unknown
         ``weights``.
+    ResourceError
+        The graph would not fit in this machine's memory.
 
     Examples
     --------
@@ -320,6 +331,7 @@ def grid2d(nx, ny=None, *, weights="random", seed=0, delete_fraction=0.0) -> Gra
     random_weights = _check_weights(weights)
 
     n = nx * ny
+    _check_memory(f"grid2d({nx}, {ny})", 64.0 * n)
     vertex = np.arange(n, dtype=np.int64)
     x = vertex % nx
     y = vertex // nx
@@ -373,6 +385,8 @@ def random_bipartite(
     ParameterError
         Negative sizes, both or neither of ``avg_degree`` and ``density``, values out of range,
         a negative seed, or an unknown ``weights``.
+    ResourceError
+        The graph would not fit in this machine's memory.
 
     Examples
     --------
@@ -396,6 +410,7 @@ def random_bipartite(
     m = min(m, total)
     seed = _check_seed(seed)
     random_weights = _check_weights(weights)
+    _check_memory(f"random_bipartite({n_rows}, {n_cols})", 40.0 * m + 8.0 * n_rows)
 
     keys = _sample_distinct(_structure_rng(seed), total, m)
     rows, cols = np.divmod(keys, max(n_cols, 1))
@@ -448,6 +463,8 @@ def erdos_renyi(n, *, avg_degree, seed=0, weights="random") -> Graph:
     ParameterError
         A negative ``n``, ``avg_degree`` out of range, a negative seed, or an unknown
         ``weights``.
+    ResourceError
+        The graph would not fit in this machine's memory.
 
     Examples
     --------
@@ -461,6 +478,7 @@ def erdos_renyi(n, *, avg_degree, seed=0, weights="random") -> Graph:
     random_weights = _check_weights(weights)
     total = n * (n - 1) // 2
     m = min(int(round(avg_degree * n / 2)), total)
+    _check_memory(f"erdos_renyi({n})", 60.0 * m + 8.0 * n)
     pair = _sample_distinct(_structure_rng(seed), total, m)
     u, v = _unrank_pairs(pair, n)
     keys = u * n + v  # pair ranks and these keys are both in (u, v) order
@@ -618,6 +636,20 @@ def _check_weights(weights) -> bool:
     if weights is not None and not (isinstance(weights, str) and weights in _WEIGHT_CHOICES):
         raise ParameterError(f"weights must be 'random', 'unit' or None, not {weights!r}")
     return weights == "random"
+
+
+def _check_memory(what: str, estimate_bytes: float) -> None:
+    """Refuse a graph whose working set alone exceeds the machine's physical memory."""
+    try:
+        import psutil  # noqa: PLC0415
+    except ImportError:
+        return
+    total = psutil.virtual_memory().total
+    if estimate_bytes > total:
+        raise ResourceError(
+            f"{what} needs about {estimate_bytes / 2**30:,.0f} GiB of memory to generate; "
+            f"this machine has {total / 2**30:,.0f} GiB"
+        )
 
 
 def _structure_rng(seed: int) -> np.random.Generator:

@@ -11,7 +11,7 @@ from scipy.spatial import ConvexHull, Delaunay
 from scipy.spatial.distance import pdist, squareform
 
 import mgmatch.generators as gen
-from mgmatch import Graph, ParameterError
+from mgmatch import Graph, ParameterError, ResourceError
 from mgmatch.generators import (
     GENERATORS,
     builtin_demo_graph,
@@ -460,3 +460,20 @@ def test_numpy_integers_are_accepted():
 def test_bad_parameters(call, message):
     with pytest.raises(ParameterError, match=message):
         call()
+
+
+def test_graphs_larger_than_memory_are_refused(monkeypatch):
+    psutil = pytest.importorskip("psutil")
+
+    class OneGiB:
+        total = 2**30
+
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: OneGiB)
+    message = r"kron\(k=22, edge_factor=48\) needs about [0-9]+ GiB"
+    with pytest.raises(ResourceError, match=message):
+        kron(22)
+    with pytest.raises(ResourceError, match="delaunay"):
+        delaunay(30)
+    with pytest.raises(ResourceError, match="random_bipartite"):
+        random_bipartite(10**6, 10**6, avg_degree=100)
+    assert kron(8).n == 256  # small graphs are unaffected
