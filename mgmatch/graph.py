@@ -513,7 +513,7 @@ class Partition:
             lo=lo,
             hi=hi,
             bounds=np.asarray(bounds, dtype=np.int64),
-            indptr=graph.indptr[lo : hi + 1] - graph.indptr[lo],
+            indptr=graph.indptr[lo : hi + 1] - a if a else graph.indptr[lo : hi + 1],
             indices=indices if xp is not np else np.ascontiguousarray(indices),
             weights=graph.weights[a:b],
             ghosts=ghosts,

@@ -433,21 +433,29 @@ def _check_gpu_memory(graph: Graph, algorithm: str, b) -> None:
 
 def _assemble(graph: Graph, algorithm: str, parts_out: list[dict], log: RoundLog) -> MatchingResult:
     """The one device-to-host exit: gather partition results into a MatchingResult."""
+    def gather(key):
+        pieces = [to_numpy(p[key]) for p in parts_out]
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
     if algorithm == "bsuitor":
-        u = np.concatenate([to_numpy(p["u"]) for p in parts_out])
-        v = np.concatenate([to_numpy(p["v"]) for p in parts_out])
-        w = np.concatenate([to_numpy(p["w"]) for p in parts_out])
+        u, v, w = gather("u"), gather("v"), gather("w")
         keep = u < v
         u, v, w = u[keep], v[keep], w[keep]
         mate = None
     else:
-        mate = np.concatenate([to_numpy(p["mate"]) for p in parts_out]).astype(np.int64)
-        mate_w = np.concatenate([to_numpy(p["mate_w"]) for p in parts_out])
+        mate = gather("mate").astype(np.int64, copy=False)
+        mate_w = gather("mate_w")
         ids = np.arange(mate.size)
         keep = (mate >= 0) & (ids < mate)
         u, v, w = ids[keep], mate[keep], mate_w[keep]
-    order = np.lexsort((v, u))
-    return MatchingResult(u=u[order].astype(np.int64), v=v[order].astype(np.int64), w=w[order].astype(np.float64),
+    if algorithm == "bsuitor":  # pairs come grouped by u; order each group by v, in linear time
+        from ..cpu.graph_build import sort_pairs  # noqa: PLC0415
+
+        order = sort_pairs(u, v, graph.n, graph.n)
+    else:  # u is ascending already (ids < mate, in id order)
+        order = slice(None)
+    return MatchingResult(u=u[order].astype(np.int64, copy=False), v=v[order].astype(np.int64, copy=False),
+                          w=w[order].astype(np.float64, copy=False),
                           mate=mate, n=graph.n, m=graph.m, algorithm=algorithm, rounds=log)
 
 

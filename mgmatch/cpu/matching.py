@@ -146,27 +146,37 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
                 target[d] = -1
                 work[nwork] = dst
                 nwork += 1
-    # -- local proposals to quiescence
+    # -- local proposals to quiescence. As in the Suitor paper, a vertex's search starts from its
+    # own current suitor x: only edges ranking above (u, x) are candidates, and u proposes back to
+    # x when nothing better is eligible and x would still take u. Edges ranking below (u, x)
+    # cannot end up matched (u's suitors only improve), so skipping them changes no result.
     for q in range(nwork):
         u = work[q]
         while u >= 0:
             i = u - lo
             if target[i] >= 0:
                 break  # already proposing (queued twice)
-            best_v = -1
+            best_v = suitor[i]
+            best_w = ws[i]
             best_s = -1
-            best_w = NEG_INF
             for e in range(indptr[i], indptr[i + 1]):
-                v = indices[e]
                 w = weights[e]
-                if best_v >= 0 and (w < best_w or (w == best_w and v > best_v)):
+                if w < best_w:
+                    continue
+                v = indices[e]
+                if best_v >= 0 and w == best_w and v >= best_v:
+                    if v == best_v:
+                        best_s = slot[e]  # the suitor itself: its eligibility is checked below
                     continue
                 s = slot[e]
                 tw = ws[s]
                 if w > tw or (w == tw and _beats_threshold(w, u, v, tw, suitor[s])):
                     best_v, best_s, best_w = v, s, w
-            if best_v < 0:
+            if best_v < 0 or best_s < 0:
                 break
+            if best_v == suitor[i] and best_w == ws[i]:
+                if not _beats_threshold(best_w, u, best_v, ws[best_s], suitor[best_s]):
+                    break  # its suitor has a better suitor than u: nothing worth proposing
             target[i] = best_v
             target_w[i] = best_w
             x = suitor[best_s]
@@ -250,6 +260,13 @@ def _threshold(hw, hs, hcnt, hoff, b, i):
 
 
 @njit(cache=True, inline="always")
+def _refresh_threshold(own_w, own_s, hw, hs, hcnt, hoff, b, i):
+    thw, ths = _threshold(hw, hs, hcnt, hoff, b, i)
+    own_w[i] = thw
+    own_s[i] = ths
+
+
+@njit(cache=True, inline="always")
 def _remove_target(tid, tcnt, toff, i, v):
     base = toff[i]
     for k in range(tcnt[i]):
@@ -293,6 +310,11 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     buf_v = np.empty(bmax, np.int64)
     buf_s = np.empty(bmax, np.int64)
     buf_w = np.empty(bmax, np.float64)
+    # owned vertices' thresholds, cached for this call so a row scan reads one array per edge
+    own_w = np.empty(n_owned, np.float64)
+    own_s = np.empty(n_owned, np.int64)
+    for i in range(n_owned):
+        _refresh_threshold(own_w, own_s, hw, hs, hcnt, hoff, b, i)
     work = np.empty(queue.shape[0] + in_i.shape[0] + 16, np.int64)
     nwork = 0
     for q in range(queue.shape[0]):
@@ -306,8 +328,9 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
             thw, ths = _threshold(hw, hs, hcnt, hoff, b, d)
             if ths != -2 and _beats_threshold(w, src, dst, thw, ths):
                 x = _heap_offer(hw, hs, hcnt, hoff, b, d, src, w, dst)
+                _refresh_threshold(own_w, own_s, hw, hs, hcnt, hoff, b, d)
                 if x >= 0:
-                    nthw, nths = _threshold(hw, hs, hcnt, hoff, b, d)
+                    nthw, nths = own_w[d], own_s[d]
                     if lo <= x < hi:
                         _remove_target(tid, tcnt, toff, x - lo, dst)
                         work[nwork] = x
@@ -341,10 +364,10 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
                 continue
             s = slot[e]
             if s < n_owned:
-                thw, ths = _threshold(hw, hs, hcnt, hoff, b, s)
+                thw, ths = own_w[s], own_s[s]
             else:
                 thw, ths = tw[s - n_owned], ts[s - n_owned]
-            if ths == -2 or not _beats_threshold(w, u, v, thw, ths):
+            if w < thw or ths == -2 or (w == thw and not _beats_threshold(w, u, v, thw, ths)):
                 continue
             if _in_targets(tid, tcnt, toff, i, v):
                 continue
@@ -366,6 +389,7 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
             tcnt[i] += 1
             if s < n_owned:
                 x = _heap_offer(hw, hs, hcnt, hoff, b, s, u, w, v)
+                _refresh_threshold(own_w, own_s, hw, hs, hcnt, hoff, b, s)
                 if x >= 0:
                     if lo <= x < hi:
                         _remove_target(tid, tcnt, toff, x - lo, v)
@@ -376,8 +400,7 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
                         work[nwork] = x
                         nwork += 1
                     else:
-                        nthw, nths = _threshold(hw, hs, hcnt, hoff, b, s)
-                        ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, DISPLACE, x, v, nthw, nths)
+                        ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, DISPLACE, x, v, own_w[s], own_s[s])
             else:
                 ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, PROPOSE, v, u, w, -1)
     return ob_i[:cnt], ob_w[:cnt]
