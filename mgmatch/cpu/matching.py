@@ -88,6 +88,14 @@ def _push(ob_i, ob_w, cnt, kind, dst, src, w, aux):
     return ob_i, ob_w, cnt + 1
 
 
+@njit(cache=True)
+def _seed_work(queue, extra):
+    """A work list holding ``queue``, with room for ``extra`` more vertices."""
+    work = np.empty(queue.shape[0] + extra, np.int64)
+    work[: queue.shape[0]] = queue
+    return work, queue.shape[0]
+
+
 @njit(cache=True, inline="always")
 def _slot_of(v, lo, hi, ghosts):
     if lo <= v < hi:
@@ -113,11 +121,7 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     ob_i = np.empty((64, 4), np.int64)
     ob_w = np.empty(64, np.float64)
     cnt = 0
-    work = np.empty(queue.shape[0] + in_i.shape[0], np.int64)
-    nwork = 0
-    for q in range(queue.shape[0]):
-        work[nwork] = queue[q]
-        nwork += 1
+    work, nwork = _seed_work(queue, in_i.shape[0])
     # -- inbox: proposals to owned vertices, displacements of owned proposers
     for k in range(in_i.shape[0]):
         kind, dst, src, aux = in_i[k, 0], in_i[k, 1], in_i[k, 2], in_i[k, 3]
@@ -315,11 +319,7 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     own_s = np.empty(n_owned, np.int64)
     for i in range(n_owned):
         _refresh_threshold(own_w, own_s, hw, hs, hcnt, hoff, b, i)
-    work = np.empty(queue.shape[0] + in_i.shape[0] + 16, np.int64)
-    nwork = 0
-    for q in range(queue.shape[0]):
-        work[nwork] = queue[q]
-        nwork += 1
+    work, nwork = _seed_work(queue, in_i.shape[0] + 16)
     for k in range(in_i.shape[0]):
         kind, dst, src, aux = in_i[k, 0], in_i[k, 1], in_i[k, 2], in_i[k, 3]
         w = in_w[k]
