@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import mgmatch
-from mgmatch import verify
+from mgmatch import generators, verify
 from mgmatch.cli import main
 from mgmatch.io import read_graph
 
@@ -188,7 +188,7 @@ def test_generate_round_trip(runner, tmp_path, suffix):
     res = runner.invoke(main, ["generate", "delaunay", "-p", "k=8", "-p", "seed=3", "-o", str(out)])
     assert res.exit_code == 0, res.output
     g = read_graph(out)
-    ref = mgmatch.generators.delaunay(8, seed=3)
+    ref = generators.delaunay(8, seed=3)
     assert (g.n, g.m) == (ref.n, ref.m)
     np.testing.assert_allclose(g.weights, ref.weights, rtol=1e-6)
 

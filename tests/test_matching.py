@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mgmatch
-from mgmatch import verify
+from mgmatch import generators, verify
 from mgmatch.algorithms.matching import match
 
 ONE_MATCHINGS = ["suitor", "ld", "handshake"]
@@ -224,3 +224,53 @@ def test_summary_is_json_ready():
     r = mgmatch.suitor(random_graph(50, 100, seed=1), partitions=2, device="cpu")
     s = json.loads(json.dumps(r.summary()))
     assert s["algorithm"] == "suitor" and s["cardinality"] == r.cardinality and s["rounds"] >= 1
+
+
+# ------------------------------------------------------------------- real and generated graphs
+def _real(name):
+    from pathlib import Path
+
+    from mgmatch.io import read_graph
+
+    data = Path(__file__).parent / "data"
+    if name == "football":
+        return mgmatch.Graph.from_networkx(nx.read_gml(data / "football.gml", label="id"))
+    options = {"bcsstk13.mtx.gz": {"negative": "abs"}}.get(name, {})
+    return read_graph(data / name, **options)
+
+
+REAL = ["karate.mtx", "dolphins.mtx", "netscience.mtx", "4elt.graph", "bcsstk13.mtx.gz", "football"]
+GENERATED = ["delaunay:k=12,seed=2", "rgg:k=12,seed=2", "kron:k=11,seed=2", "kron:k=10,seed=2,weights=unit",
+             "grid2d:nx=40,ny=30,seed=2"]
+
+
+@pytest.fixture(scope="module", params=REAL + GENERATED)
+def named_graph(request):
+    name = request.param
+    return _real(name) if name in REAL else generators.parse_graph_spec(name)
+
+
+@pytest.mark.parametrize("partitions", [1, 2, 3, 7])
+def test_real_and_generated_graphs_equal_greedy(named_graph, partitions, device):
+    expected = verify.greedy_matching(named_graph)
+    for alg in ONE_MATCHINGS:
+        np.testing.assert_array_equal(match(named_graph, alg, partitions=partitions, device=device).mate, expected)
+    eu, ev, _ = verify.greedy_b_matching(named_graph, 3)
+    r = mgmatch.b_suitor(named_graph, 3, partitions=partitions, device=device)
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)
+
+
+def test_weights_equal_networkit_on_tie_free_graphs():
+    nk = pytest.importorskip("networkit")
+    from mgmatch.bench.matching import _networkit_graph
+
+    for spec in ("delaunay:k=12,seed=4", "kron:k=11,seed=4"):
+        g = generators.parse_graph_spec(spec)
+        G = _networkit_graph(g)
+        m = nk.matching.SuitorMatcher(G, False, False)
+        m.run()
+        assert mgmatch.suitor(g, device="cpu").weight == pytest.approx(m.getMatching().weight(G), rel=1e-9)
+        bm = nk.matching.BSuitorMatcher(G, 3)
+        bm.run()
+        assert mgmatch.b_suitor(g, 3, device="cpu").weight == pytest.approx(bm.getBMatching().weight(), rel=1e-9)
