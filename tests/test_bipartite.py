@@ -273,7 +273,7 @@ def test_result_object_and_summary(device):
     assert {"init", "match", "total"} <= set(s["time_s"])
     assert s["counts"]["iterations"] >= 1
     assert r.params == {"init": "karp-sipser", "bfs": "gpubfs-wr", "launch": "ct"}
-    g = bipartite_matching(bip(a), device=device)
+    g = bipartite_matching(bip(a), "gpr", device=device)
     assert g.params == {"init": "cheap", "variant": "shrink", "relabel": "adaptive", "relabel_k": 0.7}
     assert g.global_relabels >= 1 or g.init_cardinality == 27
 
@@ -335,3 +335,8 @@ def test_int64_indices(monkeypatch, device):
     monkeypatch.setattr(mod, "_index_dtype", lambda graph: np.dtype(np.int64))
     a = mmread(DATA / "west0479.mtx")
     run_all(bip(a), a, 479, device, inits=("cheap",))
+
+
+def test_default_algorithm_is_apfb():
+    r = bipartite_matching(Graph.from_edges([0, 1], [1, 0], bipartite=True), device="cpu")
+    assert r.algorithm == "apfb" and r.cardinality == 2

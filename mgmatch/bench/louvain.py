@@ -18,8 +18,11 @@ from ._common import time_call
 
 __all__ = ["run", "DEFAULT_GRAPHS", "QUICK_GRAPHS"]
 
-DEFAULT_GRAPHS = (("delaunay", 22), ("rgg", 22), ("kron", 21))
-QUICK_GRAPHS = (("delaunay", 14), ("rgg", 14), ("kron", 14))
+DEFAULT_GRAPHS = {
+    "gpu": ("delaunay:k=22,seed=1", "rgg:k=22,seed=1", "kron:k=21,seed=1"),
+    "cpu": ("delaunay:k=18,seed=1",),
+}
+QUICK_GRAPHS = ("delaunay:k=14,seed=1", "rgg:k=14,seed=1", "kron:k=14,seed=1")
 
 
 def _make_graph(kind: str, k: int, seed: int = 1):
@@ -65,9 +68,10 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
 
     Parameters
     ----------
-    graphs : iterable of (kind, k) or of (name, Graph), optional
-        Generated graphs (``"delaunay"``, ``"rgg"``, ``"kron"`` with scale ``k``) or ready
-        graphs. Defaults to delaunay and rgg at k = 22 and kron (edge factor 48) at k = 21;
+    graphs : iterable of str, of (kind, k) or of (name, Graph), optional
+        Graph specs (``"kron:k=21,seed=1"``, see :func:`mgmatch.generators.parse_graph_spec`),
+        generated graphs by kind and scale, or ready graphs. Defaults on the GPU to delaunay and
+        rgg at k = 22 and kron (edge factor 48) at k = 21, on the CPU to delaunay at k = 18;
         ``quick`` takes k = 14.
     device : {"auto", "cpu", "gpu"}
         Where mgmatch runs.
@@ -81,10 +85,14 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
 
     dev = resolve_device(device)
     if graphs is None:
-        graphs = QUICK_GRAPHS if quick else DEFAULT_GRAPHS
+        graphs = QUICK_GRAPHS if quick else DEFAULT_GRAPHS[dev]
     rows: list[dict] = []
     for spec in graphs:
-        if isinstance(spec[1], Graph):
+        if isinstance(spec, str):
+            from .. import generators  # noqa: PLC0415
+
+            name, graph = spec, generators.parse_graph_spec(spec)
+        elif isinstance(spec[1], Graph):
             name, graph = spec
         else:
             name, graph = f"{spec[0]}{spec[1]}", _make_graph(*spec)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["sort_pairs", "row_pointer"]
+__all__ = ["sort_pairs", "row_pointer", "transpose_csr"]
 
 
 @njit(cache=True)
@@ -75,3 +75,30 @@ def symmetric_csr(u, v, w, n, indptr, indices, weights):
         indices[p] = v[k]
         weights[p] = w[k]
         fill[u[k]] = p + 1
+
+
+@njit(cache=True)
+def _transpose(indptr, indices, n_cols, col_ptr, col_rows):
+    for e in range(indices.shape[0]):
+        col_ptr[indices[e] + 1] += 1
+    for c in range(n_cols):
+        col_ptr[c + 1] += col_ptr[c]
+    fill = col_ptr[:-1].copy()
+    for r in range(indptr.shape[0] - 1):  # rows in order, so each column's rows come out sorted
+        for e in range(indptr[r], indptr[r + 1]):
+            c = indices[e]
+            col_rows[fill[c]] = r
+            fill[c] += 1
+
+
+def transpose_csr(indptr: np.ndarray, indices: np.ndarray, n_cols: int):
+    """CSC (column pointer, row ids) of a CSR pattern in linear time, rows ascending per column.
+
+    >>> ptr, rows = transpose_csr(np.array([0, 2, 3]), np.array([0, 1, 1]), 2)
+    >>> ptr.tolist(), rows.tolist()
+    ([0, 1, 3], [0, 0, 1])
+    """
+    col_ptr = np.zeros(int(n_cols) + 1, dtype=indptr.dtype)
+    col_rows = np.empty(indices.shape[0], dtype=indices.dtype)
+    _transpose(indptr, indices, int(n_cols), col_ptr, col_rows)
+    return col_ptr, col_rows
