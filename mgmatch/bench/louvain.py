@@ -56,7 +56,7 @@ def _plm_row(graph, name: str, repeats: int, timeout: float) -> dict | None:
     q = nk.community.Modularity().getQuality(t["result"], G)
     return {
         "family": "louvain", "graph": name, "impl": "networkit-plm", "device": "cpu",
-        "threads": nk.getCurrentNumberOfThreads(), "n": g.n, "nnz": g.nnz,
+        "threads": nk.getMaxNumberOfThreads(), "n": g.n, "nnz": g.nnz,
         "time_s": t["time_s"], "times_s": t["times_s"],
         "edges_per_s": g.m / t["time_s"] if t["time_s"] > 0 else None,
         "modularity": float(q), "n_communities": int(t["result"].numberOfSubsets()),
