@@ -18,7 +18,8 @@ Canonicalisation rules (applied by every constructor, reported in :class:`CanonS
 
 * self-loops are dropped (undirected graphs);
 * entries naming the same edge are merged into one; for undirected graphs ``(u, v)`` and
-  ``(v, u)`` name the same edge. The rule is ``duplicates="max"`` by default (the largest weight
+  ``(v, u)`` name the same edge (the summary counts such mirrored pairs, a symmetric matrix
+  stored in full, apart from true duplicates that repeat an edge in the same direction). The rule is ``duplicates="max"`` by default (the largest weight
   wins, which leaves a symmetric matrix stored in full unchanged); ``"sum"``, ``"min"`` and
   ``"first"`` are available. Matrix Market files first sum repeated coordinates, as that format
   defines, then this rule merges ``a_ij`` with ``a_ji``;
@@ -74,6 +75,7 @@ class CanonSummary:
     input_entries: int = 0
     self_loops_dropped: int = 0
     duplicates_merged: int = 0
+    mirrored_pairs: int = 0
     zeros_dropped: int = 0
     zeros_kept: int = 0
     negatives_made_absolute: int = 0
@@ -356,10 +358,13 @@ class Graph:
             if summary.self_loops_dropped:
                 keep = ~loops
                 src, dst, w = src[keep], dst[keep], w[keep]
+            forward = src < dst
             u, v = np.minimum(src, dst), np.maximum(src, dst)
 
-        u, v, w, merged = _merge_duplicates(u, v, w, n_cols, duplicates)
+        u, v, w, merged, mirrored = _merge_duplicates(u, v, w, n_cols, duplicates,
+                                                      forward=None if bipartite else forward)
         summary.duplicates_merged = merged
+        summary.mirrored_pairs = mirrored
         zero = w == 0
         if zeros == "drop":
             summary.zeros_dropped = int(zero.sum())
@@ -635,22 +640,34 @@ def _bipartite_shape(rows, cols, shape, source):
     return nr, nc
 
 
-def _merge_duplicates(u, v, w, n_cols, rule):
-    """Merge entries with equal ``(u, v)`` by ``rule``; return arrays sorted by (u, v)."""
+def _merge_duplicates(u, v, w, n_cols, rule, forward=None):
+    """Merge entries with equal ``(u, v)`` by ``rule``; return arrays sorted by (u, v).
+
+    For undirected input ``forward`` tells which entries were given as ``(min, max)``: an entry
+    and its mirror are the symmetric form of one edge (counted in ``mirrored``), not a
+    duplicate; ``merged`` counts entries repeating an edge in the same direction.
+    """
     from .cpu.graph_build import sort_pairs  # noqa: PLC0415
 
     if u.size == 0:
-        return u, v, w, 0
+        return u, v, w, 0, 0
     n_rows = int(u.max()) + 1
     order = sort_pairs(u, v, n_rows, max(int(n_cols), int(v.max()) + 1))
     u, v, w = u[order], v[order], w[order]
     first = np.empty(u.size, dtype=bool)
     first[0] = True
     np.logical_or(u[1:] != u[:-1], v[1:] != v[:-1], out=first[1:])
-    merged = int(u.size - first.sum())
-    if merged == 0:
-        return u, v, w, 0
+    groups = int(first.sum())
+    if groups == u.size:
+        return u, v, w, 0, 0
     starts = np.flatnonzero(first)
+    if forward is None:
+        merged, mirrored = int(u.size - groups), 0
+    else:
+        n_fwd = np.add.reduceat(forward[order].astype(np.int64), starts)
+        n_bwd = np.diff(np.append(starts, u.size)) - n_fwd
+        merged = int(np.maximum(n_fwd - 1, 0).sum() + np.maximum(n_bwd - 1, 0).sum())
+        mirrored = int(((n_fwd > 0) & (n_bwd > 0)).sum())
     if rule == "max":
         wm = np.maximum.reduceat(w, starts)
     elif rule == "min":
@@ -659,4 +676,4 @@ def _merge_duplicates(u, v, w, n_cols, rule):
         wm = np.add.reduceat(w, starts)
     else:  # first given, thanks to the stable sort
         wm = w[starts]
-    return u[starts], v[starts], wm, merged
+    return u[starts], v[starts], wm, merged, mirrored

@@ -193,7 +193,8 @@ def test_small_chunks_give_the_same_graph_and_lines(tmp_path, data_dir, monkeypa
 def test_karate(data_dir):
     g = read_graph(data_dir / "karate.mtx")
     assert (g.n, g.m, g.nnz, g.weighted, g.bipartite) == (34, 78, 156, False, False)
-    assert g.summary.duplicates_merged == 78  # symmetric storage: a_ij and a_ji are one edge
+    assert g.summary.duplicates_merged == 0  # symmetric storage: a_ij and a_ji are one edge,
+    assert g.summary.mirrored_pairs == 78  # counted as mirrored pairs, not as duplicates
 
 
 def test_karate_as_a_square_bipartite_matrix(data_dir):
@@ -391,8 +392,9 @@ def test_bipartite_edge_list(tmp_path):
 
 
 def test_edge_list_self_loops_and_duplicates_are_counted(tmp_path):
-    info = graph_info(write_text(tmp_path / "g.el", "0 1 1\n1 0 3\n2 2 1\n1 2 2\n"))
-    assert (info["m"], info["self_loops"], info["duplicates"]) == (2, 1, 1)
+    info = graph_info(write_text(tmp_path / "g.el", "0 1 1\n1 0 3\n2 2 1\n1 2 2\n1 2 5\n"))
+    assert (info["m"], info["self_loops"], info["duplicates"]) == (2, 1, 1)  # (1, 2) twice
+    assert info["canonicalisation"]["mirrored_pairs"] == 1  # (0, 1) and (1, 0)
 
 
 # --------------------------------------------------------------------------- bad input

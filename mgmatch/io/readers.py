@@ -176,10 +176,12 @@ def graph_info(path, format=None, **options) -> dict:
     >>> from pathlib import Path
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = Path(tmp) / "path.csv"
-    ...     _ = path.write_text("0,1\\n1,2\\n2,1\\n3,3\\n")
+    ...     _ = path.write_text("0,1\\n1,2\\n2,1\\n1,2\\n3,3\\n")
     ...     info = graph_info(path)
     >>> info["n"], info["m"], info["self_loops"], info["duplicates"], info["isolated"]
     (4, 2, 1, 1, 1)
+    >>> info["canonicalisation"]["mirrored_pairs"]  # (1, 2) and (2, 1) are one edge
+    1
     """
     options.setdefault("negative", "abs")
     read_options = {k: options.pop(k) for k in ("bipartite", "one_based", "weighted") if k in options}
@@ -1134,3 +1136,222 @@ _READERS = {
     "parquet": _read_parquet,
     "npz": _read_npz,
 }
+
+
+# ------------------------------------------------------------------- reading in pieces
+@dataclass
+class EdgeChunk:
+    """The entries of one piece of an edge-list file or Parquet table, as read and checked.
+
+    Attributes
+    ----------
+    src, dst : ndarray of int64
+        Endpoint ids exactly as the file holds them (before any 1-based shift).
+    weight : ndarray of float64 or None
+        Entry weights; ``None`` when the piece has no weight column or weights are ignored.
+    n_fields : int or None
+        Fields per edge line of a text piece (``None`` when it holds no edge line, or for
+        Parquet).
+    header : bool
+        Whether the piece's first kept line was a header of names (and was skipped).
+    has_lines : bool
+        Whether the piece holds any line besides comments and blank lines.
+    begin : int
+        Byte offset (text) or first row (Parquet) of the piece in the file.
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray | None
+    n_fields: int | None = None
+    header: bool = False
+    has_lines: bool = False
+    begin: int = 0
+
+
+def edge_list_delimiter(path, format=None):
+    """The field delimiter of a text edge list: a byte value, or ``None`` for runs of whitespace.
+
+    ``csv`` and ``tsv`` fix it; an ``edgelist`` (``.txt``, ``.edges``, ``.el``) uses commas when
+    its first edge line has one, exactly as :func:`read_graph` decides.
+
+    >>> edge_list_delimiter("graph.csv"), edge_list_delimiter("graph.tsv")
+    (44, 9)
+    """
+    fmt = format or format_of(path)
+    if fmt in ("csv", "tsv"):
+        return {"csv": ord(","), "tsv": ord("\t")}[fmt]
+    if fmt != "edgelist":
+        raise ParameterError(f"{fmt!r} is not a text edge-list format")
+    with _input_errors(path), _open_bytes(path) as stream:
+        head = next(_chunks(stream), b"")
+    return _sniff_delimiter(head)
+
+
+def read_edge_chunk(path, start=0, stop=None, *, delimiter, weighted=True, negative="error",
+                    n_fields=None, one_based=None) -> EdgeChunk:
+    """Read the lines of a text edge list that start at a byte in ``[start, stop)``.
+
+    Cutting a file at any byte offsets and reading every range gives each line exactly once: a
+    range skips a line that began before ``start`` and finishes one that began before ``stop``.
+    A gzip-compressed file cannot be cut: read it whole (``start=0, stop=None``). Lines are
+    checked as :func:`read_graph` checks them (field counts, ids, NaN, infinite and, under
+    ``negative="error"``, negative weights).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The edge list.
+    start, stop : int, optional
+        The byte range; ``stop=None`` reads to the end of the file.
+    delimiter : int or None
+        The field delimiter, as :func:`edge_list_delimiter` gives it.
+    weighted : bool
+        Keep a weight column (``False`` drops it).
+    negative : {"error", "abs"}
+        Reject negative weights, or leave them to be made absolute later.
+    n_fields : int, optional
+        Fields per edge line, when an earlier piece fixed them; a first line of names is then
+        an error rather than a header.
+    one_based : bool, optional
+        ``True`` rejects vertex id 0, naming its line.
+
+    Returns
+    -------
+    EdgeChunk
+
+    Raises
+    ------
+    InputError
+        The piece is malformed. The line is named when the range starts at byte 0, else the
+        message gives the byte offset of the line at fault.
+    """
+    req = _Request(str(path), None, one_based, bool(weighted), {"negative": negative})
+    begin = 0
+    with _input_errors(path):
+        if stop is None and start == 0:
+            with _open_bytes(path) as stream:
+                data = b"".join(_chunks(stream))
+        else:
+            with open(path, "rb") as raw:
+                if start > 0:
+                    raw.seek(start - 1)
+                    if raw.read(1) != b"\n":
+                        raw.readline()  # the line that began before start belongs to the range before
+                begin = raw.tell()
+                data = b""
+                if stop is None or begin < stop:
+                    data = raw.read(-1 if stop is None else stop - begin)
+                    if data and not data.endswith(b"\n"):
+                        data += raw.readline()
+    reader = _EdgeListReader(req, delimiter)
+    if n_fields is not None:
+        reader.n_fields, reader.first_edge_line = int(n_fields), 1
+    lines_read = 0
+    try:
+        for piece in _chunks(io.BytesIO(data)):
+            lines_read += reader.feed(piece, lines_read + 1)
+        src = _concat(reader.parts["src"])
+        dst = _concat(reader.parts["dst"])
+        if one_based and src.size and min(int(src.min()), int(dst.min())) == 0:
+            skipped = _concat(reader.skipped)
+            row = int(np.flatnonzero((src == 0) | (dst == 0))[0])
+            raise InputError("vertex id 0 in ids read as 1-based (one_based=True)", path=path,
+                             line=_line_of_row(row, skipped))
+    except InputError as exc:
+        if begin == 0 or exc.line is None:
+            raise
+        offset = begin + _offset_of_line(data, exc.line)
+        raise InputError(f"the line at byte {offset}: {exc.message}", path=path) from None
+    weight = _concat(reader.parts["weight"], np.float64) if reader.parts["weight"] else None
+    has_lines = reader.header or src.size > 0
+    return EdgeChunk(src, dst, weight, n_fields=reader.n_fields if has_lines else None,
+                     header=reader.header, has_lines=has_lines, begin=begin)
+
+
+def _offset_of_line(data: bytes, line: int) -> int:
+    """Byte offset in ``data`` where its 1-based ``line`` starts."""
+    breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
+    return 0 if line <= 1 else int(breaks[min(line - 2, breaks.size - 1)]) + 1
+
+
+def parquet_row_groups(path) -> list[int]:
+    """Rows in each row group of a Parquet edge table, after checking its columns are there."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    _check_readable(path)
+    with _input_errors(path):
+        meta = pq.ParquetFile(path).metadata
+        names = pq.read_schema(path).names
+    _check_edge_columns(names, path)
+    return [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+
+
+def _check_edge_columns(names, path) -> None:
+    missing = [name for name in ("src", "dst") if name not in names]
+    if missing:
+        raise InputError(
+            f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}; "
+            f"an edge table has src, dst and optionally weight (found: {', '.join(names) or 'none'})",
+            path=path,
+        )
+
+
+def read_parquet_row_groups(path, groups, *, weighted=True, negative="error", one_based=None) -> EdgeChunk:
+    """Read and check some row groups of a Parquet edge table (``src``, ``dst``, ``weight``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The table.
+    groups : list of int
+        Row-group numbers, in ascending order.
+    weighted, negative, one_based
+        As for :func:`read_edge_chunk`; rows are named by their position in the whole table.
+
+    Returns
+    -------
+    EdgeChunk
+    """
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    req = _Request(str(path), None, one_based, bool(weighted), {"negative": negative})
+    with _input_errors(path):
+        handle = pq.ParquetFile(path)
+        names = handle.schema_arrow.names
+        _check_edge_columns(names, path)
+        meta = handle.metadata
+        first_row = sum(meta.row_group(i).num_rows for i in range(min(groups, default=0)))
+        wanted = ["src", "dst"] + (["weight"] if weighted and "weight" in names else [])
+        table = handle.read_row_groups(list(groups), columns=wanted)
+        arrays = {}
+        for name in wanted:
+            column = table.column(name)
+            numeric = pa.types.is_integer(column.type) if name != "weight" else (
+                pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+            )
+            if not numeric:
+                kind = "integers" if name != "weight" else "numbers"
+                raise InputError(f"column {name!r} has type {column.type}; it must hold {kind}", path=path)
+            if column.null_count:
+                row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+                raise InputError(
+                    f"column {name!r} has a missing value in row {first_row + row}", path=path
+                )
+            arrays[name] = column.to_numpy()
+    src = arrays["src"].astype(np.int64)
+    dst = arrays["dst"].astype(np.int64)
+    for name, ids in (("source", src), ("destination", dst)):
+        if (ids < 0).any():
+            i = int(np.flatnonzero(ids < 0)[0])
+            raise InputError(f"{name} id {ids[i]} (entry {first_row + i}) is negative", path=path)
+    weight = None
+    if "weight" in arrays:
+        weight = arrays["weight"].astype(np.float64)
+        _check_weights(weight, req, what=lambda i: f"edge ({src[i]}, {dst[i]}) in row {first_row + i}")
+    if one_based and src.size and min(int(src.min()), int(dst.min())) == 0:
+        row = int(np.flatnonzero((src == 0) | (dst == 0))[0])
+        raise InputError(f"vertex id 0 in row {first_row + row}, in ids read as 1-based (one_based=True)",
+                         path=path)
+    return EdgeChunk(src, dst, weight, has_lines=src.size > 0, begin=first_row)
