@@ -140,11 +140,15 @@ def main():
 @click.option("--report", type=click.Path(path_type=Path), default=None,
               help="Write Dask's performance report of the run to this HTML file.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display or summary table.")
+@click.option("--read-on-workers", is_flag=True,
+              help="Build the partitions on the Dask workers, each reading its pieces of INPUT (Parquet or a "
+                   "text edge list on storage every worker sees), so the graph never passes through this "
+                   "process. Needs --workers, --scheduler or --scheduler-file and a matching algorithm.")
 @_canon_options
 @_friendly
 def run(input_path, algorithm, output, summary, b, init, resolution, all_levels, device, partitions, workers,
-        scheduler, scheduler_file, report, quiet, fmt, one_based, negative, zeros, duplicates, random_weights,
-        bipartite):
+        scheduler, scheduler_file, report, quiet, read_on_workers, fmt, one_based, negative, zeros, duplicates,
+        random_weights, bipartite):
     """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
 
     With --workers, --scheduler or --scheduler-file the matching rounds run on a Dask cluster,
@@ -159,18 +163,23 @@ def run(input_path, algorithm, output, summary, b, init, resolution, all_levels,
     if output is None:
         raise ParameterError("--output is required (a .parquet, .pq, .csv or .tsv path)")
     on_cluster = workers is not None or scheduler is not None or scheduler_file is not None
+    if read_on_workers:
+        _check_read_on_workers(on_cluster, "suitor" if algorithm == "auto" else algorithm, bipartite)
     with _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet, report) as client:
         run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init, resolution=resolution,
                 all_levels=all_levels, device=device, partitions=partitions, quiet=quiet, client=client,
-                report=report, on_cluster=on_cluster,
+                report=report, on_cluster=on_cluster, read_on_workers=read_on_workers,
                 read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
                                   duplicates=duplicates, random_weights=random_weights, bipartite=bipartite))
 
 
 def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init="cheap", resolution=1.0,
             all_levels=False, device="auto", partitions=None, quiet=False, client=None, report=None,
-            on_cluster=None, read_options=None):
-    """One job: read INPUT, run the algorithm, write the table and its summary atomically."""
+            on_cluster=None, read_options=None, read_on_workers=False):
+    """One job: read INPUT, run the algorithm, write the table and its summary atomically.
+
+    With ``read_on_workers`` the Dask workers build the partitions from INPUT themselves
+    (:func:`mgmatch.distributed.read_partitions`) and the summary records ``"read": "workers"``."""
     from .io import summary_path_for  # noqa: PLC0415
 
     output = Path(output)
@@ -189,7 +198,16 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
             "random_weights": None, "bipartite": None} | (read_options or {})
     t0 = time.perf_counter()
-    graph = _read(input_path, **opts)
+    if read_on_workers:
+        _check_read_on_workers(on_cluster, algorithm, opts["bipartite"])
+        from .distributed import read_partitions  # noqa: PLC0415
+
+        graph = read_partitions(client, input_path, partitions=partitions, format=opts["fmt"],
+                                one_based=opts["one_based"], duplicates=opts["duplicates"], zeros=opts["zeros"],
+                                negative=opts["negative"], random_weights=opts["random_weights"])
+        partitions = None  # the partitions are built
+    else:
+        graph = _read(input_path, **opts)
     t_read = time.perf_counter() - t0
     result = _run_algorithm(graph, algorithm, b=b, init=init, resolution=resolution, device=device,
                             partitions=partitions, quiet=quiet, client=client)
@@ -199,6 +217,8 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         "canonicalisation": graph.summary.as_dict(),
         "versions": versions(),
     })
+    if read_on_workers:
+        record["read"] = "workers"
     record.setdefault("time_s", {})["read"] = t_read
     table = result.to_table(all_levels=all_levels) if algorithm in COMMUNITY else result.to_table()
     t1 = time.perf_counter()
@@ -207,6 +227,16 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     if not quiet:
         _print_summary(record, output, summary_path)
     return record
+
+
+def _check_read_on_workers(on_cluster, algorithm, bipartite):
+    if not on_cluster:
+        raise ParameterError("--read-on-workers needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
+    if algorithm not in MATCHING:
+        raise ParameterError(f"--read-on-workers applies to the matching algorithms ({', '.join(MATCHING)}), "
+                             f"not {algorithm}")
+    if bipartite:
+        raise ParameterError("--read-on-workers reads undirected graphs; --bipartite does not apply")
 
 
 def _check_output(output: Path):

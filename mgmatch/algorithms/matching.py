@@ -19,6 +19,7 @@ References
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -307,15 +308,28 @@ def _twin(name: str, xp):
 ALGORITHMS = {"suitor": _Suitor, "ld": _LocallyDominant, "handshake": _Handshake}
 
 
+def _is_distributed_graph(graph) -> bool:
+    """Whether ``graph`` is a :class:`~mgmatch.distributed.loading.DistributedGraph` (whose module
+    is loaded whenever one exists, so this never imports Dask)."""
+    loading = sys.modules.get("mgmatch.distributed.loading")
+    return loading is not None and isinstance(graph, loading.DistributedGraph)
+
+
 def _validate(graph, partitions, device, b=None):
-    if not isinstance(graph, Graph):
+    if _is_distributed_graph(graph):
+        if partitions is not None and not (np.ndim(partitions) == 0 and partitions == graph.n_parts) and not (
+            np.ndim(partitions) == 1 and np.array_equal(np.asarray(partitions), graph.bounds)
+        ):
+            raise ParameterError(f"the distributed graph has {graph.n_parts} partitions, built when it was read; "
+                                 f"partitions={partitions!r} cannot change them")
+    elif not isinstance(graph, Graph):
         raise ParameterError(f"expected an mgmatch.Graph, got {type(graph).__name__}")
     if graph.bipartite:
         raise ParameterError(
             "weighted matching takes an undirected graph; this one is bipartite "
             "(use mgmatch.bipartite_matching, or build the graph with bipartite=False)"
         )
-    if partitions is None:
+    if partitions is None or _is_distributed_graph(graph):
         pass
     elif isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
         if np.ndim(partitions) == 1 and len(partitions) >= 2:  # explicit bounds
@@ -341,7 +355,11 @@ def _validate(graph, partitions, device, b=None):
 def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions=None, device: str = "auto",
           client=None, progress=None) -> MatchingResult:
     """Run one algorithm of the weighted-matching family (the shared entry of the public
-    functions below; ``algorithm`` is ``suitor``, ``bsuitor``, ``ld`` or ``handshake``)."""
+    functions below; ``algorithm`` is ``suitor``, ``bsuitor``, ``ld`` or ``handshake``).
+
+    ``graph`` may also be a :class:`~mgmatch.distributed.loading.DistributedGraph` (from
+    :func:`~mgmatch.distributed.read_partitions`) with the ``client`` of its cluster: its
+    partitions, built on the workers, are used as they are."""
     if algorithm == "bsuitor":
         if b is None:
             raise ParameterError("b-Suitor needs b (an integer or one per vertex)")
@@ -350,13 +368,18 @@ def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions=None, d
     dev, b = _validate(graph, partitions, device if client is None else "cpu", b if algorithm == "bsuitor" else None)
     t0 = time.perf_counter()
     program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
+    if _is_distributed_graph(graph) and client is None:
+        raise ParameterError("a DistributedGraph lives on a Dask cluster; pass the client that read it (client=)")
     if client is not None:
         from ..distributed.coordinator import run_distributed  # noqa: PLC0415
 
-        if partitions is None:
-            partitions = max(len(client.scheduler_info().get("workers", {})), 1)
-        parts = graph.to("cpu").partition(int(partitions)) if np.ndim(partitions) == 0 else \
-            graph.to("cpu").partition(bounds=partitions)
+        if _is_distributed_graph(graph):  # the workers hold its partitions already
+            partitions, parts = graph.n_parts, graph
+        else:
+            if partitions is None:
+                partitions = max(len(client.scheduler_info().get("workers", {})), 1)
+            parts = graph.to("cpu").partition(int(partitions)) if np.ndim(partitions) == 0 else \
+                graph.to("cpu").partition(bounds=partitions)
         outcome = run_distributed(client, program, parts, device=device, progress=progress, total_vertices=graph.n)
         if getattr(client, "asynchronous", False):
             return _finish_async(outcome, graph, algorithm, b, partitions, t0)

@@ -4,9 +4,20 @@ exchanged worker to worker by a coordinator (see :mod:`mgmatch.distributed.coord
 >>> from mgmatch.distributed import cluster  # doctest: +SKIP
 >>> with cluster(workers=2) as client:  # doctest: +SKIP
 ...     result = mgmatch.suitor(graph, client=client)
+
+Files on storage that every worker reads can be read into partitions on the workers, so the
+graph never passes through the client:
+
+>>> from mgmatch.distributed import read_partitions  # doctest: +SKIP
+>>> dg = read_partitions(client, "web.parquet")  # doctest: +SKIP
+>>> result = mgmatch.suitor(dg, client=client)  # doctest: +SKIP
 """
 
 from .cluster import WorkerSetup, cluster, connect
 from .coordinator import run_distributed, run_rounds_async
+from .loading import DistributedGraph, read_partitions, read_partitions_async
 
-__all__ = ["cluster", "connect", "WorkerSetup", "run_distributed", "run_rounds_async"]
+__all__ = [
+    "cluster", "connect", "WorkerSetup", "run_distributed", "run_rounds_async", "DistributedGraph",
+    "read_partitions", "read_partitions_async",
+]

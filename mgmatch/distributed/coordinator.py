@@ -8,9 +8,16 @@ travel worker to worker as inputs of the receivers' next step. The coordinator s
 numbers per partition and round (message counts, compute time, matched vertices) and stops when
 a round sends no message; the graph never passes through it.
 
+The partitions come either from the client (a list of :class:`~mgmatch.graph.Partition`,
+scattered to the workers) or already built on the workers (a
+:class:`~mgmatch.distributed.loading.DistributedGraph`, whose futures are used as they are).
+
 If a worker is lost, its partitions' state is gone with it; the algorithms are deterministic,
 so the coordinator places the partitions on the remaining workers and runs again, giving the
 identical result, or fails with a :class:`~mgmatch.errors.ClusterError` naming the lost worker.
+A :class:`~mgmatch.distributed.loading.DistributedGraph` lost its partitions with the worker
+too: they are built again from the file on the remaining workers (same bounds) before the run
+starts over.
 """
 
 from __future__ import annotations
@@ -116,6 +123,28 @@ def _lost_errors():
     return tuple(errors)
 
 
+class _WorkerLost(Exception):
+    """A worker holding a partition left the cluster (a private signal to start over)."""
+
+
+async def _gather(client, futures, watch: set | None):
+    """``client.gather``; with ``watch``, give up as soon as one of those workers is gone.
+
+    Partitions built on the workers can be recomputed only where they are pinned, so after
+    such a worker is lost Dask would wait for it for ever instead of failing."""
+    if not watch:
+        return await client.gather(futures)
+    gathering = asyncio.ensure_future(client.gather(futures))
+    while True:
+        done, _ = await asyncio.wait({gathering}, timeout=0.5)
+        if done:
+            return gathering.result()
+        gone = watch - set(await _worker_addresses(client))
+        if gone:
+            gathering.cancel()
+            raise _WorkerLost(f"lost worker {', '.join(sorted(gone))}")
+
+
 def _has_gpu() -> bool:
     from .._array import gpu_available  # noqa: PLC0415
 
@@ -137,13 +166,21 @@ async def resolve_cluster_device(client, device: str, workers: list[str]) -> str
     return "cpu" if without else "gpu"
 
 
+def _is_distributed_graph(parts) -> bool:
+    from .loading import DistributedGraph  # noqa: PLC0415
+
+    return isinstance(parts, DistributedGraph)
+
+
 async def run_rounds_async(client, program, parts, *, device="auto", progress=None, max_restarts=2,
                            total_vertices=None):
     """Run ``program`` over ``parts`` on the cluster.
 
+    ``parts`` is a list of partitions, or a
+    :class:`~mgmatch.distributed.loading.DistributedGraph` whose partitions the workers hold.
     Returns ``(finish results, RoundLog, placement seconds, device)``.
     """
-    lost_errors = _lost_errors()
+    lost_errors = _lost_errors() + (_WorkerLost,)
     workers = await _worker_addresses(client)
     if not workers:
         raise ClusterError("the Dask cluster has no workers")
@@ -167,16 +204,26 @@ async def run_rounds_async(client, program, parts, *, device="auto", progress=No
                 ) from None
             restarts += 1
             workers = now
+            if _is_distributed_graph(parts):
+                from .loading import rebuild_async  # noqa: PLC0415
+
+                await rebuild_async(client, parts, now)
 
 
 async def _rounds(client, program, parts, workers, device, progress, total_vertices):
     run = uuid.uuid4().hex[:8]
     name, phase = program.name, getattr(program, "phase", "step")
-    owner = {p: workers[p % len(workers)] for p in range(len(parts))}
     t0 = time.perf_counter()
-    part_f = {}
-    for p, part in enumerate(parts):
-        part_f[p] = await client.scatter(part, workers=[owner[p]], hash=False)
+    watch = None
+    if _is_distributed_graph(parts):  # built on the workers already
+        owner = dict(parts.workers)
+        part_f = dict(parts.parts)
+        watch = set(owner.values())
+    else:
+        owner = {p: workers[p % len(workers)] for p in range(len(parts))}
+        part_f = {}
+        for p, part in enumerate(parts):
+            part_f[p] = await client.scatter(part, workers=[owner[p]], hash=False)
 
     def submit(fn, *args, key, p):
         return client.submit(fn, *args, key=f"{key}-{run}", workers=[owner[p]], allow_other_workers=False,
@@ -195,7 +242,7 @@ async def _rounds(client, program, parts, workers, device, progress, total_verti
                  for p in part_f}
         state_f = {p: submit(operator.getitem, res_f[p], 0, key=f"{name}-state-r{r}-p{p}", p=p) for p in part_f}
         stats_f = [submit(operator.getitem, res_f[p], 2, key=f"{name}-stats-r{r}-p{p}", p=p) for p in part_f]
-        stats = await client.gather(stats_f)
+        stats = await _gather(client, stats_f, watch)
         wall = time.perf_counter() - t_round
         total = sum(s["messages"] for s in stats)
         slowest = max(s["compute_s"] for s in stats)
@@ -214,7 +261,7 @@ async def _rounds(client, program, parts, workers, device, progress, total_verti
                 inbox_f[q].append(submit(_route_task, res_f[p], q, key=f"{name}-route-r{r}-p{p}-p{q}", p=p))
         del res_f
     out_f = [submit(_finish_task, program, state_f[p], owner[p], key=f"{name}-finish-p{p}", p=p) for p in part_f]
-    results = await client.gather(out_f)
+    results = await _gather(client, out_f, watch)
     del state_f, part_f
     return results, log, placement_s
 
