@@ -255,3 +255,11 @@ def test_bad_pipeline_exit_2(runner, tmp_path, karate, text, message):
     assert res.exit_code == 2, res.output
     assert message in res.output and res.output.startswith("mgmatch: error:")
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_auto_picks_the_fastest_algorithm_for_the_device(runner, weighted_csv, tmp_path, device):
+    out = tmp_path / "m.parquet"
+    res = runner.invoke(main, ["run", "--device", device, "-q", str(weighted_csv), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "m.json").read_text())
+    assert summary["algorithm"] == ("handshake" if device == "gpu" else "suitor")
