@@ -12,7 +12,16 @@ from __future__ import annotations
 import statistics
 import time
 
-__all__ = ["time_call", "sync_device"]
+__all__ = ["time_call", "sync_device", "announce"]
+
+
+def announce(family: str, spec) -> None:
+    """One status line on standard error as a benchmark graph starts (generation and repeats
+    of large graphs take a while)."""
+    import sys  # noqa: PLC0415
+
+    name = spec if isinstance(spec, str) else spec[0]
+    print(f"mgmatch bench: {family}: {name}", file=sys.stderr, flush=True)
 
 
 def sync_device() -> None:

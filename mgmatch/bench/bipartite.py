@@ -18,7 +18,7 @@ import statistics
 import time
 
 from .._array import resolve_device
-from ._common import time_call
+from ._common import announce, time_call
 
 __all__ = ["run", "DEFAULT_GRAPHS", "QUICK_GRAPHS", "IMPLEMENTATIONS"]
 
@@ -133,6 +133,7 @@ def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60
     specs = graphs if graphs is not None else (QUICK_GRAPHS if quick else DEFAULT_GRAPHS[dev])
     rows = []
     for spec in specs:
+        announce("bipartite", spec)
         name, graph = _build(spec)
         graph = graph.bipartite_double_cover() if not graph.bipartite else graph
         if dev == "gpu":

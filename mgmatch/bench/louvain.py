@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from .._array import resolve_device
-from ._common import time_call
+from ._common import announce, time_call
 
 __all__ = ["run", "DEFAULT_GRAPHS", "QUICK_GRAPHS"]
 
@@ -88,6 +88,7 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
         graphs = QUICK_GRAPHS if quick else DEFAULT_GRAPHS[dev]
     rows: list[dict] = []
     for spec in graphs:
+        announce("louvain", spec)
         if isinstance(spec, str):
             from .. import generators  # noqa: PLC0415
 

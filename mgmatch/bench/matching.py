@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from ._common import time_call
+from ._common import announce, time_call
 
 __all__ = ["run", "DEFAULT_GRAPHS"]
 
@@ -72,6 +72,7 @@ def run(graphs=None, device="auto", repeats=5, quick=False, timeout=None) -> lis
     specs = graphs or (QUICK_GRAPHS if quick else DEFAULT_GRAPHS[dev])
     rows = []
     for spec in specs:
+        announce("matching", spec)
         graph = generators.parse_graph_spec(spec)
         peers = _peers(graph, repeats)
         resident = graph.to(dev)
