@@ -100,11 +100,11 @@ def _canon_options(f):
 
 
 def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplicates="max", random_weights=None,
-          bipartite=None):
+          bipartite=None, weighted=True):
     from .io import read_graph  # noqa: PLC0415
 
     return read_graph(path, fmt, bipartite=bipartite, one_based=one_based, negative=negative, zeros=zeros,
-                      duplicates=duplicates, random_weights=random_weights)
+                      duplicates=duplicates, random_weights=random_weights, weighted=weighted)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -212,6 +212,11 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
     opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
             "random_weights": None, "bipartite": None} | (read_options or {})
+    if algorithm in BIPARTITE:
+        # a matrix's bipartite graph is the matrix itself, rows x columns (a symmetric one gives its
+        # double cover), and a cardinality matching looks only at which entries are stored
+        opts["bipartite"] = True if opts["bipartite"] is None else opts["bipartite"]
+        opts["weighted"] = False
     t0 = time.perf_counter()
     if read_on_workers:
         _check_read_on_workers(on_cluster, algorithm, opts["bipartite"])

@@ -263,3 +263,25 @@ def test_auto_picks_the_fastest_algorithm_for_the_device(runner, weighted_csv, t
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "m.json").read_text())
     assert summary["algorithm"] == ("handshake" if device == "gpu" else "suitor")
+
+
+@pytest.mark.parametrize(
+    "name, cardinality",
+    [("west0479.mtx", 479), ("lp_afiro.mtx", 27), ("ash219.mtx", 85), ("karate.mtx", 27), ("4elt.graph", 15606)],
+)
+def test_bipartite_algorithms_read_the_matrix_as_rows_by_columns(runner, tmp_path, data_dir, name, cardinality):
+    # square unsymmetric matrices stay rows x columns (not symmetrised), symmetric ones give
+    # their double cover, and stored values (negative ones included) do not matter
+    import scipy.io
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    out = tmp_path / "bm.csv"
+    res = runner.invoke(main, ["run", "-a", "apfb", "--device", "cpu", "-q", str(data_dir / name), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    rows = out.read_text().strip().splitlines()[1:]
+    assert len(rows) == cardinality
+    if name.endswith(".mtx"):
+        import scipy.sparse as sp
+
+        a = sp.csr_array(scipy.io.mmread(data_dir / name, spmatrix=False))
+        assert int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum()) == cardinality
