@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["get_namespace", "to_numpy", "cupy_or_none", "gpu_available", "resolve_device"]
+__all__ = ["get_namespace", "to_numpy", "cupy_or_none", "gpu_available", "resolve_device", "check_host_memory"]
 
 
 @functools.cache
@@ -73,3 +73,26 @@ def resolve_device(device: str) -> str:
     if device == "gpu" and not gpu_available():
         raise ResourceError("device='gpu' was asked for, but CuPy sees no CUDA device here")
     return device
+
+
+def check_host_memory(what: str, estimate_bytes: float) -> None:
+    """Refuse work whose arrays alone would exceed this machine's physical memory, with one
+    :class:`~mgmatch.errors.ResourceError` instead of a failed allocation.
+
+    >>> check_host_memory("a small graph", 1024)
+    """
+    from .errors import ResourceError  # noqa: PLC0415
+
+    try:
+        import psutil  # noqa: PLC0415
+
+        total = psutil.virtual_memory().total
+    except ImportError:  # pragma: no cover
+        import os  # noqa: PLC0415
+
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if estimate_bytes > total:
+        raise ResourceError(
+            f"{what} needs about {estimate_bytes / 2**30:,.0f} GiB of memory; this machine has "
+            f"{total / 2**30:,.0f} GiB"
+        )

@@ -42,6 +42,9 @@ def _friendly(fn):
             return fn(*args, **kwargs)
         except MgmatchError as exc:
             raise _Exit(str(exc)) from None
+        except MemoryError:
+            raise _Exit("ran out of memory; no output written (try fewer vertices, a cluster with "
+                        "more workers, or --device cpu)") from None
         except KeyboardInterrupt:
             click.echo("mgmatch: interrupted; no output written", err=True)
             sys.exit(130)

@@ -57,6 +57,7 @@ import numbers
 
 import numpy as np
 
+from ._array import check_host_memory
 from .errors import ParameterError, ResourceError
 from .graph import CanonSummary, Graph, index_dtype_for, random_unit_weights
 
@@ -640,16 +641,7 @@ def _check_weights(weights) -> bool:
 
 def _check_memory(what: str, estimate_bytes: float) -> None:
     """Refuse a graph whose working set alone exceeds the machine's physical memory."""
-    try:
-        import psutil  # noqa: PLC0415
-    except ImportError:
-        return
-    total = psutil.virtual_memory().total
-    if estimate_bytes > total:
-        raise ResourceError(
-            f"{what} needs about {estimate_bytes / 2**30:,.0f} GiB of memory to generate; "
-            f"this machine has {total / 2**30:,.0f} GiB"
-        )
+    check_host_memory(f"generating {what}", estimate_bytes)
 
 
 def _structure_rng(seed: int) -> np.random.Generator:

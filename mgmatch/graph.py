@@ -347,12 +347,14 @@ class Graph:
 
         if bipartite:
             n_rows, n_cols = _bipartite_shape(src, dst, shape, source)
+            _check_vertex_memory(n_rows, n_cols, src.size, source)
             u, v = src, dst
         else:
             if shape is not None and shape[0] != shape[1]:
                 raise InputError(f"an undirected graph needs a square shape, not {shape}", path=source)
             nv = _vertex_count(src, dst, n if n is not None else (shape[0] if shape else None), source)
             n_rows = n_cols = nv
+            _check_vertex_memory(n_rows, n_cols, src.size, source)
             loops = src == dst
             summary.self_loops_dropped = int(loops.sum())
             if summary.self_loops_dropped:
@@ -623,6 +625,19 @@ def _vertex_count(src, dst, n, source):
             path=source,
         )
     return int(n)
+
+
+def _check_vertex_memory(n_rows, n_cols, entries, source):
+    """Per-vertex arrays (row pointers, counting-sort buckets) cost 16 bytes a vertex and the
+    entries about 48 bytes each; refuse before allocating when that cannot fit."""
+    from ._array import check_host_memory  # noqa: PLC0415
+    from .errors import ResourceError  # noqa: PLC0415
+
+    try:
+        check_host_memory(f"a graph of {max(n_rows, n_cols):,} vertices", 16.0 * (n_rows + n_cols) + 48.0 * entries)
+    except ResourceError as exc:
+        hint = " (vertex ids must be dense, 0 to n-1: the largest id sets n)" if entries < max(n_rows, n_cols) else ""
+        raise ResourceError(f"{source + ': ' if source else ''}{exc}{hint}") from None
 
 
 def _bipartite_shape(rows, cols, shape, source):

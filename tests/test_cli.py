@@ -123,6 +123,7 @@ BAD_FILES = {
     "truncated.mtx": "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 2 1.0\n",
     "range.mtx": "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 9 1.0\n",
     "metis.graph": "3 5\n2 3\n1\n1\n",
+    "huge_id.csv": "0,1\n1,50000000000000\n",  # ids must be dense: this would need petabytes
 }
 
 
