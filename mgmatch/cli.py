@@ -442,18 +442,31 @@ def generate(name, output, params):
 @_canon_options
 @_friendly
 def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicates, random_weights, bipartite):
-    """Check a written matching RESULT against GRAPH: valid, maximal, weights as in the graph."""
+    """Check a written RESULT against GRAPH.
+
+    A matching (u, v, weight) must be valid, maximal, with the graph's weights (or a b-matching
+    with --b); a bipartite matching (row, col) valid and of maximum cardinality (against SciPy);
+    communities (vertex, community[, level]) must give every vertex one community. Exit status
+    0 when the result passes, 1 when it does not.
+    """
+    from .errors import InputError  # noqa: PLC0415
     from .io import read_table  # noqa: PLC0415
-    from .verify import verify_result  # noqa: PLC0415
+    from .verify import verify_bipartite_result, verify_communities, verify_result  # noqa: PLC0415
 
-    graph = _read(graph_path, fmt, one_based, negative, zeros, duplicates, random_weights, bipartite)
     columns = read_table(result_path)
-    missing = [c for c in ("u", "v") if c not in columns]
-    if missing:
-        from .errors import InputError  # noqa: PLC0415
-
-        raise InputError(f"result has no column {', '.join(missing)} (expected u, v, weight)", path=result_path)
-    report = verify_result(graph, columns, b=None if b is None else _parse_b(b, graph.n))
+    opts = dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros, duplicates=duplicates,
+                random_weights=random_weights, bipartite=bipartite)
+    if {"row", "col"} <= set(columns):
+        opts["bipartite"] = True if bipartite is None else bipartite
+        report = verify_bipartite_result(_read(graph_path, **opts, weighted=False), columns)
+    elif {"vertex", "community"} <= set(columns):
+        report = verify_communities(_read(graph_path, **opts), columns)
+    elif {"u", "v"} <= set(columns):
+        graph = _read(graph_path, **opts)
+        report = verify_result(graph, columns, b=None if b is None else _parse_b(b, graph.n))
+    else:
+        raise InputError(f"result has columns {', '.join(columns)}; expected u, v[, weight], or row, col, "
+                         "or vertex, community", path=result_path)
     click.echo(json.dumps(report, indent=2))
     if not report["ok"]:
         sys.exit(1)

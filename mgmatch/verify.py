@@ -17,6 +17,7 @@ from .graph import Graph
 __all__ = [
     "is_matching", "is_maximal_matching", "is_b_matching", "matching_weight",
     "greedy_matching", "greedy_b_matching", "check_half_approximation", "edges_of", "verify_result",
+    "verify_bipartite_result", "verify_communities",
 ]
 
 
@@ -169,4 +170,55 @@ def verify_result(graph: Graph, columns: dict, *, b=None) -> dict:
     if b is None and report["valid"]:
         report["maximal"] = is_maximal_matching(graph, u, v)
     report["ok"] = bool(report["valid"] and report.get("weights_match_graph", True) and report.get("maximal", True))
+    return report
+
+
+def verify_bipartite_result(graph: Graph, columns: dict) -> dict:
+    """Check a written bipartite matching (columns ``row, col``) against its matrix: every pair
+    is a stored entry, no row or column is used twice, and the cardinality equals SciPy's
+    ``maximum_bipartite_matching`` (an independent Hopcroft-Karp)."""
+    import scipy.sparse as sp  # noqa: PLC0415
+    from scipy.sparse.csgraph import maximum_bipartite_matching  # noqa: PLC0415
+
+    r = np.asarray(columns["row"], dtype=np.int64)
+    c = np.asarray(columns["col"], dtype=np.int64)
+    report = {"pairs": int(r.size)}
+    report["ids_in_range"] = bool(((r >= 0) & (r < graph.n_rows) & (c >= 0) & (c < graph.n_cols)).all())
+    if not report["ids_in_range"]:
+        report["ok"] = False
+        return report
+    a = graph.to_scipy().tocsr()
+    a.sort_indices()
+    present = np.array([c[k] in a.indices[a.indptr[r[k]] : a.indptr[r[k] + 1]] for k in range(r.size)], dtype=bool)
+    report["all_pairs_are_entries"] = bool(present.all())
+    report["valid"] = report["all_pairs_are_entries"] and np.unique(r).size == r.size and np.unique(c).size == c.size
+    pattern = sp.csr_array((np.ones(a.nnz), a.indices, a.indptr), shape=a.shape)
+    maximum = int((maximum_bipartite_matching(pattern, perm_type="column") >= 0).sum())
+    report["maximum_cardinality"] = maximum
+    report["maximum"] = bool(report["valid"] and r.size == maximum)
+    report["ok"] = report["maximum"]
+    return report
+
+
+def verify_communities(graph: Graph, columns: dict) -> dict:
+    """Check written communities (columns ``vertex, community`` and, for every level, ``level``):
+    the final level assigns every vertex exactly one community; reports its modularity."""
+    from .algorithms.louvain import modularity  # noqa: PLC0415
+
+    vertex = np.asarray(columns["vertex"], dtype=np.int64)
+    community = np.asarray(columns["community"], dtype=np.int64)
+    if "level" in columns:
+        level = np.asarray(columns["level"], dtype=np.int64)
+        last = level == level.max(initial=0)
+        vertex, community = vertex[last], community[last]
+    report = {"vertices": int(vertex.size)}
+    once = vertex.size == graph.n and np.array_equal(np.sort(vertex), np.arange(graph.n))
+    report["every_vertex_once"] = bool(once)
+    report["labels_non_negative"] = bool((community >= 0).all())
+    if once and report["labels_non_negative"]:
+        labels = np.empty(graph.n, dtype=np.int64)
+        labels[vertex] = community
+        report["n_communities"] = int(np.unique(labels).size)
+        report["modularity"] = float(modularity(graph, labels)) if graph.m else 0.0
+    report["ok"] = bool(once and report["labels_non_negative"])
     return report

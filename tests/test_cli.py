@@ -286,3 +286,33 @@ def test_bipartite_algorithms_read_the_matrix_as_rows_by_columns(runner, tmp_pat
 
         a = sp.csr_array(scipy.io.mmread(data_dir / name, spmatrix=False))
         assert int((maximum_bipartite_matching(a, perm_type="column") >= 0).sum()) == cardinality
+
+
+def test_verify_bipartite_and_community_results(runner, tmp_path, data_dir, karate):
+    out = tmp_path / "bm.parquet"
+    assert runner.invoke(main, ["run", "-a", "gpr", "--device", "cpu", "-q", str(data_dir / "west0479.mtx"),
+                                "-o", str(out)]).exit_code == 0
+    res = runner.invoke(main, ["verify", str(data_dir / "west0479.mtx"), str(out)])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["maximum"] and report["maximum_cardinality"] == 479
+    # drop a pair: still valid, no longer maximum
+    bad = tmp_path / "bad.csv"
+    t = pq.read_table(out).to_pydict()
+    bad.write_text("row,col\n" + "\n".join(f"{r},{c}" for r, c in list(zip(t["row"], t["col"]))[1:]) + "\n")
+    res = runner.invoke(main, ["verify", str(data_dir / "west0479.mtx"), str(bad)])
+    assert res.exit_code == 1 and json.loads(res.output)["valid"] is True
+    out = tmp_path / "c.parquet"
+    assert runner.invoke(main, ["run", "-a", "louvain", "--device", "cpu", "-q", "--all-levels", str(karate),
+                                "-o", str(out)]).exit_code == 0
+    res = runner.invoke(main, ["verify", str(karate), str(out)])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["every_vertex_once"] and report["modularity"] > 0.4
+
+
+def test_verify_unknown_result_columns(runner, tmp_path, karate):
+    odd = tmp_path / "odd.csv"
+    odd.write_text("a,b\n1,2\n")
+    res = runner.invoke(main, ["verify", str(karate), str(odd)])
+    assert res.exit_code == 2 and "expected u, v" in res.output
