@@ -121,6 +121,10 @@ def _slots(part: Partition):
     idx = part.indices
     if part.lo == 0 and part.ghosts.size == 0:
         return idx  # one partition owning everything: slots are the ids
+    if xp is np:
+        from ..cpu.graph_build import ghost_slots  # noqa: PLC0415
+
+        return ghost_slots(idx, part.lo, part.hi, part.ghosts, part.n_global)
     idx64 = idx.astype(xp.int64)
     owned = (idx64 >= part.lo) & (idx64 < part.hi)
     ghost_pos = xp.searchsorted(xp.asarray(part.ghosts), idx64) + part.n_owned

@@ -92,7 +92,8 @@ def _step_task(program, state, inbox_pieces, expected_worker: str):
 
 def _route_task(step_result, q: int):
     """The piece of a step's outbox addressed to partition ``q`` (runs on the sender)."""
-    return step_result[1][q]
+    piece = step_result[1].get(q)
+    return piece if piece is not None else Messages.empty()
 
 
 def _finish_task(program, state, expected_worker: str):
@@ -234,16 +235,30 @@ async def _rounds(client, program, parts, workers, device, progress, total_verti
     placement_s = time.perf_counter() - t0
     inbox_f = {p: [] for p in part_f}
     log = RoundLog()
+    pipelined = len(part_f) > 1  # one partition never sends a message: one round settles it
+    in_flight = None  # (round, stats futures) of the round whose counts are not read yet
+    t_last = time.perf_counter()
     r = 0
     while True:
         r += 1
-        t_round = time.perf_counter()
         res_f = {p: submit(_step_task, program, state_f[p], inbox_f[p], owner[p], key=f"{name}-{phase}-r{r}-p{p}", p=p)
                  for p in part_f}
         state_f = {p: submit(operator.getitem, res_f[p], 0, key=f"{name}-state-r{r}-p{p}", p=p) for p in part_f}
         stats_f = [submit(operator.getitem, res_f[p], 2, key=f"{name}-stats-r{r}-p{p}", p=p) for p in part_f]
-        stats = await _gather(client, stats_f, watch)
-        wall = time.perf_counter() - t_round
+        # Route every outbox piece now, without waiting for the counts: the next round starts on
+        # the workers as soon as its inputs exist, and the coordinator reads each round's counts
+        # one round behind. A round after the last message runs on empty inboxes and changes
+        # nothing, so finishing from its state gives the same result.
+        inbox_f = {q: [submit(_route_task, res_f[p], q, key=f"{name}-route-r{r}-p{p}-p{q}", p=p)
+                       for p in part_f if p != q] for q in part_f} if pipelined else inbox_f
+        del res_f
+        if pipelined and in_flight is None:
+            in_flight = (r, stats_f)
+            continue
+        checked, checked_f = in_flight if pipelined else (r, stats_f)
+        stats = await _gather(client, checked_f, watch)
+        now = time.perf_counter()
+        wall, t_last = now - t_last, now
         total = sum(s["messages"] for s in stats)
         slowest = max(s["compute_s"] for s in stats)
         log.messages.append(total)
@@ -252,14 +267,10 @@ async def _rounds(client, program, parts, workers, device, progress, total_verti
         log.idle_s.append(sum(slowest - s["compute_s"] for s in stats) / len(stats))
         if progress is not None:
             matched = sum(s["matched"] for s in stats)
-            progress(r, total, matched / total_vertices if total_vertices else None)
+            progress(checked, total, matched / total_vertices if total_vertices else None)
         if total == 0:
             break
-        inbox_f = {p: [] for p in part_f}
-        for p, s in zip(part_f, stats):
-            for q in s["dests"]:
-                inbox_f[q].append(submit(_route_task, res_f[p], q, key=f"{name}-route-r{r}-p{p}-p{q}", p=p))
-        del res_f
+        in_flight = (r, stats_f)
     out_f = [submit(_finish_task, program, state_f[p], owner[p], key=f"{name}-finish-p{p}", p=p) for p in part_f]
     results = await _gather(client, out_f, watch)
     del state_f, part_f
