@@ -655,41 +655,21 @@ def _undirected_graph(keys, n: int, weight_seed: int | None, summary: CanonSumma
     """The canonical graph of the edges ``keys = u * n + v`` (sorted, distinct, ``u < v``).
 
     Gives exactly what ``Graph.from_edges(u, v, n=n, random_weights=weight_seed)`` gives for
-    these edges, in time and memory linear in the edge count: the sorted keys are already the
-    upper triangle in CSR, and adding its transpose (a counting sort and a merge of sorted rows)
-    gives the symmetric matrix. ``keys`` is overwritten.
+    these edges: the keys are already canonical, so the graph model's linear-time CSR builder
+    takes them as they are, skipping the sort that ``from_edges`` needs for arbitrary input.
+    ``keys`` is overwritten.
     """
-    import scipy.sparse as sp  # noqa: PLC0415
-
-    m = int(keys.size)
-    idx = index_dtype_for(n, 2 * m)
-    row_starts = np.arange(n + 1, dtype=np.int64) * n
-    upper_ptr = np.searchsorted(keys, row_starts).astype(idx)  # rows are runs of sorted keys
-    del row_starts
-    np.remainder(keys, max(n, 1), out=keys)
-    columns = keys.astype(idx)
-    del keys
+    n_div = max(n, 1)
+    u = keys // n_div
+    np.remainder(keys, n_div, out=keys)
     if weight_seed is None:
-        edge_weights = np.ones(m, dtype=np.float64)
+        edge_weights = np.ones(keys.size, dtype=np.float64)
     else:
-        edge_weights = random_unit_weights(m, weight_seed)  # weights are in (0, 1]: none cancel
+        edge_weights = random_unit_weights(keys.size, weight_seed)
         summary.random_weights_seed = int(weight_seed)
     summary.weighted = weight_seed is not None
-    upper = sp.csr_array((edge_weights, columns, upper_ptr), shape=(n, n))
-    del columns, edge_weights, upper_ptr
-    full = upper + upper.T.tocsr()
-    del upper
-    full.sort_indices()  # a no-op: merging sorted rows keeps them sorted
-    return Graph(
-        indptr=full.indptr.astype(idx, copy=False),
-        indices=full.indices.astype(idx, copy=False),
-        weights=full.data,
-        n_rows=n,
-        n_cols=n,
-        bipartite=False,
-        weighted=weight_seed is not None,
-        summary=summary,
-    )
+    return Graph._from_sorted_pairs(u, keys, edge_weights, n, n, False, weight_seed is not None, summary,
+                                    np.dtype(np.float64))
 
 
 def _drop_repeats(sorted_keys):
