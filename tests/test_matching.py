@@ -263,11 +263,11 @@ def test_real_and_generated_graphs_equal_greedy(named_graph, partitions, device)
 
 def test_weights_equal_networkit_on_tie_free_graphs():
     nk = pytest.importorskip("networkit")
-    from mgmatch.bench.matching import _networkit_graph
+    from mgmatch.bench._common import networkit_graph
 
     for spec in ("delaunay:k=12,seed=4", "kron:k=11,seed=4"):
         g = generators.parse_graph_spec(spec)
-        G = _networkit_graph(g)
+        G = networkit_graph(g)
         m = nk.matching.SuitorMatcher(G, False, False)
         m.run()
         assert mgmatch.suitor(g, device="cpu").weight == pytest.approx(m.getMatching().weight(G), rel=1e-9)

@@ -12,7 +12,30 @@ from __future__ import annotations
 import statistics
 import time
 
-__all__ = ["time_call", "sync_device", "announce"]
+__all__ = ["time_call", "sync_device", "announce", "named_graph", "networkit_graph"]
+
+
+def named_graph(spec):
+    """``(name, Graph)`` from a graph spec (``"kron:k=18,seed=1"``, see
+    :func:`mgmatch.generators.parse_graph_spec`) or from a ready ``(name, Graph)`` pair."""
+    if isinstance(spec, tuple):
+        return spec
+    from .. import generators  # noqa: PLC0415  (imported lazily: only benchmarks need it)
+
+    return spec, generators.parse_graph_spec(spec)
+
+
+def networkit_graph(graph):
+    """The same undirected graph as a NetworKit graph (weighted when ``graph`` is), edges indexed."""
+    import networkit as nk  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+
+    u, v, w = (np.asarray(a) for a in graph.to("cpu").edges())
+    g = nk.graph.Graph(graph.n, weighted=bool(graph.weighted))
+    ends = (u.astype(np.uint64), v.astype(np.uint64))
+    g.addEdges((w.astype(np.float64), ends) if graph.weighted else ends)
+    g.indexEdges()
+    return g
 
 
 def announce(family: str, spec) -> None:

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import json
 import statistics
-import time
 
 from .._array import resolve_device
-from ._common import announce, time_call
+from ._common import announce, named_graph, time_call
 
 __all__ = ["run", "DEFAULT_GRAPHS", "QUICK_GRAPHS", "IMPLEMENTATIONS"]
 
@@ -44,15 +43,6 @@ IMPLEMENTATIONS = (
     ("apfb", {"bfs": "gpubfs-wr", "launch": "ct"}),
     ("apsb", {"bfs": "gpubfs-wr", "launch": "ct"}),
 )
-
-
-def _build(spec):
-    """A ``(name, Graph)`` pair from a spec string (``"kron:k=18"``) or a ready pair."""
-    if isinstance(spec, tuple):
-        return spec
-    from .. import generators  # noqa: PLC0415  (imported lazily: optional at import time)
-
-    return spec, generators.parse_graph_spec(spec)
 
 
 _SCIPY_CHILD = """
@@ -134,7 +124,7 @@ def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60
     rows = []
     for spec in specs:
         announce("bipartite", spec)
-        name, graph = _build(spec)
+        name, graph = named_graph(spec)
         graph = graph.bipartite_double_cover() if not graph.bipartite else graph
         if dev == "gpu":
             graph = graph.to("gpu")

@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 import time
 
-import numpy as np
 
 from .._array import resolve_device
-from ._common import announce, time_call
+from ._common import announce, named_graph, networkit_graph, time_call
 
 __all__ = ["run", "DEFAULT_GRAPHS", "QUICK_GRAPHS"]
 
@@ -25,14 +24,6 @@ DEFAULT_GRAPHS = {
 QUICK_GRAPHS = ("delaunay:k=14,seed=1", "rgg:k=14,seed=1", "kron:k=14,seed=1")
 
 
-def _make_graph(kind: str, k: int, seed: int = 1):
-    from .. import generators  # noqa: PLC0415  (imported lazily: only benchmarks need it)
-
-    if kind == "kron":
-        return generators.kron(k, edge_factor=48, seed=seed)
-    return getattr(generators, kind)(k, seed=seed)
-
-
 def _plm_row(graph, name: str, repeats: int, timeout: float) -> dict | None:
     try:
         import networkit as nk  # noqa: PLC0415
@@ -40,12 +31,7 @@ def _plm_row(graph, name: str, repeats: int, timeout: float) -> dict | None:
         return None
     nk.setNumberOfThreads(os.cpu_count() or 1)
     g = graph.to("cpu")
-    u, v, w = (np.asarray(a) for a in g.edges())
-    G = nk.Graph(g.n, weighted=bool(g.weighted))
-    if g.weighted:
-        G.addEdges((w.astype(np.float64), (u.astype(np.uint64), v.astype(np.uint64))))
-    else:
-        G.addEdges((u.astype(np.uint64), v.astype(np.uint64)))
+    G = networkit_graph(g)
 
     def once():
         plm = nk.community.PLM(G, refine=False, gamma=1.0)
@@ -68,9 +54,9 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
 
     Parameters
     ----------
-    graphs : iterable of str, of (kind, k) or of (name, Graph), optional
-        Graph specs (``"kron:k=21,seed=1"``, see :func:`mgmatch.generators.parse_graph_spec`),
-        generated graphs by kind and scale, or ready graphs. Defaults on the GPU to delaunay and
+    graphs : iterable of str or of (name, Graph), optional
+        Graph specs (``"kron:k=21,seed=1"``, see :func:`mgmatch.generators.parse_graph_spec`)
+        or ready graphs. Defaults on the GPU to delaunay and
         rgg at k = 22 and kron (edge factor 48) at k = 21, on the CPU to delaunay at k = 18;
         ``quick`` takes k = 14.
     device : {"auto", "cpu", "gpu"}
@@ -81,7 +67,6 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
         Seconds after which an implementation stops repeating on a graph.
     """
     from ..algorithms.louvain import louvain  # noqa: PLC0415
-    from ..graph import Graph  # noqa: PLC0415
 
     dev = resolve_device(device)
     if graphs is None:
@@ -89,14 +74,7 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
     rows: list[dict] = []
     for spec in graphs:
         announce("louvain", spec)
-        if isinstance(spec, str):
-            from .. import generators  # noqa: PLC0415
-
-            name, graph = spec, generators.parse_graph_spec(spec)
-        elif isinstance(spec[1], Graph):
-            name, graph = spec
-        else:
-            name, graph = f"{spec[0]}{spec[1]}", _make_graph(*spec)
+        name, graph = named_graph(spec)
         g = graph.to(dev)
         pool = None
         if dev == "gpu":

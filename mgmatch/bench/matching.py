@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 
-from ._common import announce, time_call
+from ._common import announce, named_graph, networkit_graph, time_call
 
 __all__ = ["run", "DEFAULT_GRAPHS"]
 
@@ -27,16 +26,6 @@ DEFAULT_GRAPHS = {
 QUICK_GRAPHS = ["kron:k=12,seed=1", "delaunay:k=12,seed=1"]
 
 
-def _networkit_graph(graph):
-    import networkit as nk  # noqa: PLC0415
-
-    u, v, w = (np.asarray(a) for a in graph.to("cpu").edges())
-    g = nk.graph.Graph(graph.n, weighted=True)
-    g.addEdges((w.astype(np.float64), (u.astype(np.uint64), v.astype(np.uint64))))
-    g.indexEdges()
-    return g
-
-
 def _peers(graph, repeats):
     """NetworKit rows (or nothing when it is not installed)."""
     try:
@@ -44,7 +33,7 @@ def _peers(graph, repeats):
     except ImportError:
         return {}
     nk.setNumberOfThreads(os.cpu_count() or 1)
-    g = _networkit_graph(graph)
+    g = networkit_graph(graph)
 
     def suitor():
         m = nk.matching.SuitorMatcher(g, False, False)
@@ -64,7 +53,6 @@ def _peers(graph, repeats):
 
 def run(graphs=None, device="auto", repeats=5, quick=False, timeout=None) -> list[dict]:
     """Time each algorithm on each graph; return benchmark rows (see :mod:`mgmatch.bench`)."""
-    from .. import generators  # noqa: PLC0415
     from .._array import resolve_device  # noqa: PLC0415
     from ..algorithms.matching import match  # noqa: PLC0415
 
@@ -73,7 +61,7 @@ def run(graphs=None, device="auto", repeats=5, quick=False, timeout=None) -> lis
     rows = []
     for spec in specs:
         announce("matching", spec)
-        graph = generators.parse_graph_spec(spec)
+        spec, graph = named_graph(spec)
         peers = _peers(graph, repeats)
         resident = graph.to(dev)
         parts = resident.partition(1)  # resident and partitioned once: kernel time excludes both
