@@ -14,17 +14,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["kernel_dir", "kernel_source", "get_module", "get_kernel", "ctype"]
-
-_CTYPES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long long"}
-
-
-def ctype(dtype) -> str:
-    """The CUDA C type name of a NumPy dtype (``float64`` -> ``double``)."""
-    import numpy as np  # noqa: PLC0415
-
-    return _CTYPES[np.dtype(dtype).name]
-
+__all__ = ["kernel_dir", "kernel_source", "get_module", "get_kernel"]
 
 def kernel_dir() -> Path:
     """Folder holding the ``.cu`` sources: the installed package data, else the source tree."""

@@ -58,7 +58,7 @@ import numbers
 import numpy as np
 
 from ._array import check_host_memory
-from .errors import ParameterError, ResourceError
+from .errors import ParameterError
 from .graph import CanonSummary, Graph, index_dtype_for, random_unit_weights
 
 __all__ = [

@@ -167,7 +167,6 @@ class Graph:
 
     def edges(self):
         """Edge arrays ``(u, v, w)``, each edge once (``u < v`` for undirected graphs)."""
-        xp = self.xp
         rows = self.row_ids()
         if self.bipartite:
             return rows, self.indices, self.weights

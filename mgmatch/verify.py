@@ -16,7 +16,7 @@ from .graph import Graph
 
 __all__ = [
     "is_matching", "is_maximal_matching", "is_b_matching", "matching_weight",
-    "greedy_matching", "greedy_b_matching", "check_half_approximation", "edges_of", "verify_result",
+    "greedy_matching", "greedy_b_matching", "check_half_approximation", "verify_result",
     "verify_bipartite_result", "verify_communities",
 ]
 
@@ -39,14 +39,6 @@ def _lookup_weights(graph: Graph, u, v):
         if j < b and g.indices[j] == v[k]:
             out[k] = g.weights[j]
     return out
-
-
-def edges_of(mate) -> tuple[np.ndarray, np.ndarray]:
-    """Matched pairs ``(u, v)`` with ``u < v`` of a ``mate`` array."""
-    mate = np.asarray(mate, dtype=np.int64)
-    ids = np.arange(mate.size)
-    keep = (mate >= 0) & (ids < mate)
-    return ids[keep], mate[keep]
 
 
 def is_matching(graph: Graph, u, v) -> bool:

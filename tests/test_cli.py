@@ -10,7 +10,6 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-import mgmatch
 from mgmatch import generators, verify
 from mgmatch.cli import main
 from mgmatch.io import read_graph
