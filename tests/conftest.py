@@ -65,3 +65,39 @@ def dask_client():
         dashboard_address=None, silence_logs=40,
     ) as cluster, distributed.Client(cluster) as client:
         yield client
+
+
+@pytest.fixture
+def worker_killer():
+    """A 3-worker CPU cluster and a ``progress`` callback that kills one worker process
+    (``os._exit``) once a run reports its second round.
+
+    Yields a namespace with ``client``, ``victim`` (the worker's address), ``progress`` and
+    ``fired`` (set once the kill was triggered).
+    """
+    import threading
+    from types import SimpleNamespace
+
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=50) as cluster, \
+            distributed.Client(cluster) as client:
+        client.wait_for_workers(3)
+        victim = sorted(client.scheduler_info()["workers"])[1]
+        fired = threading.Event()
+
+        def kill():
+            fired.wait(60)
+            try:
+                client.run(os._exit, 1, workers=[victim])
+            except (OSError, distributed.comm.CommClosedError):
+                pass  # the worker died before it could answer
+
+        def progress(rounds, messages, matched):
+            if rounds == 2:
+                fired.set()
+
+        killer = threading.Thread(target=kill, daemon=True)
+        killer.start()
+        yield SimpleNamespace(client=client, victim=victim, progress=progress, fired=fired)
+        killer.join(30)

@@ -5,8 +5,6 @@ mid-run does not change the result."""
 from __future__ import annotations
 
 import asyncio
-import os
-import threading
 
 import numpy as np
 import pytest
@@ -105,33 +103,11 @@ def test_async_client(graph):
     np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
 
 
-def test_worker_killed_mid_run_gives_identical_matching():
+def test_worker_killed_mid_run_gives_identical_matching(worker_killer):
     g = tie_graph(n=2000, m=12000, seed=3)
     expected = verify.greedy_matching(g)
-    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, silence_logs=50) as cluster, \
-            distributed.Client(cluster) as client:
-        client.wait_for_workers(3)
-        victim = sorted(client.scheduler_info()["workers"])[1]
-        fired = threading.Event()
-
-        def kill():
-            fired.wait(60)
-            try:
-                client.run(os._exit, 1, workers=[victim])
-            except (OSError, distributed.comm.CommClosedError):
-                pass  # the worker died before it could answer
-
-        killer = threading.Thread(target=kill, daemon=True)
-        killer.start()
-
-        def progress(rounds, messages, matched):
-            if rounds == 2:
-                fired.set()
-
-        r = match(g, "suitor", partitions=6, client=client, device="cpu", progress=progress)
-        killer.join(30)
-    assert fired.is_set()
+    r = match(g, "suitor", partitions=6, client=worker_killer.client, device="cpu", progress=worker_killer.progress)
+    assert worker_killer.fired.is_set()
     np.testing.assert_array_equal(r.mate, expected)
 
 

@@ -223,38 +223,13 @@ def test_cli_read_on_workers(dask_client, files, tmp_path):
     assert json.loads(out.with_suffix(".json").read_text())["read"] == "workers"
 
 
-def test_worker_lost_mid_run_rebuilds_partitions(tmp_path):
-    import os
-    import threading
-
+def test_worker_lost_mid_run_rebuilds_partitions(tmp_path, worker_killer):
     src, dst, weight = random_edges(n=2000, m=12000, seed=13)
     path = tmp_path / "big.csv"
     path.write_text("".join(f"{a},{b},{c:g}\n" for a, b, c in zip(src, dst, weight)))
     expected = verify.greedy_matching(read_graph(path))
-    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, silence_logs=50) as cluster, \
-            distributed.Client(cluster) as client:
-        client.wait_for_workers(3)
-        dg = read_partitions(client, path, partitions=6, chunk_bytes=20000)
-        victim = sorted(client.scheduler_info()["workers"])[1]
-        fired = threading.Event()
-
-        def kill():
-            fired.wait(60)
-            try:
-                client.run(os._exit, 1, workers=[victim])
-            except (OSError, distributed.comm.CommClosedError):
-                pass  # the worker died before it could answer
-
-        killer = threading.Thread(target=kill, daemon=True)
-        killer.start()
-
-        def progress(rounds, messages, matched):
-            if rounds == 2:
-                fired.set()
-
-        result = match(dg, "suitor", client=client, progress=progress)
-        killer.join(30)
-    assert fired.is_set()
-    assert victim not in dg.workers.values()
+    dg = read_partitions(worker_killer.client, path, partitions=6, chunk_bytes=20000)
+    result = match(dg, "suitor", client=worker_killer.client, progress=worker_killer.progress)
+    assert worker_killer.fired.is_set()
+    assert worker_killer.victim not in dg.workers.values()
     np.testing.assert_array_equal(result.mate, expected)
