@@ -102,6 +102,13 @@ def _canon_options(f):
     return f
 
 
+def _as_matrix_pattern(opts: dict) -> dict:
+    """Read options for a cardinality matching: a matrix's bipartite graph is the matrix itself,
+    rows x columns (a symmetric one gives its double cover), and only which entries are stored
+    matters, not their values."""
+    return opts | {"bipartite": True if opts.get("bipartite") is None else opts["bipartite"], "weighted": False}
+
+
 def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplicates="max", random_weights=None,
           bipartite=None, weighted=True):
     from .io import read_graph  # noqa: PLC0415
@@ -216,10 +223,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
             "random_weights": None, "bipartite": None} | (read_options or {})
     if algorithm in BIPARTITE:
-        # a matrix's bipartite graph is the matrix itself, rows x columns (a symmetric one gives its
-        # double cover), and a cardinality matching looks only at which entries are stored
-        opts["bipartite"] = True if opts["bipartite"] is None else opts["bipartite"]
-        opts["weighted"] = False
+        opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
     if read_on_workers:
         _check_read_on_workers(on_cluster, algorithm, opts["bipartite"])
@@ -457,8 +461,7 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
     opts = dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros, duplicates=duplicates,
                 random_weights=random_weights, bipartite=bipartite)
     if {"row", "col"} <= set(columns):
-        opts["bipartite"] = True if bipartite is None else bipartite
-        report = verify_bipartite_result(_read(graph_path, **opts, weighted=False), columns)
+        report = verify_bipartite_result(_read(graph_path, **_as_matrix_pattern(opts)), columns)
     elif {"vertex", "community"} <= set(columns):
         report = verify_communities(_read(graph_path, **opts), columns)
     elif {"u", "v"} <= set(columns):
