@@ -26,18 +26,33 @@ def _edge_set(graph: Graph):
     return u.astype(np.int64), v.astype(np.int64), w
 
 
+def _entry_positions(graph: Graph, rows, cols) -> np.ndarray:
+    """CSR position of each entry ``(rows[k], cols[k])``, or -1 where it is not stored.
+
+    Rows of the CSR are sorted by column, so ``row * n_cols + col`` over all entries is a sorted
+    key array and one vectorised search finds every pair.
+    """
+    g = graph.to("cpu")
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    out = np.full(rows.shape, -1, dtype=np.int64)
+    ok = (rows >= 0) & (rows < g.n_rows) & (cols >= 0) & (cols < g.n_cols)
+    if g.nnz == 0 or not ok.any():
+        return out
+    width = np.int64(max(g.n_cols, 1))
+    keys = g.row_ids().astype(np.int64) * width + g.indices.astype(np.int64)
+    wanted = rows[ok] * width + cols[ok]
+    pos = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+    out[ok] = np.where(keys[pos] == wanted, pos, -1)
+    return out
+
+
 def _lookup_weights(graph: Graph, u, v):
     """Weights of edges ``(u, v)``; NaN where the pair is not an edge."""
-    g = graph.to("cpu")
-    u = np.asarray(u, dtype=np.int64)
-    v = np.asarray(v, dtype=np.int64)
-    out = np.full(u.shape, np.nan)
-    ok = (u >= 0) & (u < g.n) & (v >= 0) & (v < g.n)
-    for k in np.flatnonzero(ok):
-        a, b = g.indptr[u[k]], g.indptr[u[k] + 1]
-        j = a + np.searchsorted(g.indices[a:b], v[k])
-        if j < b and g.indices[j] == v[k]:
-            out[k] = g.weights[j]
+    pos = _entry_positions(graph, u, v)
+    out = np.full(pos.shape, np.nan)
+    found = pos >= 0
+    out[found] = np.asarray(graph.to("cpu").weights)[pos[found]]
     return out
 
 
@@ -180,9 +195,7 @@ def verify_bipartite_result(graph: Graph, columns: dict) -> dict:
         report["ok"] = False
         return report
     a = graph.to_scipy().tocsr()
-    a.sort_indices()
-    present = np.array([c[k] in a.indices[a.indptr[r[k]] : a.indptr[r[k] + 1]] for k in range(r.size)], dtype=bool)
-    report["all_pairs_are_entries"] = bool(present.all())
+    report["all_pairs_are_entries"] = bool((_entry_positions(graph, r, c) >= 0).all())
     report["valid"] = report["all_pairs_are_entries"] and np.unique(r).size == r.size and np.unique(c).size == c.size
     pattern = sp.csr_array((np.ones(a.nnz), a.indices, a.indptr), shape=a.shape)
     maximum = int((maximum_bipartite_matching(pattern, perm_type="column") >= 0).sum())
