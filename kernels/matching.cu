@@ -196,27 +196,161 @@ __global__ void suitor_inbox(long long lo, long long hi, const long long* __rest
     }
 }
 
+// Key policies of GPU-Suitor. Both order proposals the same way (heavier edge, on a tie the
+// smaller proposer id) and differ only in how a key is stored and claimed:
+//   mgm_keys_narrow: the 64-bit key (rank(w) << 32 | ~u), claimed with one atomicMax; needs the
+//                    weight ranks (a sort per call unless every weight is a float32 value).
+//   mgm_keys_wide:   a 128-bit key {lo = ~u, hi = bit pattern of w}, claimed with a 128-bit
+//                    atomicCAS loop (sm_90 and newer); the float64 bit pattern of a non-negative
+//                    weight orders like the weight, so no ranks and no sort are needed, and ids
+//                    keep 64 bits.
+struct mgm_keys_narrow {
+    typedef mgm_u64 key;
+    const unsigned int* rank;
+    mgm_u64* keys;
+
+    template <typename W>
+    __device__ __forceinline__ key make(const W* __restrict__ weights, long long e, long long id) const {
+        return mgm_pack(mgm_rank(rank, weights, e), id);
+    }
+    __device__ __forceinline__ key with_id(key k, long long id) const {
+        return mgm_pack((unsigned int)(k >> 32), id);
+    }
+    __device__ __forceinline__ static key none() { return 0; }
+    __device__ __forceinline__ static bool greater(key a, key b) { return a > b; }
+    __device__ __forceinline__ static key shfl_xor(key k, int off) { return __shfl_xor_sync(MGM_FULL_MASK, k, off); }
+    __device__ __forceinline__ static long long id_of(key k) { return mgm_key_id(k); }
+    __device__ __forceinline__ static bool is_none(key k) { return k == 0; }
+    // k beats the current key of slot s (a stale read only ever errs towards "yes")
+    __device__ __forceinline__ bool beats(key k, long long s) const { return k > mgm_volatile_load(keys + s); }
+    // make k the key of slot s if it beats the current one; *old is the key it met
+    __device__ __forceinline__ bool claim(long long s, key k, key* old) const {
+        *old = atomicMax(keys + s, k);
+        return *old < k;
+    }
+};
+
+struct mgm_key128 {
+    mgm_u64 lo, hi;  // lo = ~id, hi = weight bits; little-endian: lo at the lower address
+};
+
+__device__ __forceinline__ mgm_u64 mgm_ld_acquire(const mgm_u64* p) {
+    mgm_u64 v;
+    asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ mgm_u64 mgm_ld_relaxed(const mgm_u64* p) {
+    mgm_u64 v;
+    asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// atom.cas.b128 (PTX ISA 8.3, sm_90): one atomic compare-and-swap of 16 aligned bytes.
+__device__ __forceinline__ mgm_key128 mgm_cas128(mgm_u64* p, mgm_key128 expect, mgm_key128 val) {
+    mgm_key128 old;
+    asm volatile(
+        "{\n\t.reg .b128 c, v, d;\n\t"
+        "mov.b128 c, {%2, %3};\n\t"
+        "mov.b128 v, {%4, %5};\n\t"
+        "atom.acq_rel.gpu.cas.b128 d, [%6], c, v;\n\t"
+        "mov.b128 {%0, %1}, d;\n\t}"
+        : "=l"(old.lo), "=l"(old.hi)
+        : "l"(expect.lo), "l"(expect.hi), "l"(val.lo), "l"(val.hi), "l"(p)
+        : "memory");
+    return old;
+}
+#endif
+
+struct mgm_keys_wide {
+    typedef mgm_key128 key;
+    mgm_u64* keys;  // two words per slot
+
+    __device__ __forceinline__ static mgm_u64 bits(double w) {
+        return (mgm_u64)__double_as_longlong(w + 0.0);  // + 0.0 turns -0.0 into 0.0
+    }
+    template <typename W>
+    __device__ __forceinline__ key make(const W* __restrict__ weights, long long e, long long id) const {
+        key k;
+        k.lo = ~(mgm_u64)id;
+        k.hi = bits((double)weights[e]);
+        return k;
+    }
+    __device__ __forceinline__ key with_id(key k, long long id) const {
+        k.lo = ~(mgm_u64)id;
+        return k;
+    }
+    __device__ __forceinline__ static key none() {
+        key k;
+        k.lo = 0;
+        k.hi = 0;
+        return k;
+    }
+    __device__ __forceinline__ static bool greater(key a, key b) { return a.hi != b.hi ? a.hi > b.hi : a.lo > b.lo; }
+    __device__ __forceinline__ static key shfl_xor(key k, int off) {
+        k.lo = __shfl_xor_sync(MGM_FULL_MASK, k.lo, off);
+        k.hi = __shfl_xor_sync(MGM_FULL_MASK, k.hi, off);
+        return k;
+    }
+    __device__ __forceinline__ static long long id_of(key k) { return (long long)(~k.lo); }
+    __device__ __forceinline__ static bool is_none(key k) { return k.lo == 0 && k.hi == 0; }
+    // Keys only grow. Reading the weight word first and, on an equal weight, the id word after
+    // it (acquire orders the two reads) gives a value no larger than the key at the second
+    // read, so "does not beat" is always final; "beats" may be stale and is settled by claim().
+    __device__ __forceinline__ bool beats(key k, long long s) const {
+        const mgm_u64* p = keys + 2 * s;
+        const mgm_u64 hi = mgm_volatile_load(p + 1);
+        if (k.hi != hi) return k.hi > hi;
+        key cur;
+        cur.hi = mgm_ld_acquire(p + 1);
+        cur.lo = mgm_ld_relaxed(p);
+        return greater(k, cur);
+    }
+    __device__ __forceinline__ bool claim(long long s, key k, key* old) const {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+        mgm_u64* p = keys + 2 * s;
+        key expect = none();
+        while (true) {
+            const key seen = mgm_cas128(p, expect, k);
+            if (seen.lo == expect.lo && seen.hi == expect.hi) {
+                *old = seen;
+                return true;
+            }
+            if (!greater(k, seen)) {
+                *old = seen;
+                return false;
+            }
+            expect = seen;
+        }
+#else
+        __trap();  // the host never selects wide keys below sm_90
+        return false;
+#endif
+    }
+};
+
 // GPU-Suitor, [P1] Algorithm 4 (NoSync variant); thread mapping: one warp per chunk of
 // MGM_VERTICES_PER_WARP vertices of the work list (grid-stride over chunks).
 //   Line 5-7: the warp takes its vertices one after another; its 32 lanes read the vertex's row
 //             together (coalesced) and keep their best eligible neighbour, then a butterfly
-//             reduction (__shfl_xor_sync) gives the warp's best candidate. Eligible: the packed
-//             key of (u -> v) beats v's current key. Choice: heavier edge, ties to smaller v.
-//   Line 8:   lane j then makes vertex j the suitor of its candidate with one atomicMax on the
-//             candidate's key (the paper's lock-protected test "heaviest > ws[partner]").
-//   Line 9:   a lane whose atomicMax lost (a better suitor came first) keeps its vertex; a lane
+//             reduction (__shfl_xor_sync) gives the warp's best candidate. Eligible: the key of
+//             (u -> v) beats v's current key. Choice: heavier edge, ties to smaller v.
+//   Line 8:   lane j then makes vertex j the suitor of its candidate with one atomic claim on
+//             the candidate's key (the paper's lock-protected test "heaviest > ws[partner]").
+//   Line 9:   a lane whose claim lost (a better suitor came first) keeps its vertex; a lane
 //             that displaced an owned vertex takes the displaced vertex; the warp repeats until
 //             every lane is idle, with no host round trip. Displacing a remote suitor sends
 //             DISPLACE; proposing to a ghost updates its cached key and sends PROPOSE.
-// target[] is written before the atomicMax (and fenced), so a displaced vertex re-processed by
+// target[] is written before the claim (and fenced), so a displaced vertex re-processed by
 // another warp always overwrites it later.
-template <typename I, typename S, typename W>
-__global__ void suitor_propose(long long lo, long long n_owned, const I* __restrict__ indptr,
-                               const I* __restrict__ indices, const W* __restrict__ weights,
-                               const unsigned int* __restrict__ rank, const double* __restrict__ table,
-                               const S* __restrict__ slot, mgm_u64* key, long long* target, double* target_w,
-                               const long long* __restrict__ work, long long n_work,
-                               long long* ob_i, double* ob_w, unsigned long long* ob_count, long long ob_cap) {
+template <typename I, typename S, typename W, typename K>
+__device__ void suitor_propose_body(const K keys, long long lo, long long n_owned, const I* __restrict__ indptr,
+                                    const I* __restrict__ indices, const W* __restrict__ weights,
+                                    const S* __restrict__ slot, long long* target, double* target_w,
+                                    const long long* __restrict__ work, long long n_work,
+                                    long long* ob_i, double* ob_w, unsigned long long* ob_count, long long ob_cap) {
+    typedef typename K::key key;
     const int lane = threadIdx.x & 31;
     const long long warp = mgm_tid() >> 5;
     const long long n_warps = mgm_nthreads() >> 5;
@@ -226,7 +360,7 @@ __global__ void suitor_propose(long long lo, long long n_owned, const I* __restr
         while (true) {
             unsigned int active = __ballot_sync(MGM_FULL_MASK, mine >= 0);
             if (active == 0) break;
-            mgm_u64 my_best = 0;
+            key my_best = K::none();
             long long my_best_e = -1;
             unsigned int todo = active;
             while (todo) {
@@ -235,23 +369,22 @@ __global__ void suitor_propose(long long lo, long long n_owned, const I* __restr
                 const long long u = __shfl_sync(MGM_FULL_MASK, mine, j);
                 const long long i = u - lo;
                 const long long a = (long long)indptr[i], b = (long long)indptr[i + 1];
-                mgm_u64 best = 0;
+                key best = K::none();
                 long long best_e = -1;
                 for (long long e = a + lane; e < b; e += 32) {
-                    const unsigned int r = mgm_rank(rank, weights, e);
-                    const mgm_u64 k = mgm_pack(r, u);
-                    if (k > mgm_volatile_load(key + (long long)slot[e])) {
-                        const mgm_u64 c = mgm_pack(r, (long long)indices[e]);
-                        if (c > best) {
+                    const key k = keys.make(weights, e, u);
+                    if (keys.beats(k, (long long)slot[e])) {
+                        const key c = keys.with_id(k, (long long)indices[e]);
+                        if (K::greater(c, best)) {
                             best = c;
                             best_e = e;
                         }
                     }
                 }
                 for (int off = 16; off > 0; off >>= 1) {
-                    const mgm_u64 ob = __shfl_xor_sync(MGM_FULL_MASK, best, off);
+                    const key ob = K::shfl_xor(best, off);
                     const long long oe = __shfl_xor_sync(MGM_FULL_MASK, best_e, off);
-                    if (ob > best) {
+                    if (K::greater(ob, best)) {
                         best = ob;
                         best_e = oe;
                     }
@@ -270,19 +403,20 @@ __global__ void suitor_propose(long long lo, long long n_owned, const I* __restr
                     const long long e = my_best_e;
                     const long long v = (long long)indices[e];
                     const long long s = (long long)slot[e];
-                    const mgm_u64 k = mgm_pack((unsigned int)(my_best >> 32), mine);
+                    const key k = keys.with_id(my_best, mine);
                     const double w = (double)weights[e];
                     target[i] = v;
                     target_w[i] = w;
                     __threadfence();
-                    const mgm_u64 old = atomicMax(key + s, k);
+                    key old;
+                    const bool won = keys.claim(s, k, &old);
                     __threadfence();
-                    if (old >= k) {
+                    if (!won) {
                         next = mine;  // lost: look again
                     } else if (s >= n_owned) {
                         mgm_push(ob_i, ob_w, ob_count, ob_cap, MGM_PROPOSE, v, mine, w, -1);
-                    } else if (old != 0) {
-                        const long long x = mgm_key_id(old);
+                    } else if (!K::is_none(old)) {
+                        const long long x = K::id_of(old);
                         if (x >= lo && x < lo + n_owned) {
                             next = x;
                         } else {
@@ -294,6 +428,105 @@ __global__ void suitor_propose(long long lo, long long n_owned, const I* __restr
             mine = next;
         }
     }
+}
+
+template <typename I, typename S, typename W>
+__global__ void suitor_propose(long long lo, long long n_owned, const I* __restrict__ indptr,
+                               const I* __restrict__ indices, const W* __restrict__ weights,
+                               const unsigned int* __restrict__ rank, const double* __restrict__ table,
+                               const S* __restrict__ slot, mgm_u64* key, long long* target, double* target_w,
+                               const long long* __restrict__ work, long long n_work,
+                               long long* ob_i, double* ob_w, unsigned long long* ob_count, long long ob_cap) {
+    mgm_keys_narrow keys;
+    keys.rank = rank;
+    keys.keys = key;
+    suitor_propose_body<I, S, W>(keys, lo, n_owned, indptr, indices, weights, slot, target, target_w, work, n_work,
+                                 ob_i, ob_w, ob_count, ob_cap);
+}
+
+// 128-bit keys from the CPU twin's state (suitor id, its weight) and back, thread per slot; a
+// slot without a suitor has key 0 (the weight -inf). Keys are built in place of nothing else
+// and decoded over the state arrays, so a call needs no copy of them.
+template <typename I, typename S, typename W>
+__global__ void suitor_pack_wide(const long long* __restrict__ suitor, const double* __restrict__ ws, long long n,
+                                 mgm_u64* key) {
+    for (long long i = mgm_tid(); i < n; i += mgm_nthreads()) {
+        const long long x = suitor[i];
+        key[2 * i] = x >= 0 ? ~(mgm_u64)x : 0ull;
+        key[2 * i + 1] = x >= 0 ? mgm_keys_wide::bits(ws[i]) : 0ull;
+    }
+}
+
+template <typename I, typename S, typename W>
+__global__ void suitor_unpack_wide(const mgm_u64* __restrict__ key, long long n, long long* suitor, double* ws) {
+    for (long long i = mgm_tid(); i < n; i += mgm_nthreads()) {
+        const mgm_u64 lo = key[2 * i], hi = key[2 * i + 1];
+        const bool none = lo == 0 && hi == 0;
+        suitor[i] = none ? -1 : (long long)(~lo);
+        ws[i] = none ? -1.0 / 0.0 : __longlong_as_double((long long)hi);
+    }
+}
+
+// Suitor inbox with 128-bit keys, thread per message (grid-stride). Each message is applied with
+// the same atomic claim the proposals use, so the messages of a round are handled in parallel:
+// PROPOSE claims the owned vertex's key; the claimer that overwrites a suitor is the only one to
+// see it, and re-queues it (owned) or sends it DISPLACE (remote); a proposal that loses is told
+// the key that beat it. DISPLACE raises a ghost's cached key (keys only grow) and re-queues its
+// proposer if the proposer still targets that ghost (one compare-and-swap on target, so it is
+// queued once). Suitor's result does not depend on the order in which proposals meet ([P1],
+// Sec. 3), so this gives the matching of the sequential inbox (suitor_inbox).
+template <typename I, typename S, typename W>
+__global__ void suitor_inbox_wide(long long lo, long long hi, const long long* __restrict__ ghosts,
+                                  long long n_ghosts, mgm_u64* key, long long* target,
+                                  const long long* __restrict__ in_i, const double* __restrict__ in_w, long long n_in,
+                                  long long* work, unsigned long long* n_work,
+                                  long long* ob_i, double* ob_w, unsigned long long* ob_count, long long ob_cap) {
+    mgm_keys_wide keys;
+    keys.keys = key;
+    for (long long k = mgm_tid(); k < n_in; k += mgm_nthreads()) {
+        const long long kind = in_i[4 * k], dst = in_i[4 * k + 1], src = in_i[4 * k + 2], aux = in_i[4 * k + 3];
+        const double w = in_w[k];
+        const long long d = dst - lo;
+        mgm_key128 mine, old;
+        mine.hi = mgm_keys_wide::bits(w);
+        if (kind == MGM_PROPOSE) {
+            mine.lo = ~(mgm_u64)src;
+            if (keys.claim(d, mine, &old)) {
+                if (!mgm_keys_wide::is_none(old)) {
+                    const long long x = mgm_keys_wide::id_of(old);
+                    if (x >= lo && x < hi) {
+                        target[x - lo] = -1;
+                        work[atomicAdd(n_work, 1ull)] = x;
+                    } else {
+                        mgm_push(ob_i, ob_w, ob_count, ob_cap, MGM_DISPLACE, x, dst, w, src);
+                    }
+                }
+            } else {
+                mgm_push(ob_i, ob_w, ob_count, ob_cap, MGM_DISPLACE, src, dst, __longlong_as_double((long long)old.hi),
+                         mgm_keys_wide::id_of(old));
+            }
+        } else {
+            mine.lo = ~(mgm_u64)aux;
+            keys.claim(mgm_slot_of(src, lo, hi, ghosts, n_ghosts), mine, &old);
+            if (atomicCAS((unsigned long long*)(target + d), (unsigned long long)src, (unsigned long long)-1) ==
+                (unsigned long long)src) {
+                work[atomicAdd(n_work, 1ull)] = dst;
+            }
+        }
+    }
+}
+
+// suitor_propose with 128-bit keys (two words per slot, see mgm_keys_wide); sm_90 and newer.
+template <typename I, typename S, typename W>
+__global__ void suitor_propose_wide(long long lo, long long n_owned, const I* __restrict__ indptr,
+                                    const I* __restrict__ indices, const W* __restrict__ weights,
+                                    const S* __restrict__ slot, mgm_u64* key, long long* target, double* target_w,
+                                    const long long* __restrict__ work, long long n_work,
+                                    long long* ob_i, double* ob_w, unsigned long long* ob_count, long long ob_cap) {
+    mgm_keys_wide keys;
+    keys.keys = key;
+    suitor_propose_body<I, S, W>(keys, lo, n_owned, indptr, indices, weights, slot, target, target_w, work, n_work,
+                                 ob_i, ob_w, ob_count, ob_cap);
 }
 
 // ============================================================================= b-Suitor

@@ -20,9 +20,9 @@ ONE_MATCHINGS = ["suitor", "ld", "handshake"]
 def gpu_matching():
     from mgmatch.gpu import matching as gm
 
-    saved = (gm.HANDSHAKE_VARIANT, gm.VERTICES_PER_WARP)
+    saved = (gm.HANDSHAKE_VARIANT, gm.VERTICES_PER_WARP, gm.WIDE_KEYS)
     yield gm
-    gm.HANDSHAKE_VARIANT, gm.VERTICES_PER_WARP = saved
+    gm.HANDSHAKE_VARIANT, gm.VERTICES_PER_WARP, gm.WIDE_KEYS = saved
 
 
 def _assert_greedy(graph, algorithm, partitions=1, b=2):
@@ -111,6 +111,19 @@ def test_strongest_neighbour_variants(gpu_matching):
     for variant in ("warp", "scan"):
         gpu_matching.HANDSHAKE_VARIANT = variant
         np.testing.assert_array_equal(mgmatch.strongest_neighbour(g, device="gpu"), expected)
+
+
+@pytest.mark.parametrize("wide", [None, False])
+@pytest.mark.parametrize("weights", ["random", "unit"])
+@pytest.mark.parametrize("partitions", [1, 4])
+def test_suitor_key_widths(gpu_matching, wide, weights, partitions):
+    # 128-bit (weight bits, id) keys where the GPU has them, 64-bit (rank, id) keys everywhere:
+    # both are the greedy matching, ties included
+    gpu_matching.WIDE_KEYS = wide
+    g = generators.kron(12, edge_factor=16, seed=11, weights=weights)
+    _assert_greedy(g, "suitor", partitions=partitions)
+    zero = mgmatch.Graph.from_edges(np.array([0, 1, 2, 0]), np.array([1, 2, 3, 3]), np.array([0.0, -0.0, 0.0, 1.0]))
+    _assert_greedy(zero, "suitor", partitions=partitions if partitions < 4 else 2)
 
 
 @pytest.mark.parametrize("vertices_per_warp", [1, 32])

@@ -132,9 +132,12 @@ def _slots(part: Partition):
 
 
 def _active_queue(part: Partition):
+    """Global ids of the owned vertices with edges (one mask and one id array, no other temporaries)."""
     xp = part.xp
-    deg = part.indptr[1:] - part.indptr[:-1]
-    return (xp.flatnonzero(deg > 0) + part.lo).astype(xp.int64)
+    queue = xp.flatnonzero(part.indptr[1:] != part.indptr[:-1]).astype(xp.int64, copy=False)
+    if part.lo:
+        queue += part.lo
+    return queue
 
 
 def _as_inbox(inbox: Messages, xp):

@@ -5,12 +5,15 @@ CuPy state arrays of one partition and returns the outbox as CuPy arrays ``(ints
 w (k,) float64)``. Each call runs its partition to local quiescence on the device; the host
 reads only the scalars that decide whether another sweep is needed and the outbox size.
 
-Suitor and b-Suitor compare ``(edge weight, proposer id)`` pairs as one 64-bit key, ``rank(w) <<
-32 | (2**32 - 1 - u)``, so that one ``atomicMax`` decides a vertex's suitor [2]_. ``rank`` is
-exact: when every weight of the partition is a float32 value it is read from the float32 bit
-pattern, otherwise it is the dense rank of the weight among the partition's distinct weights
-(one sort per call). State arrays keep the CPU twins' float form between calls; keys are built
-at the start of a call and read back at its end.
+Suitor and b-Suitor compare ``(edge weight, proposer id)`` pairs as one key, so that one atomic
+operation decides a vertex's suitor [2]_. On sm_90 and newer GPU-Suitor uses 128-bit keys ``{~u,
+bits(w)}`` claimed with a 128-bit compare-and-swap: the bit pattern of a non-negative float64
+orders like the weight, so nothing is sorted and ids keep 64 bits (:data:`WIDE_KEYS`). Otherwise
+(and in b-Suitor) the key is the 64-bit ``rank(w) << 32 | (2**32 - 1 - u)`` claimed with
+``atomicMax``; ``rank`` is exact: when every weight of the partition is a float32 value it is read
+from the float32 bit pattern, otherwise it is the dense rank of the weight among the partition's
+distinct weights (one sort per call). State arrays keep the CPU twins' float form between calls;
+keys are built at the start of a call and read back at its end.
 
 Boundary messages (inboxes) are applied by one-thread kernels that follow the CPU twins' loops
 message by message; outboxes are filled with an atomic counter.
@@ -42,7 +45,7 @@ from ..errors import ResourceError
 
 __all__ = [
     "suitor_local", "bsuitor_local", "bsuitor_pairs", "ld_local", "handshake_local",
-    "strongest_neighbour_all", "VERTICES_PER_WARP", "THREADS_PER_BLOCK", "HANDSHAKE_VARIANT",
+    "strongest_neighbour_all", "VERTICES_PER_WARP", "THREADS_PER_BLOCK", "HANDSHAKE_VARIANT", "WIDE_KEYS",
 ]
 
 #: GPU-Suitor: vertices a warp takes per chunk. [2]_ found 8 best on Kepler; on an H200 (Suitor
@@ -54,6 +57,9 @@ THREADS_PER_BLOCK = 128
 #: Strongest-neighbour step of handshaking: ``"warp"`` (warp per row) or ``"scan"`` (segmented
 #: max-scan, one stride per launch, then collate).
 HANDSHAKE_VARIANT = "warp"
+#: GPU-Suitor keys: ``None`` chooses 128-bit keys on GPUs of compute capability 9.0 and newer
+#: (no weight-rank sort), ``False`` forces the 64-bit rank keys (any GPU).
+WIDE_KEYS = None
 #: b-Suitor: most proposals chosen per row scan (a vertex with more free slots scans again).
 MAX_B_PER_SCAN = 16
 
@@ -63,7 +69,7 @@ _ID_LIMIT = 2**32 - 1
 _KEY_MAX = np.uint64(2**64 - 1)
 
 _KERNELS = (
-    "weight_ranks", "suitor_inbox", "suitor_propose", "bsuitor_inbox", "bsuitor_propose", "bsuitor_withdraw",
+    "weight_ranks", "suitor_inbox", "suitor_inbox_wide", "suitor_pack_wide", "suitor_unpack_wide", "suitor_propose", "suitor_propose_wide", "bsuitor_inbox", "bsuitor_propose", "bsuitor_withdraw",
     "bsuitor_pairs_kernel", "pointer_inbox", "ld_candidates", "ld_match", "ld_settle", "hs_notify",
     "hs_scan_init", "strongest_neighbour_scan", "collate_segments", "strongest_neighbour_warp",
     "hs_collate",
@@ -232,7 +238,8 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     """Suitor on one partition until local quiescence (paper I, Algorithms 3 and 4 [2]_).
 
     GPU twin of :func:`mgmatch.cpu.matching.suitor_local`: same arguments, same state arrays
-    (updated in place), same messages. The inbox is applied by one thread; then GPU-Suitor
+    (updated in place), same final matching. The inbox is applied by a thread per message with
+    128-bit keys (by one thread, message by message, with 64-bit rank keys); then GPU-Suitor
     (``suitor_propose``, warp per :data:`VERTICES_PER_WARP` vertices) runs every queued vertex
     and every vertex it displaces to quiescence in one launch.
 
@@ -244,35 +251,69 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     cp = _cp()
     lo, hi = int(lo), int(hi)
     n_owned = hi - lo
-    _check_ids(max(hi, int(ghosts[-1]) + 1 if len(ghosts) else 0))
+    wide = _wide_keys()
+    if not wide:
+        _check_ids(max(hi, int(ghosts[-1]) + 1 if len(ghosts) else 0))
     in_i, in_w = _inbox(in_i, in_w)
     n_in = int(in_i.shape[0])
     ghosts_d = _as_device(ghosts, cp.int64)
     k = _kernels(indices, slot, weights)
     out = _Outbox(2 * _boundary_entries(slot, n_owned, ghosts_d.size) + 2 * n_in + 64)
     queue = _as_device(queue, cp.int64)
-    work = cp.empty(queue.size + n_in, dtype=cp.int64)
-    work[: queue.size] = queue
+    if n_in:
+        work = cp.empty(queue.size + n_in, dtype=cp.int64)
+        work[: queue.size] = queue
+    else:
+        work = queue  # read only: no copy
     n_work = queue.size
+    per_block = (THREADS_PER_BLOCK // 32) * VERTICES_PER_WARP
+    if wide:  # keys first: the inbox claims them in parallel
+        n_slots = suitor.size
+        key = cp.empty(2 * n_slots, dtype=cp.uint64)
+        k.suitor_pack_wide((_grid(n_slots),), (BLOCK,), (suitor, ws, _i64(n_slots), key))
+        if n_in:
+            counter = cp.array([queue.size], dtype=cp.uint64)
+            k.suitor_inbox_wide((_grid(n_in),), (BLOCK,), (
+                _i64(lo), _i64(hi), ghosts_d, _i64(ghosts_d.size), key, target, in_i, in_w, _i64(n_in),
+                work, counter, *out.args()))
+            n_work = int(counter.get()[0])
+        if n_work:
+            k.suitor_propose_wide((_grid(n_work, per_block),), (THREADS_PER_BLOCK,), (
+                _i64(lo), _i64(n_owned), indptr, indices, weights, slot,
+                key, target, target_w, work, _i64(n_work), *out.args()))
+        k.suitor_unpack_wide((_grid(n_slots),), (BLOCK,), (key, _i64(n_slots), suitor, ws))
+        return out.result()
     if n_in:
         counter = cp.array([queue.size], dtype=cp.uint64)
         k.suitor_inbox((1,), (1,), (_i64(lo), _i64(hi), ghosts_d, _i64(ghosts_d.size), suitor, ws, target,
                                    in_i, in_w, _i64(n_in), work, counter, *out.args()))
         n_work = int(counter.get()[0])
-    if n_work:
-        ranks = _Ranks(weights, k)
-        key = ranks.encode(ws, suitor)
-        before = key.copy()
-        per_block = (THREADS_PER_BLOCK // 32) * VERTICES_PER_WARP
-        k.suitor_propose((_grid(n_work, per_block),), (THREADS_PER_BLOCK,), (
-            _i64(lo), _i64(n_owned), indptr, indices, weights, _ptr(ranks.rank), _ptr(ranks.table), slot,
-            key, target, target_w, work, _i64(n_work), *out.args()))
-        changed = cp.flatnonzero(key != before)
-        if changed.size:
-            ids, w = ranks.decode(key[changed])
-            suitor[changed] = ids
-            ws[changed] = w
+    if n_work == 0:
+        return out.result()
+    ranks = _Ranks(weights, k)
+    key = ranks.encode(ws, suitor)
+    before = key.copy()
+    k.suitor_propose((_grid(n_work, per_block),), (THREADS_PER_BLOCK,), (
+        _i64(lo), _i64(n_owned), indptr, indices, weights, _ptr(ranks.rank), _ptr(ranks.table), slot,
+        key, target, target_w, work, _i64(n_work), *out.args()))
+    changed = cp.flatnonzero(key != before)
+    if changed.size:
+        ids, w = ranks.decode(key[changed])
+        suitor[changed] = ids
+        ws[changed] = w
     return out.result()
+
+
+def _wide_keys() -> bool:
+    """Whether GPU-Suitor uses 128-bit keys on the current device (see :data:`WIDE_KEYS`)."""
+    if WIDE_KEYS is not None:
+        return bool(WIDE_KEYS) and _compute_capability() >= 90
+    return _compute_capability() >= 90
+
+
+def _compute_capability() -> int:
+    cp = _cp()
+    return int(cp.cuda.Device().compute_capability)
 
 
 # ------------------------------------------------------------------------------- b-Suitor
