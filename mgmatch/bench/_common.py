@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 import time
 
-__all__ = ["time_call", "sync_device", "announce", "named_graph", "networkit_graph"]
+__all__ = ["time_call", "sync_device", "announce", "named_graph", "networkit_graph", "gpu_peak_bytes"]
 
 
 def named_graph(spec):
@@ -25,15 +25,18 @@ def named_graph(spec):
     return spec, generators.parse_graph_spec(spec)
 
 
-def networkit_graph(graph):
-    """The same undirected graph as a NetworKit graph (weighted when ``graph`` is), edges indexed."""
+def networkit_graph(graph, *, weighted=None):
+    """The same undirected graph as a NetworKit graph, edges indexed: weighted when ``graph`` is,
+    or as ``weighted`` says (an unweighted graph then gets weight 1 on every edge, which
+    NetworKit's b-Suitor needs)."""
     import networkit as nk  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
 
     u, v, w = (np.asarray(a) for a in graph.to("cpu").edges())
-    g = nk.graph.Graph(graph.n, weighted=bool(graph.weighted))
+    weighted = bool(graph.weighted) if weighted is None else bool(weighted)
+    g = nk.graph.Graph(graph.n, weighted=weighted)
     ends = (u.astype(np.uint64), v.astype(np.uint64))
-    g.addEdges((w.astype(np.float64), ends) if graph.weighted else ends)
+    g.addEdges((w.astype(np.float64), ends) if weighted else ends)
     g.indexEdges()
     return g
 
@@ -76,3 +79,27 @@ def time_call(fn, *, repeats: int = 5, warmup: int = 1, timeout: float | None = 
         if timeout is not None and time.perf_counter() - start_all > timeout:
             break
     return {"time_s": statistics.median(times), "times_s": times, "result": result}
+
+
+def gpu_peak_bytes(fn, resident_bytes: int = 0) -> dict:
+    """GPU memory of one call of ``fn()``: every allocation it makes goes to a fresh CuPy memory
+    pool, which keeps each block it ever handed out, so the pool's size afterwards bounds the
+    call's peak from above. ``resident_bytes`` (the graph already on the device) is added to
+    give the peak of the whole run.
+
+    Returns ``{"extra_bytes": ..., "peak_bytes": ...}``.
+    """
+    import cupy as cp  # noqa: PLC0415
+
+    pool = cp.cuda.MemoryPool()
+    with cp.cuda.using_allocator(pool.malloc):
+        fn()
+        sync_device()
+    extra = int(pool.total_bytes())
+    pool.free_all_blocks()
+    return {"extra_bytes": extra, "peak_bytes": extra + int(resident_bytes)}
+
+
+def device_bytes(*arrays) -> int:
+    """Bytes of the given arrays (those that are ``None`` count nothing)."""
+    return int(sum(a.nbytes for a in arrays if a is not None))

@@ -7,7 +7,9 @@ graph in, host result out), ``kernel_time_s`` the run on a graph already residen
 partitioned on the device (GPU: kernels and their few scalar reads); ``speedup`` is peer time /
 our end-to-end time and ``speedup_kernel`` peer time / our kernel time; ``weight_rel_diff``
 compares the matched weights (equal on tie-free weights, since both
-compute the greedy matching).
+compute the greedy matching). On the GPU, ``peak_gpu_bytes_per_nnz`` is the device memory of a
+run per stored edge (CSR entry), the resident graph included, and ``extra_gpu_bytes_per_nnz``
+what the run allocates on top of the graph.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import os
 
 
-from ._common import announce, named_graph, networkit_graph, time_call
+from ._common import announce, device_bytes, gpu_peak_bytes, named_graph, networkit_graph, time_call
 
 __all__ = ["run", "DEFAULT_GRAPHS"]
 
@@ -33,7 +35,7 @@ def _peers(graph, repeats):
     except ImportError:
         return {}
     nk.setNumberOfThreads(os.cpu_count() or 1)
-    g = networkit_graph(graph)
+    g = networkit_graph(graph, weighted=True)  # unit weights on an unweighted graph
 
     def suitor():
         m = nk.matching.SuitorMatcher(g, False, False)
@@ -79,8 +81,9 @@ def run(graphs=None, device="auto", repeats=5, quick=False, timeout=None) -> lis
                 "weight": result.weight, "cardinality": result.cardinality, "rounds": result.rounds.rounds,
             }
             if dev == "gpu":
-                row["peak_gpu_bytes_per_nnz"] = _peak_bytes_per_nnz(lambda: _run_partitions(parts, algorithm, b),
-                                                                   graph.nnz)
+                mem = gpu_peak_bytes(lambda: _run_partitions(parts, algorithm, b), _resident_bytes(parts))
+                row["peak_gpu_bytes_per_nnz"] = mem["peak_bytes"] / max(graph.nnz, 1)
+                row["extra_gpu_bytes_per_nnz"] = mem["extra_bytes"] / max(graph.nnz, 1)
             if algorithm in peers:
                 name, peer = peers[algorithm]
                 row.update(ratio_vs=name, peer_time_s=peer["time_s"], speedup=peer["time_s"] / run_e2e["time_s"],
@@ -104,13 +107,6 @@ def _run_partitions(parts, algorithm, b):
     return outs
 
 
-def _peak_bytes_per_nnz(fn, nnz):
-    """GPU memory high-water mark of one call, per stored edge: CuPy's pool keeps every block
-    it allocated, so starting from an empty pool its total after the call is the peak."""
-    import cupy as cp  # noqa: PLC0415
-
-    pool = cp.get_default_memory_pool()
-    pool.free_all_blocks()
-    before = pool.total_bytes()
-    fn()
-    return (pool.total_bytes() - before) / max(nnz, 1)
+def _resident_bytes(parts) -> int:
+    """Device bytes of the resident partitions (CSR arrays and ghost lists)."""
+    return sum(device_bytes(p.indptr, p.indices, p.weights, p.ghosts) for p in parts)
