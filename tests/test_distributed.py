@@ -111,6 +111,52 @@ def test_worker_killed_mid_run_gives_identical_matching(worker_killer):
     np.testing.assert_array_equal(r.mate, expected)
 
 
+def test_placed_graph_serves_several_runs(dask_client, graph):
+    from mgmatch.distributed import place
+
+    dg = place(dask_client, graph, partitions=3)
+    assert (dg.n, dg.m, dg.n_parts) == (graph.n, graph.m, 3) and dg.path == ""
+    for algorithm in ("suitor", "ld"):
+        r = match(dg, algorithm, client=dask_client, device="cpu")
+        np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
+        assert r.n_parts == 3
+    eu, ev, _ = verify.greedy_b_matching(graph, 2)
+    r = mgmatch.b_suitor(dg, 2, client=dask_client, device="cpu")
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)
+
+
+def test_place_rejects_bad_input(dask_client, graph):
+    from mgmatch.distributed import place
+
+    with pytest.raises(mgmatch.ParameterError, match="partitions"):
+        place(dask_client, graph, partitions=0)
+    with pytest.raises(mgmatch.ParameterError, match="takes a Graph"):
+        place(dask_client, "graph.csv")
+
+
+def test_placed_graph_survives_a_lost_worker(worker_killer):
+    from mgmatch.distributed import place
+
+    g = tie_graph(n=2000, m=12000, seed=5)
+    dg = place(worker_killer.client, g, partitions=6)
+    r = match(dg, "suitor", client=worker_killer.client, device="cpu", progress=worker_killer.progress)
+    assert worker_killer.fired.is_set()
+    np.testing.assert_array_equal(r.mate, verify.greedy_matching(g))
+
+
+def test_distributed_benchmark_rows(tmp_path):
+    from mgmatch.bench import distributed as bench
+
+    rows = bench.run(graphs=["kron:k=8,seed=1"], device="cpu", repeats=1, workers=[1, 2])
+    impls = [r["impl"] for r in rows]
+    assert impls == ["local", "dask-1w", "dask-2w"]
+    assert all(r["identical"] for r in rows)
+    two = rows[-1]
+    assert two["rounds"] >= 2 and two["messages"] > 0 and 0 <= two["exchange_share"] <= 1
+    assert two["ratio_vs"] == "dask-1w" and two["speedup"] > 0 and rows[0]["dask_1w_over_local"] > 0
+
+
 # ----------------------------------------------------------------------------- bad clusters
 def test_unreachable_scheduler():
     from mgmatch.distributed import cluster

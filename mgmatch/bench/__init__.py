@@ -1,6 +1,6 @@
 """``mgmatch bench``: our implementations and their peers, side by side on the same graphs.
 
-Each family module (``matching``, ``bipartite``, ``louvain``) has ``run(...) -> list[dict]``;
+Each family module (``matching``, ``bipartite``, ``louvain``, ``distributed``) has ``run(...) -> list[dict]``;
 :func:`write_report` prints the rows as a table and writes them as JSON. The JSON layout is
 stable so runs can be compared: ``{"mgmatch_bench": 1, "host": {...}, "rows": [...]}``.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 __all__ = ["run_family", "write_report", "host_info"]
 
-FAMILIES = ("matching", "bipartite", "louvain")
+FAMILIES = ("matching", "bipartite", "louvain", "distributed")
 
 
 def run_family(family: str, **kwargs) -> list[dict]:
@@ -35,11 +35,17 @@ def host_info() -> dict:
     return info
 
 
+# shown when some row has them: quality beside the peer, kernel time, memory, coordinator phases
+_OPTIONAL_COLUMNS = ("kernel_time_s", "speedup_kernel", "weight_rel_diff", "modularity", "cardinality",
+                     "peak_gpu_bytes_per_nnz", "peak_bytes_per_nnz", "rounds", "exchange_share", "identical")
+
+
 def write_report(rows: list[dict], output: Path | None = None, *, console=None) -> None:
     """Print ``rows`` as a table and, when ``output`` is given, write them as JSON."""
     from rich.table import Table  # noqa: PLC0415
 
-    cols = ["family", "graph", "impl", "device", "n", "nnz", "time_s", "speedup", "ratio_vs", "quality"]
+    cols = ["family", "graph", "impl", "device", "n", "nnz", "time_s", "speedup", "ratio_vs"]
+    cols += [c for c in _OPTIONAL_COLUMNS if any(c in r for r in rows)]
     table = Table(title="mgmatch bench")
     for c in cols:
         table.add_column(c)

@@ -11,13 +11,15 @@ graph never passes through the client:
 >>> from mgmatch.distributed import read_partitions  # doctest: +SKIP
 >>> dg = read_partitions(client, "web.parquet")  # doctest: +SKIP
 >>> result = mgmatch.suitor(dg, client=client)  # doctest: +SKIP
+
+A graph in the client that several runs use is placed on the workers once with :func:`place`.
 """
 
 from .cluster import WorkerSetup, cluster, connect
 from .coordinator import run_distributed, run_rounds_async
-from .loading import DistributedGraph, read_partitions, read_partitions_async
+from .loading import DistributedGraph, place, place_async, read_partitions, read_partitions_async
 
 __all__ = [
     "cluster", "connect", "WorkerSetup", "run_distributed", "run_rounds_async", "DistributedGraph",
-    "read_partitions", "read_partitions_async",
+    "read_partitions", "read_partitions_async", "place", "place_async",
 ]

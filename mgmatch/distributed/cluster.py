@@ -83,8 +83,8 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
     scheduler, scheduler_file : str, optional
         Connect to a running cluster. Without them an embedded local cluster starts.
     workers : int, optional
-        Worker processes of an embedded CPU cluster (default 2). A GPU cluster has one worker
-        per visible GPU.
+        Worker processes of an embedded cluster: default 2 on CPUs; on GPUs one per visible GPU,
+        or the first ``workers`` GPUs.
     device : {"auto", "cpu", "gpu"}
         ``gpu`` requires a GPU cluster; ``auto`` starts one when dask-cuda and GPUs are there.
     dashboard : bool
@@ -122,7 +122,13 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
             from dask_cuda import LocalCUDACluster  # noqa: PLC0415
         except ImportError:
             raise ClusterError("device='gpu' on a local cluster needs dask-cuda (pip install mgmatch[gpu])") from None
-        local = LocalCUDACluster(host="127.0.0.1", dashboard_address=dash, silence_logs=40)
+        from .._array import cupy_or_none  # noqa: PLC0415
+
+        visible = cupy_or_none().cuda.runtime.getDeviceCount()
+        if workers is not None and workers > visible:
+            raise ClusterError(f"{workers} GPU workers were asked for, but {visible} GPU(s) are visible")
+        local = LocalCUDACluster(host="127.0.0.1", dashboard_address=dash, silence_logs=40,
+                                 n_workers=workers or visible)
     else:
         from distributed import LocalCluster  # noqa: PLC0415
 

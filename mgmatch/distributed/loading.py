@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import ClusterError, InputError, ParameterError
 from ..graph import CanonSummary, Graph, Partition, _check_choice, check_bounds, index_dtype_for
 
-__all__ = ["DistributedGraph", "read_partitions", "read_partitions_async"]
+__all__ = ["DistributedGraph", "place", "place_async", "read_partitions", "read_partitions_async"]
 
 _HISTOGRAM_BUCKETS = 1 << 16
 _TEXT_FORMATS = ("csv", "tsv", "edgelist")
@@ -69,7 +69,7 @@ class DistributedGraph:
     weighted : bool
         Whether the file's weights were used.
     path : str
-        The file read.
+        The file read ("" for a graph placed from the client with :func:`place`).
     parts : dict of int to distributed.Future
         Partition ``p``, held by worker ``workers[p]``.
     workers : dict of int to str
@@ -86,6 +86,7 @@ class DistributedGraph:
     parts: dict = field(repr=False)
     workers: dict = field(repr=False)
     _plan: _ReadPlan = field(default=None, repr=False)
+    _source: Graph = field(default=None, repr=False)  # the client's graph, for place()
 
     bipartite = False
 
@@ -426,8 +427,78 @@ async def read_partitions_async(client, path, *, partitions=None, format=None, o
 
 async def rebuild_async(client, graph: DistributedGraph, workers: list[str]) -> None:
     """Build ``graph``'s partitions again on ``workers`` (after a worker was lost), same bounds."""
-    parts, owner, _, _ = await _place_async(client, graph._plan, graph.bounds, graph.n, workers)
+    if graph._plan is None:  # placed from the client: scatter its partitions again
+        parts, owner = await _scatter_async(client, graph._source.partition(bounds=graph.bounds), workers)
+    else:
+        parts, owner, _, _ = await _place_async(client, graph._plan, graph.bounds, graph.n, workers)
     graph.parts, graph.workers = parts, owner
+
+
+async def _scatter_async(client, parts: list, workers: list[str]):
+    owner = {p: workers[p % len(workers)] for p in range(len(parts))}
+    futures = {}
+    for p, part in enumerate(parts):
+        futures[p] = await client.scatter(part, workers=[owner[p]], hash=False)
+    return futures, owner
+
+
+async def place_async(client, graph: Graph, *, partitions=None) -> DistributedGraph:
+    """The asynchronous core of :func:`place` (same parameters)."""
+    if not isinstance(graph, Graph):
+        raise ParameterError(f"place() takes a Graph, not {type(graph).__name__}")
+    if graph.bipartite:
+        raise ParameterError("place() takes an undirected graph; bipartite matching runs in-process")
+    workers = await _worker_list(client)
+    host = graph.to("cpu")
+    if partitions is None:
+        parts = host.partition(len(workers))
+    elif np.ndim(partitions) == 0:
+        if isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
+            raise ParameterError(f"partitions must be a positive integer or a list of bounds, not {partitions!r}")
+        parts = host.partition(int(partitions))
+    else:
+        parts = host.partition(bounds=check_bounds(partitions, graph.n))
+    futures, owner = await _scatter_async(client, parts, workers)
+    return DistributedGraph(n=graph.n, m=graph.m, nnz=graph.nnz, bounds=np.asarray(parts[0].bounds),
+                            summary=graph.summary, weighted=graph.weighted, path="", parts=futures, workers=owner,
+                            _source=host)
+
+
+def place(client, graph: Graph, *, partitions=None):
+    """Split an in-memory graph into partitions and place one on each worker, once.
+
+    The result is used like a graph read with :func:`read_partitions`: every algorithm run on it
+    (``mgmatch.suitor(dg, client=client)``) starts from the partitions the workers already
+    hold, so the graph crosses the network once, not once per run.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster. With an asynchronous client the call returns an awaitable.
+    graph : Graph
+        An undirected graph in the client.
+    partitions : int or sequence of int, optional
+        Number of partitions (default: one per worker; contiguous vertex ranges balanced
+        by edge count, as :meth:`Graph.partition`) or explicit bounds ``[0, b_1, ..., n]``.
+
+    Returns
+    -------
+    DistributedGraph
+
+    Notes
+    -----
+    The client keeps ``graph``: if a worker is lost during a run, its partitions are scattered
+    again to the remaining workers and the run starts over (same result).
+
+    Examples
+    --------
+    >>> dg = place(client, mgmatch.generators.kron(20))  # doctest: +SKIP
+    >>> mgmatch.suitor(dg, client=client)  # doctest: +SKIP
+    """
+    coro = place_async(client, graph, partitions=partitions)
+    if getattr(client, "asynchronous", False):
+        return coro
+    return client.sync(lambda: coro)
 
 
 def read_partitions(client, path, *, partitions=None, format=None, one_based=None, weighted=True,

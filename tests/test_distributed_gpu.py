@@ -1,0 +1,83 @@
+"""The coordinator on GPU workers (``LocalCUDACluster``, one worker per GPU): every algorithm
+gives the sequential greedy result, with partitions split over the GPUs and exchanging
+boundary messages between them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mgmatch
+from mgmatch import generators, verify
+from mgmatch.algorithms.matching import match
+
+pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def gpu_client():
+    pytest.importorskip("dask_cuda")
+    from mgmatch.distributed import cluster
+
+    with cluster(device="gpu", dashboard=False) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def skewed():
+    return generators.kron(12, edge_factor=16, seed=4, weights="unit")  # heavy skew and ties
+
+
+@pytest.mark.mgpu
+@pytest.mark.parametrize("partitions", [2, 4])
+@pytest.mark.parametrize("algorithm", ["suitor", "ld", "handshake"])
+def test_gpu_workers_equal_greedy(gpu_client, skewed, algorithm, partitions):
+    r = match(skewed, algorithm, partitions=partitions, client=gpu_client, device="gpu")
+    assert r.device == "gpu" and r.rounds.rounds >= 2
+    np.testing.assert_array_equal(r.mate, verify.greedy_matching(skewed))
+
+
+@pytest.mark.mgpu
+@pytest.mark.parametrize("partitions", [2, 3])
+def test_gpu_workers_b_suitor_equals_greedy(gpu_client, skewed, partitions):
+    eu, ev, _ = verify.greedy_b_matching(skewed, 3)
+    r = mgmatch.b_suitor(skewed, 3, partitions=partitions, client=gpu_client, device="gpu")
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)
+
+
+@pytest.mark.mgpu
+def test_placed_graph_on_gpu_workers(gpu_client):
+    from mgmatch.distributed import place
+
+    g = generators.delaunay(14, seed=3)
+    dg = place(gpu_client, g)
+    assert dg.n_parts == len(gpu_client.scheduler_info()["workers"])
+    for _ in range(2):  # the placed partitions serve several runs
+        r = mgmatch.suitor(dg, client=gpu_client, device="gpu")
+        np.testing.assert_array_equal(r.mate, verify.greedy_matching(g))
+
+
+@pytest.mark.gpu
+def test_one_gpu_worker_equals_local():
+    pytest.importorskip("dask_cuda")
+    from mgmatch.distributed import cluster
+
+    g = generators.kron(11, edge_factor=8, seed=9)
+    local = mgmatch.suitor(g, device="gpu")
+    with cluster(workers=1, device="gpu", dashboard=False) as client:
+        assert len(client.scheduler_info()["workers"]) == 1
+        r = mgmatch.suitor(g, client=client, device="gpu")
+    np.testing.assert_array_equal(r.mate, local.mate)
+
+
+@pytest.mark.gpu
+def test_more_gpu_workers_than_gpus_is_one_clear_error():
+    pytest.importorskip("dask_cuda")
+    from mgmatch._array import cupy_or_none
+    from mgmatch.distributed import cluster
+
+    visible = cupy_or_none().cuda.runtime.getDeviceCount()
+    with pytest.raises(mgmatch.errors.ClusterError, match=f"{visible + 1} GPU workers"):
+        with cluster(workers=visible + 1, device="gpu", dashboard=False):
+            pass
