@@ -262,7 +262,7 @@ def test_auto_picks_the_fastest_algorithm_for_the_device(runner, weighted_csv, t
     res = runner.invoke(main, ["run", "--device", device, "-q", str(weighted_csv), "-o", str(out)])
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "m.json").read_text())
-    assert summary["algorithm"] == ("handshake" if device == "gpu" else "suitor")
+    assert summary["algorithm"] == "suitor"
 
 
 @pytest.mark.parametrize(
