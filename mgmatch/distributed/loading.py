@@ -451,13 +451,9 @@ async def place_async(client, graph: Graph, *, partitions=None) -> DistributedGr
     workers = await _worker_list(client)
     host = graph.to("cpu")
     if partitions is None:
-        parts = host.partition(len(workers))
-    elif np.ndim(partitions) == 0:
-        if isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
-            raise ParameterError(f"partitions must be a positive integer or a list of bounds, not {partitions!r}")
-        parts = host.partition(int(partitions))
-    else:
-        parts = host.partition(bounds=check_bounds(partitions, graph.n))
+        partitions = len(workers)
+    # Graph.partition checks the count or the bounds
+    parts = host.partition(partitions) if np.ndim(partitions) == 0 else host.partition(bounds=partitions)
     futures, owner = await _scatter_async(client, parts, workers)
     return DistributedGraph(n=graph.n, m=graph.m, nnz=graph.nnz, bounds=np.asarray(parts[0].bounds),
                             summary=graph.summary, weighted=graph.weighted, path="", parts=futures, workers=owner,
