@@ -181,19 +181,24 @@ class Graph:
             (to_numpy(self.weights), to_numpy(self.indices), to_numpy(self.indptr)), shape=self.shape
         )
 
-    def to(self, device: str) -> "Graph":
-        """A copy of the graph whose arrays live on ``"cpu"`` (NumPy) or ``"gpu"`` (CuPy)."""
+    def to(self, device: str, *, keep_pinned: bool = False) -> "Graph":
+        """A copy of the graph whose arrays live on ``"cpu"`` (NumPy) or ``"gpu"`` (CuPy).
+
+        Large host arrays are page-locked for the copy to the GPU (see
+        :func:`mgmatch._array.to_device`; ``keep_pinned`` keeps them locked for later copies)."""
         if device == "cpu":
             conv = to_numpy
         elif device == "gpu":
-            from ._array import cupy_or_none  # noqa: PLC0415
+            from ._array import cupy_or_none, to_device  # noqa: PLC0415
 
             cp = cupy_or_none()
             if cp is None:
                 from .errors import ResourceError  # noqa: PLC0415
 
                 raise ResourceError("no CUDA device is visible to CuPy")
-            conv = cp.asarray
+
+            def conv(a):
+                return to_device(a, keep_pinned=keep_pinned)
         else:
             raise ParameterError(f"device must be 'cpu' or 'gpu', not {device!r}")
         return dataclasses.replace(
@@ -544,9 +549,11 @@ class Partition:
     def xp(self):
         return get_namespace(self.indices)
 
-    def to(self, device: str) -> "Partition":
-        """A copy whose CSR arrays live on ``"cpu"`` (NumPy) or ``"gpu"`` (CuPy)."""
-        g = Graph(self.indptr, self.indices, self.weights, self.n_owned, self.n_cols).to(device)
+    def to(self, device: str, *, keep_pinned: bool = False) -> "Partition":
+        """A copy whose CSR arrays live on ``"cpu"`` (NumPy) or ``"gpu"`` (CuPy) (``keep_pinned``
+        as in :meth:`Graph.to`)."""
+        g = Graph(self.indptr, self.indices, self.weights, self.n_owned, self.n_cols).to(
+            device, keep_pinned=keep_pinned)
         return dataclasses.replace(self, indptr=g.indptr, indices=g.indices, weights=g.weights)
 
     def owner_of(self, v):

@@ -126,6 +126,41 @@ def test_suitor_key_widths(gpu_matching, wide, weights, partitions):
     _assert_greedy(zero, "suitor", partitions=partitions if partitions < 4 else 2)
 
 
+@pytest.mark.parametrize("wide", [None, False])
+@pytest.mark.parametrize("partitions", [2, 3])
+def test_suitor_outbox_bound_on_all_boundary_graphs(gpu_matching, wide, partitions):
+    # every edge crosses partitions (complete bipartite halves, a star of remote leaves): each
+    # step sends as many messages as the outbox bound allows for; an overflow raises
+    gpu_matching.WIDE_KEYS = wide
+    rng = np.random.default_rng(3)
+    left, right = np.meshgrid(np.arange(60), np.arange(60, 120), indexing="ij")
+    kb = mgmatch.Graph.from_edges(left.ravel(), right.ravel(), rng.random(left.size))
+    _assert_greedy(kb, "suitor", partitions=partitions)
+    star = mgmatch.Graph.from_edges(np.zeros(299, np.int64), np.arange(1, 300), rng.random(299))
+    _assert_greedy(star, "suitor", partitions=partitions)
+
+
+def test_to_device_pins_large_arrays_for_the_copy():
+    import cupy as cp
+
+    from mgmatch._array import PIN_MIN_BYTES, to_device
+
+    def locked(a):
+        return cp.cuda.runtime.pointerGetAttributes(a.ctypes.data).type == cp.cuda.runtime.memoryTypeHost
+
+    a = np.random.default_rng(0).random(PIN_MIN_BYTES // 8 + 12345)
+    np.testing.assert_array_equal(to_device(a).get(), a)
+    assert not locked(a)  # locked for the copy only
+    np.testing.assert_array_equal(to_device(a, keep_pinned=True).get(), a)
+    assert locked(a)  # kept for the next copy, which finds it locked
+    np.testing.assert_array_equal(to_device(a, keep_pinned=True).get(), a)
+    small = np.arange(10.0)
+    np.testing.assert_array_equal(to_device(small, keep_pinned=True).get(), small)
+    assert not locked(small)
+    view = a[::2]  # not contiguous: a locked contiguous copy is made and released
+    np.testing.assert_array_equal(to_device(view).get(), view)
+
+
 @pytest.mark.parametrize("vertices_per_warp", [1, 32])
 def test_vertices_per_warp_does_not_change_the_result(gpu_matching, vertices_per_warp):
     gpu_matching.VERTICES_PER_WARP = vertices_per_warp

@@ -84,12 +84,19 @@ class Program(Protocol):
 
 @dataclass
 class RoundLog:
-    """Per-round message counts and time per phase of one run."""
+    """Per-round message counts and time per phase of one run.
+
+    ``load_s`` is the time the workers took to load their partitions onto their devices and
+    build the algorithm's state before the first round (the slowest partition), ``finish_s``
+    the time from the last round to the partitions' results in the client (both 0
+    in-process, where they are part of partitioning and assembling)."""
 
     messages: list[int] = field(default_factory=list)
     compute_s: list[float] = field(default_factory=list)
     exchange_s: list[float] = field(default_factory=list)
     idle_s: list[float] = field(default_factory=list)
+    load_s: float = 0.0
+    finish_s: float = 0.0
 
     @property
     def rounds(self) -> int:
@@ -102,6 +109,8 @@ class RoundLog:
             "compute_s": float(sum(self.compute_s)),
             "exchange_s": float(sum(self.exchange_s)),
             "idle_s": float(sum(self.idle_s)),
+            "load_s": float(self.load_s),
+            "finish_s": float(self.finish_s),
         }
 
 

@@ -140,6 +140,14 @@ def _active_queue(part: Partition):
     return queue
 
 
+def _boundary_entries(part: Partition) -> int:
+    """CSR entries of ``part`` whose neighbour is a ghost (counted once, when a program starts)."""
+    if part.ghosts.size == 0:
+        return 0
+    idx = part.indices
+    return int(((idx < part.lo) | (idx >= part.hi)).sum())
+
+
 def _as_inbox(inbox: Messages, xp):
     return inbox.ints, inbox.w
 
@@ -157,18 +165,21 @@ class _Suitor:
         return SimpleNamespace(
             part=part,
             slot=_slots(part),
+            ghosts=xp.asarray(part.ghosts),
             suitor=xp.full(n_slots, -1, dtype=xp.int64),
             ws=xp.full(n_slots, -np.inf, dtype=xp.float64),
             target=xp.full(part.n_owned, -1, dtype=xp.int64),
             target_w=xp.zeros(part.n_owned, dtype=xp.float64),
             queue=_active_queue(part),
+            boundary=None if xp is np else _boundary_entries(part),
         )
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
+        extra = {} if st.boundary is None else {"boundary": st.boundary}
         ints, w = _twin("suitor_local", p.xp)(
-            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, p.ghosts,
-            st.suitor, st.ws, st.target, st.target_w, st.queue, *_as_inbox(inbox, p.xp),
+            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
+            st.suitor, st.ws, st.target, st.target_w, st.queue, *_as_inbox(inbox, p.xp), **extra,
         )
         st.queue = st.queue[:0]
         return Messages(ints, w)
@@ -207,7 +218,7 @@ class _BSuitor:
         total = int(off[-1])
         n_ghost = part.ghosts.size
         return SimpleNamespace(
-            part=part, b=b_eff, slot=_slots(part),
+            part=part, b=b_eff, slot=_slots(part), ghosts=xp.asarray(part.ghosts),
             hw=xp.zeros(total, dtype=xp.float64), hs=xp.full(total, -1, dtype=xp.int64),
             hcnt=xp.zeros(n, dtype=xp.int64), hoff=off[:-1].copy(),
             tw=xp.full(n_ghost, -np.inf, dtype=xp.float64), ts=xp.full(n_ghost, -1, dtype=xp.int64),
@@ -218,7 +229,7 @@ class _BSuitor:
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
         ints, w = _twin("bsuitor_local", p.xp)(
-            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, p.ghosts, st.b,
+            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts, st.b,
             st.hw, st.hs, st.hcnt, st.hoff, st.tw, st.ts, st.tid, st.tcnt, st.toff,
             st.queue, *_as_inbox(inbox, p.xp),
         )
@@ -244,6 +255,7 @@ class _PointerProgram:
         return SimpleNamespace(
             part=part,
             slot=_slots(part),
+            ghosts=xp.asarray(part.ghosts),
             matched=xp.zeros(n_slots, dtype=xp.bool_),
             cand=xp.full(n_slots, -1, dtype=xp.int64),
             mate=xp.full(part.n_owned, -1, dtype=xp.int64),
@@ -269,7 +281,7 @@ class _LocallyDominant(_PointerProgram):
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
         ints, w = _twin("ld_local", p.xp)(
-            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, p.ghosts,
+            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
             st.matched, st.cand, st.mate, st.mate_w, st.first, *_as_inbox(inbox, p.xp),
         )
         st.first = False
@@ -285,7 +297,7 @@ class _Handshake(_PointerProgram):
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
         ints, w, passes = _twin("handshake_local", p.xp)(
-            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, p.ghosts,
+            p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
             st.matched, st.cand, st.mate, st.mate_w, st.sent, *_as_inbox(inbox, p.xp),
         )
         st.passes += int(passes)

@@ -11,8 +11,12 @@ and ends with the result in the client. Extra row fields:
     the matching equals the local run's, vertex for vertex (b-Suitor: pair for pair);
 ``rounds``, ``messages``
     coordinator rounds and messages exchanged (median run);
+``load_s``, ``finish_s``
+    the time the workers took to load their partitions onto their devices before round 1,
+    and from the last round to the results in the client;
 ``compute_s``, ``exchange_s``, ``idle_s``, ``exchange_share``
-    the coordinator's time per phase and the share of the run's wall time spent in exchange;
+    the coordinator's time per phase (``*_per_round_s``: per round) and the share of the run's
+    wall time spent in exchange;
 ``speedup``
     the one-worker run's time / this run's time (``ratio_vs`` names it);
 ``dask_1w_over_local`` (local rows)
@@ -104,7 +108,10 @@ def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algori
                     "placement_s": placement, "rounds": log.rounds, "messages": int(sum(log.messages)),
                     "messages_per_round": list(log.messages),
                     "compute_s": float(sum(log.compute_s)), "exchange_s": float(sum(log.exchange_s)),
-                    "idle_s": float(sum(log.idle_s)),
+                    "idle_s": float(sum(log.idle_s)), "load_s": float(log.load_s),
+                    "finish_s": float(log.finish_s),
+                    "compute_per_round_s": [round(x, 5) for x in log.compute_s],
+                    "exchange_per_round_s": [round(x, 5) for x in log.exchange_s],
                     "exchange_share": float(sum(log.exchange_s)) / total if total > 0 else None,
                     "weight": res.weight, "identical": _same(res, ref, algorithm),
                 }

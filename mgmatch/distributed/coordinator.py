@@ -23,6 +23,7 @@ starts over.
 from __future__ import annotations
 
 import asyncio
+import collections
 import operator
 import time
 import uuid
@@ -34,7 +35,12 @@ from .._array import to_numpy
 from ..errors import ClusterError
 from ..algorithms._bsp import Messages, RoundLog
 
-__all__ = ["run_distributed", "run_rounds_async"]
+__all__ = ["run_distributed", "run_rounds_async", "LOOKAHEAD"]
+
+#: Rounds the coordinator submits ahead of the last round whose message counts it has read.
+#: The workers then never wait for the coordinator; the price is up to this many rounds on
+#: empty inboxes after the last message (they change nothing).
+LOOKAHEAD = 1
 
 
 # ------------------------------------------------------------------------- worker tasks
@@ -49,30 +55,45 @@ def _check_worker(expected: str) -> str:
 
 
 def _init_task(program, part, expected_worker: str, device: str):
+    """Load the partition onto the worker's device and build its state; the state records how
+    long that took (``load_s``, reported with the first round's counts)."""
     here = _check_worker(expected_worker)
+    t0 = time.perf_counter()
     if device == "gpu":
         from .._array import cupy_or_none  # noqa: PLC0415
 
-        if cupy_or_none() is None:
+        cp = cupy_or_none()
+        if cp is None:
             raise ClusterError(f"worker {here} has no GPU, but device='gpu' was asked for")
-        part = part.to("gpu")
-    return program.init(part)
+        part = part.to("gpu", keep_pinned=True)  # the next run's load skips the locking
+    state = program.init(part)
+    if device == "gpu":
+        cp.cuda.get_current_stream().synchronize()
+    state.load_s = time.perf_counter() - t0
+    return state
 
 
 def _fork(state):
-    """A copy of a partition state whose mutable arrays are new, so a step never alters the
+    """A copy of a partition state whose mutable arrays are new (the partition and the arrays
+    derived from it once, ``slot`` and ``ghosts``, are shared), so a step never alters the
     value of an earlier round's future (Dask may run a task again from its inputs)."""
     copied = {}
     for key, value in vars(state).items():
-        if key in ("part", "slot") or not hasattr(value, "copy") or np.isscalar(value):
+        if key in ("part", "slot", "ghosts") or not hasattr(value, "copy") or np.isscalar(value):
             copied[key] = value
         else:
             copied[key] = value.copy()
     return SimpleNamespace(**copied)
 
 
-def _step_task(program, state, inbox_pieces, expected_worker: str):
+def _state_of(prev):
+    """The state in an init task's result or in the previous step's ``(state, pieces, stats)``."""
+    return prev[0] if isinstance(prev, tuple) else prev
+
+
+def _step_task(program, prev, inbox_pieces, expected_worker: str):
     _check_worker(expected_worker)
+    state = _state_of(prev)
     xp = state.part.xp
     t0 = time.perf_counter()
     state = _fork(state)
@@ -80,14 +101,28 @@ def _step_task(program, state, inbox_pieces, expected_worker: str):
     if len(inbox) == 0:
         inbox = Messages.empty(xp)
     outbox = program.step(state, inbox)
-    pieces = {q: Messages(to_numpy(m.ints), to_numpy(m.w)) for q, m in outbox.split(state.part.bounds).items()}
+    pieces = {q: Messages(_to_host(m.ints), _to_host(m.w)) for q, m in outbox.split(state.part.bounds).items()}
     stats = {
         "messages": len(outbox),
         "dests": sorted(pieces),
         "compute_s": time.perf_counter() - t0,
         "matched": int(program.matched(state)),
+        "load_s": getattr(state, "load_s", 0.0),
     }
+    state.load_s = 0.0  # reported once
     return state, pieces, stats
+
+
+def _to_host(a):
+    """A message array on the host; large device arrays land in page-locked memory (CuPy's
+    pinned pool), which the copy fills at the bus's speed."""
+    if isinstance(a, np.ndarray) or a.nbytes < (1 << 20):
+        return to_numpy(a)
+    import cupyx  # noqa: PLC0415
+
+    out = cupyx.empty_pinned(a.shape, dtype=a.dtype)
+    a.get(out=out)
+    return out
 
 
 def _route_task(step_result, q: int):
@@ -96,9 +131,10 @@ def _route_task(step_result, q: int):
     return piece if piece is not None else Messages.empty()
 
 
-def _finish_task(program, state, expected_worker: str):
+def _finish_task(program, prev, expected_worker: str):
     _check_worker(expected_worker)
-    return {k: to_numpy(v) if hasattr(v, "shape") else v for k, v in program.finish(state).items()}
+    state = _state_of(prev)
+    return {k: _to_host(v) if hasattr(v, "shape") else v for k, v in program.finish(state).items()}
 
 
 # ---------------------------------------------------------------------------- the rounds
@@ -236,14 +272,14 @@ async def _rounds(client, program, parts, workers, device, progress, total_verti
     inbox_f = {p: [] for p in part_f}
     log = RoundLog()
     pipelined = len(part_f) > 1  # one partition never sends a message: one round settles it
-    in_flight = None  # (round, stats futures) of the round whose counts are not read yet
+    in_flight = collections.deque()  # (round, stats futures) of rounds whose counts are not read yet
     t_last = time.perf_counter()
     r = 0
     while True:
         r += 1
         res_f = {p: submit(_step_task, program, state_f[p], inbox_f[p], owner[p], key=f"{name}-{phase}-r{r}-p{p}", p=p)
                  for p in part_f}
-        state_f = {p: submit(operator.getitem, res_f[p], 0, key=f"{name}-state-r{r}-p{p}", p=p) for p in part_f}
+        state_f = res_f  # the next step takes its state from this step's result, on the same worker
         stats_f = [submit(operator.getitem, res_f[p], 2, key=f"{name}-stats-r{r}-p{p}", p=p) for p in part_f]
         # Route every outbox piece now, without waiting for the counts: the next round starts on
         # the workers as soon as its inputs exist, and the coordinator reads each round's counts
@@ -251,28 +287,32 @@ async def _rounds(client, program, parts, workers, device, progress, total_verti
         # nothing, so finishing from its state gives the same result.
         inbox_f = {q: [submit(_route_task, res_f[p], q, key=f"{name}-route-r{r}-p{p}-p{q}", p=p)
                        for p in part_f if p != q] for q in part_f} if pipelined else inbox_f
-        del res_f
-        if pipelined and in_flight is None:
-            in_flight = (r, stats_f)
-            continue
-        checked, checked_f = in_flight if pipelined else (r, stats_f)
+        if pipelined:
+            in_flight.append((r, stats_f))
+            if len(in_flight) <= LOOKAHEAD:
+                continue
+            checked, checked_f = in_flight.popleft()
+        else:
+            checked, checked_f = r, stats_f
         stats = await _gather(client, checked_f, watch)
         now = time.perf_counter()
         wall, t_last = now - t_last, now
         total = sum(s["messages"] for s in stats)
         slowest = max(s["compute_s"] for s in stats)
+        load = max(s["load_s"] for s in stats)
+        log.load_s += load
         log.messages.append(total)
         log.compute_s.append(slowest)
-        log.exchange_s.append(max(wall - slowest, 0.0))
+        log.exchange_s.append(max(wall - slowest - load, 0.0))
         log.idle_s.append(sum(slowest - s["compute_s"] for s in stats) / len(stats))
         if progress is not None:
             matched = sum(s["matched"] for s in stats)
             progress(checked, total, matched / total_vertices if total_vertices else None)
         if total == 0:
             break
-        in_flight = (r, stats_f)
     out_f = [submit(_finish_task, program, state_f[p], owner[p], key=f"{name}-finish-p{p}", p=p) for p in part_f]
     results = await _gather(client, out_f, watch)
+    log.finish_s = time.perf_counter() - t_last
     del state_f, part_f
     return results, log, placement_s
 

@@ -149,6 +149,17 @@ def _boundary_entries(slot, n_owned: int, n_ghosts: int) -> int:
     return int((slot >= n_owned).sum())
 
 
+def _suitor_outbox_cap(boundary: int, n_owned: int, n_ghosts: int, n_in: int) -> int:
+    """A bound on the messages of one Suitor step. An owned vertex that proposes to a ghost waits
+    for the answer, so it sends at most one proposal per step (at most ``min(n_owned,
+    boundary)``). A displacement or rejection goes to a remote suitor: one held at the start of
+    the step (a ghost is the suitor of at most one vertex: at most ``min(n_owned, n_ghosts)``)
+    or one that arrived in the inbox (``n_in``)."""
+    if n_ghosts == 0:
+        return n_in + 64
+    return min(n_owned, boundary) + min(n_owned, n_ghosts) + 2 * n_in + 64
+
+
 def _inbox(in_i, in_w):
     cp = _cp()
     return _as_device(in_i, cp.int64).reshape(-1, 4), _as_device(in_w, cp.float64)
@@ -234,7 +245,7 @@ class _Ranks:
 
 # --------------------------------------------------------------------------------- Suitor
 def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
-                 suitor, ws, target, target_w, queue, in_i, in_w):
+                 suitor, ws, target, target_w, queue, in_i, in_w, *, boundary=None):
     """Suitor on one partition until local quiescence (paper I, Algorithms 3 and 4 [2]_).
 
     GPU twin of :func:`mgmatch.cpu.matching.suitor_local`: same arguments, same state arrays
@@ -242,6 +253,9 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     128-bit keys (by one thread, message by message, with 64-bit rank keys); then GPU-Suitor
     (``suitor_propose``, warp per :data:`VERTICES_PER_WARP` vertices) runs every queued vertex
     and every vertex it displaces to quiescence in one launch.
+
+    ``boundary``, the number of CSR entries whose neighbour is a ghost, sizes the outbox; it is
+    counted here when not given (a partition's program counts it once, at init).
 
     Returns
     -------
@@ -258,7 +272,9 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     n_in = int(in_i.shape[0])
     ghosts_d = _as_device(ghosts, cp.int64)
     k = _kernels(indices, slot, weights)
-    out = _Outbox(2 * _boundary_entries(slot, n_owned, ghosts_d.size) + 2 * n_in + 64)
+    if boundary is None:
+        boundary = _boundary_entries(slot, n_owned, ghosts_d.size)
+    out = _Outbox(_suitor_outbox_cap(boundary, n_owned, ghosts_d.size, n_in))
     queue = _as_device(queue, cp.int64)
     if n_in:
         work = cp.empty(queue.size + n_in, dtype=cp.int64)
