@@ -6,7 +6,8 @@
 //
 // Weights are 64-bit fixed-point integers, so every atomicAdd of a weight is exact and the
 // sums do not depend on the order in which threads add them: a vertex's move is a function
-// of the community state at the start of its bucket alone. Hash tables use open addressing
+// of the community state at the start of its batch alone (a batch is bucket[j::slices], see
+// mgmatch/gpu/louvain.py; the paper moves a whole bucket at once). Hash tables use open addressing
 // with double hashing; a table for degree d has the smallest prime above 1.5 d slots.
 //
 // Tunables (#defines set by the loader): LOUVAIN_BLOCK (threads per block, 128 in the paper),
@@ -233,9 +234,9 @@ __global__ void compute_move_block(const i64* __restrict__ indptr, const int* __
     }
 }
 
-// Algorithm 1, lines 8-11: commit a bucket's moves, C[i] = newComm[i], and update a_c and the
+// Algorithm 1, lines 8-11: commit a batch's moves, C[i] = newComm[i], and update a_c and the
 // community sizes by the moved vertices' k_i (integer atomics: the same values as recomputing
-// a_c from scratch). One thread per vertex of the bucket, grid-stride.
+// a_c from scratch). One thread per vertex of the batch, grid-stride.
 extern "C" __global__ void apply_moves(const int* __restrict__ verts, int nv, const int* __restrict__ new_comm,
                                        int* __restrict__ comm, int* __restrict__ csize, i64* __restrict__ afix,
                                        const i64* __restrict__ kfix) {

@@ -14,6 +14,13 @@ All weights are integers, so sums do not depend on the order in which they are t
 decided from a snapshot of the communities is the same on every thread count and on both
 twins.
 
+The move phase applies the moves after every batch of a bucket, not after every bucket as the
+paper's Algorithm 1 does: each degree bucket is split into ``slices`` interleaved batches
+``bucket[j::slices]`` (one count per bucket, chosen by :mod:`mgmatch.algorithms.louvain`:
+``MOVE_SLICES = 4``, or 1 for buckets of fewer than ``MOVE_SLICE_MIN`` vertices). On R-MAT
+graphs, after aggregation, most vertices share one bucket, and moving them all from one
+snapshot overshoots and lowers modularity; see :func:`move_sweep`.
+
 References
 ----------
 .. [1] M. Naim, F. Manne, M. Halappanavar, A. Tumeo, "Community Detection on the GPU",
@@ -27,10 +34,13 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from .._array import get_namespace
+
 __all__ = [
     "check_memory",
     "table_sizes",
     "make_move_workspace",
+    "move_batches",
     "move_sweep",
     "internal_weight",
     "aggregate",
@@ -68,28 +78,51 @@ def table_sizes(max_degree: int) -> np.ndarray:
         limit *= 2
 
 
-def make_move_workspace(n: int, max_degree: int, buckets) -> dict:
+def move_batches(verts, slices: int) -> list:
+    """The non-empty interleaved batches ``verts[j::slices]`` of one bucket, in the order they move.
+
+    Shared by both twins (``verts`` may be a NumPy or a CuPy array), so they move the same
+    vertices together. With ``slices == 1`` the bucket itself is the one batch.
+
+    >>> [b.tolist() for b in move_batches(np.arange(7, dtype=np.int32), 3)]
+    [[0, 3, 6], [1, 4], [2, 5]]
+    >>> [b.tolist() for b in move_batches(np.arange(2, dtype=np.int32), 4)]
+    [[0], [1]]
+    """
+    nv = int(verts.shape[0])
+    if slices <= 1 or nv <= 1:
+        return [verts] if nv else []
+    xp = get_namespace(verts)
+    return [xp.ascontiguousarray(verts[j::slices]) for j in range(min(slices, nv))]
+
+
+def make_move_workspace(n: int, max_degree: int, buckets, *, slices) -> dict:
     """Scratch for :func:`move_sweep` on a level graph of ``n`` vertices.
 
     Each thread gets one open-addressing hash table (community ids and fixed-point weights)
-    large enough for the largest degree, reused vertex after vertex as in computeMove, and a
-    contiguous share of every bucket balanced by edge count.
+    large enough for the largest degree, reused vertex after vertex as in computeMove. Bucket
+    ``b`` is split once per level into its ``slices[b]`` interleaved batches
+    (:func:`move_batches`); each batch is cut into contiguous shares balanced by edge count,
+    one per thread, on first use and kept for the level's later sweeps.
     """
     threads = numba.get_num_threads()
     sizes = table_sizes(max_degree)
     width = int(sizes[-1])
+    batches = [move_batches(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
     return {
         "table_sizes": sizes,
         "keys": np.empty((threads, width), dtype=np.int32),
         "vals": np.empty((threads, width), dtype=np.int64),
         "new_comm": np.empty(max(n, 1), dtype=np.int32),
         "threads": threads,
-        "chunks": [None] * len(buckets),
+        "slices": [int(k) for k in slices],
+        "batches": batches,
+        "chunks": [[None] * len(bs) for bs in batches],
     }
 
 
 def _bucket_chunks(indptr, verts, threads):
-    """``threads + 1`` offsets splitting a bucket's vertices into runs of about equal edge count."""
+    """``threads + 1`` offsets splitting a batch's vertices into runs of about equal edge count."""
     deg = (indptr[verts + 1] - indptr[verts]).astype(np.int64)
     cum = np.cumsum(deg)
     targets = cum[-1] * np.arange(1, threads, dtype=np.float64) / threads
@@ -98,26 +131,33 @@ def _bucket_chunks(indptr, verts, threads):
 
 
 def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace) -> None:
-    """One iteration of Algorithm 1: every degree bucket in turn, moves decided, then applied.
+    """One iteration of Algorithm 1: every batch of every degree bucket in turn, moves decided, then applied.
 
-    Within a bucket every vertex decides its move (computeMove, Algorithm 2) from the
-    community state at the start of the bucket; the moves are then applied and ``a_c`` and
-    the community sizes updated before the next bucket. ``comm``, ``csize`` and ``afix`` are
-    updated in place.
+    ``buckets`` are the buckets ``workspace`` was made for; bucket ``b`` is processed as its
+    ``s = slices[b]`` interleaved batches ``bucket[j::s]``, ``j = 0, 1, ...``. Within a batch
+    every vertex decides its move (computeMove, Algorithm 2) from the community state at the
+    start of the batch; the moves are then applied and ``a_c`` and the community sizes
+    updated before the next batch. ``comm``, ``csize`` and ``afix`` are updated in place.
+
+    Naim et al. [1]_ apply the moves once per bucket (Algorithm 1, lines 8-11; ``s = 1``
+    here). We apply them after each batch because on R-MAT graphs, after aggregation, most
+    vertices share one bucket: moved all at once from the same snapshot, many of them join the
+    same communities together and overshoot, the sweep lowers modularity and the level stops
+    early. Smaller batches see the moves of the batches before them.
     """
-    for b, verts in enumerate(buckets):
-        if verts.shape[0] == 0:
-            continue
-        chunks = workspace["chunks"][b]
-        if chunks is None:
-            chunks = workspace["chunks"][b] = _bucket_chunks(indptr, verts, workspace["threads"])
-        small = verts.shape[0] * 8 < _SERIAL_BELOW
-        compute = _compute_moves_serial if small else _compute_moves
-        compute(
-            indptr, indices, wfix, kfix, comm, csize, afix, verts, chunks, float(gamma_over_2m),
-            workspace["new_comm"], workspace["keys"], workspace["vals"], workspace["table_sizes"],
-        )
-        _apply_moves(verts, workspace["new_comm"], comm, csize, afix, kfix)
+    threads = workspace["threads"]
+    for b, batches in enumerate(workspace["batches"]):
+        for j, verts in enumerate(batches):
+            chunks = workspace["chunks"][b][j]
+            if chunks is None:
+                chunks = workspace["chunks"][b][j] = _bucket_chunks(indptr, verts, threads)
+            small = verts.shape[0] * 8 < _SERIAL_BELOW
+            compute = _compute_moves_serial if small else _compute_moves
+            compute(
+                indptr, indices, wfix, kfix, comm, csize, afix, verts, chunks, float(gamma_over_2m),
+                workspace["new_comm"], workspace["keys"], workspace["vals"], workspace["table_sizes"],
+            )
+            _apply_moves(verts, workspace["new_comm"], comm, csize, afix, kfix)
 
 
 #: Buckets (vertex counts, weighted by a typical degree of 8) and graphs below this size run
@@ -134,7 +174,7 @@ def _compute_moves(indptr, indices, wfix, kfix, comm, csize, afix, verts, chunks
                    new_comm, keys, vals, table_sizes):  # pragma: no cover - compiled
     # computeMove, Algorithm 2, for every vertex of one bucket: e_{i->c} hashed by community
     # (open addressing, double hashing, table size the smallest prime > 1.5 deg(i)), then
-    # Eq. (2) with the tie and singleton rules of section 4. One contiguous run of the bucket
+    # Eq. (2) with the tie and singleton rules of section 4. One contiguous run of the batch
     # per thread, each with its own table.
     for ch in prange(chunks.shape[0] - 1):
         hkeys = keys[ch]
@@ -210,7 +250,7 @@ _compute_moves_serial = njit(cache=True)(_compute_moves.py_func)
 
 @njit(cache=True)
 def _apply_moves(verts, new_comm, comm, csize, afix, kfix):  # pragma: no cover - compiled
-    # Algorithm 1, lines 8-11: commit the bucket's moves and update a_c.
+    # Algorithm 1, lines 8-11: commit the batch's moves and update a_c.
     moved = 0
     for t in range(verts.shape[0]):
         v = verts[t]

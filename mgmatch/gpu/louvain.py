@@ -7,6 +7,14 @@ warp for [33, 84], a block with the hash table in shared memory for [85, 319] an
 with it in global memory above; for mergeCommunity a warp for community degrees up to 127, a
 block with a shared table for [128, 479] and a block with a global table above. A sweep
 launches its kernels back to back; nothing is read back until its modularity.
+
+Like the CPU twin, and unlike the paper's Algorithm 1 (which applies the moves once per
+bucket), a sweep applies the moves after each of the ``s = slices[b]`` interleaved batches
+``bucket[j::s]`` of bucket ``b`` (``MOVE_SLICES`` of :mod:`mgmatch.algorithms.louvain`, 1 for
+buckets below its ``MOVE_SLICE_MIN``): on R-MAT graphs after aggregation most vertices share
+one bucket, and moving them all from one snapshot overshoots. Each batch is one computeMove
+launch (the bucket's kernel) and one apply_moves launch; the batches are contiguous copies
+made once per level.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ import functools
 
 import numpy as np
 
-from ..cpu.louvain import table_sizes
+from ..cpu.louvain import move_batches, table_sizes
 from ..errors import ResourceError
 
 __all__ = ["check_memory", "make_move_workspace", "move_sweep", "internal_weight", "aggregate"]
@@ -93,8 +101,13 @@ def check_memory(n: int, nnz: int, max_degree: int) -> int:
     return need
 
 
-def make_move_workspace(n: int, max_degree: int, buckets) -> dict:
-    """Table sizes, the newComm array and the global hash tables of the > 319 bucket."""
+def make_move_workspace(n: int, max_degree: int, buckets, *, slices) -> dict:
+    """Table sizes, the newComm array, the global hash tables of the > 319 bucket and the batches.
+
+    The batches of every bucket (:func:`~mgmatch.cpu.louvain.move_batches`, the same as the
+    CPU twin's) are copied to contiguous arrays once per level; their lengths are kept on the
+    host so a sweep launches without reading anything back.
+    """
     cp = _cp()
     sizes = table_sizes(max_degree)
     ws = {"table_sizes": cp.asarray(sizes), "new_comm": cp.empty(max(n, 1), dtype=cp.int32)}
@@ -107,37 +120,48 @@ def make_move_workspace(n: int, max_degree: int, buckets) -> dict:
         ws["g_vals"] = cp.empty(blocks * stride, dtype=cp.int64)
         ws["g_stride"] = stride
         ws["g_blocks"] = blocks
-    ws["sizes_host"] = [int(b.shape[0]) for b in buckets]
+    ws["batches"] = [move_batches(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
+    ws["batch_sizes"] = [[int(v.shape[0]) for v in bs] for bs in ws["batches"]]
+    ws["slices"] = [int(k) for k in slices]
     return ws
 
 
 def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace) -> None:
-    """One iteration of Algorithm 1 on the GPU: per bucket, computeMove then apply (no host sync)."""
+    """One iteration of Algorithm 1 on the GPU: per batch of a bucket, computeMove then apply (no host sync).
+
+    ``buckets`` are the buckets ``workspace`` was made for. Batch ``j`` of bucket ``b`` is
+    ``bucket[j::slices[b]]``; its moves are decided from the state at the start of the batch and
+    applied (``C``, community sizes, ``a_c``) before the next batch, in the same order as the
+    CPU twin, so both take the same decisions. The paper applies them once per bucket; see the
+    module notes for why we do not.
+    """
     cp = _cp()
     ts, new_comm = workspace["table_sizes"], workspace["new_comm"]
     gm = np.float64(gamma_over_2m)
     apply = _kernel("apply_moves")
-    for b, verts in enumerate(buckets):
-        nv = workspace["sizes_host"][b]
-        if nv == 0:
-            continue
-        nv32 = np.int32(nv)
-        common = (indptr, indices, wfix, kfix, comm, csize, afix, verts, nv32, ts, gm, new_comm)
-        if b < len(_GROUP_CONFIG):
-            g, t = _GROUP_CONFIG[b]
-            _kernel(f"compute_move_group<{g}, {t}>")((_grid(nv, BLOCK // g),), (BLOCK,), common)
-        elif b == len(_GROUP_CONFIG):
-            dummy_i = cp.empty(1, dtype=cp.int32)
-            dummy_l = cp.empty(1, dtype=cp.int64)
-            _kernel("compute_move_block<false>")(
-                (_grid(nv, 1),), (BLOCK,), common + (dummy_i, dummy_l, np.int64(0))
-            )
-        else:
-            _kernel("compute_move_block<true>")(
-                (min(nv, workspace["g_blocks"]),), (BLOCK,),
-                common + (workspace["g_keys"], workspace["g_vals"], np.int64(workspace["g_stride"])),
-            )
-        apply((_grid(nv, BLOCK),), (BLOCK,), (verts, nv32, new_comm, comm, csize, afix, kfix))
+    dummy_i = dummy_l = None
+    for b, batches in enumerate(workspace["batches"]):
+        for verts, nv in zip(batches, workspace["batch_sizes"][b]):
+            nv32 = np.int32(nv)
+            common = (indptr, indices, wfix, kfix, comm, csize, afix, verts, nv32, ts, gm, new_comm)
+            if b < len(_GROUP_CONFIG):
+                g, t = _GROUP_CONFIG[b]
+                _kernel(f"compute_move_group<{g}, {t}>")((_grid(nv, BLOCK // g),), (BLOCK,), common)
+            elif b == len(_GROUP_CONFIG):
+                if dummy_i is None:
+                    dummy_i = cp.empty(1, dtype=cp.int32)
+                    dummy_l = cp.empty(1, dtype=cp.int64)
+                _kernel("compute_move_block<false>")(
+                    (_grid(nv, 1),), (BLOCK,), common + (dummy_i, dummy_l, np.int64(0))
+                )
+            else:
+                # the batch keeps the bucket's order (largest degree first); every block owns
+                # g_stride slots of the global table, enough for the bucket's largest degree
+                _kernel("compute_move_block<true>")(
+                    (min(nv, workspace["g_blocks"]),), (BLOCK,),
+                    common + (workspace["g_keys"], workspace["g_vals"], np.int64(workspace["g_stride"])),
+                )
+            apply((_grid(nv, BLOCK),), (BLOCK,), (verts, nv32, new_comm, comm, csize, afix, kfix))
 
 
 def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
