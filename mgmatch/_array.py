@@ -52,11 +52,21 @@ def get_namespace(*arrays):
     return np
 
 
-def to_numpy(a):
-    """The one device-to-host exit: return ``a`` as a NumPy array (no copy for NumPy input)."""
+def to_numpy(a, *, pinned: bool = False):
+    """The one device-to-host exit: return ``a`` as a NumPy array (no copy for NumPy input).
+
+    With ``pinned`` a device array of at least 1 MiB lands in page-locked memory from CuPy's
+    pinned pool, which the copy fills at the bus's speed (for short-lived arrays such as
+    messages; the pool keeps what it has handed out)."""
     if a is None or isinstance(a, np.ndarray):
         return a
     if type(a).__module__.startswith("cupy"):
+        if pinned and a.nbytes >= (1 << 20):
+            import cupyx  # noqa: PLC0415
+
+            out = cupyx.empty_pinned(a.shape, dtype=a.dtype)
+            a.get(out=out)
+            return out
         return a.get()
     return np.asarray(a)
 

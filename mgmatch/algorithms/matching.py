@@ -140,14 +140,6 @@ def _active_queue(part: Partition):
     return queue
 
 
-def _boundary_entries(part: Partition) -> int:
-    """CSR entries of ``part`` whose neighbour is a ghost (counted once, when a program starts)."""
-    if part.ghosts.size == 0:
-        return 0
-    idx = part.indices
-    return int(((idx < part.lo) | (idx >= part.hi)).sum())
-
-
 def _as_inbox(inbox: Messages, xp):
     return inbox.ints, inbox.w
 
@@ -162,16 +154,23 @@ class _Suitor:
     def init(self, part: Partition):
         xp = part.xp
         n_slots = part.n_owned + part.ghosts.size
+        slot = _slots(part)
+        if xp is np:
+            boundary = None
+        else:  # sizes every step's outbox: counted once here, not per step
+            from ..gpu.matching import _boundary_entries  # noqa: PLC0415
+
+            boundary = _boundary_entries(slot, part.n_owned, part.ghosts.size)
         return SimpleNamespace(
             part=part,
-            slot=_slots(part),
+            slot=slot,
             ghosts=xp.asarray(part.ghosts),
             suitor=xp.full(n_slots, -1, dtype=xp.int64),
             ws=xp.full(n_slots, -np.inf, dtype=xp.float64),
             target=xp.full(part.n_owned, -1, dtype=xp.int64),
             target_w=xp.zeros(part.n_owned, dtype=xp.float64),
             queue=_active_queue(part),
-            boundary=None if xp is np else _boundary_entries(part),
+            boundary=boundary,
         )
 
     def step(self, st, inbox: Messages) -> Messages:

@@ -23,7 +23,6 @@ starts over.
 from __future__ import annotations
 
 import asyncio
-import collections
 import operator
 import time
 import uuid
@@ -35,12 +34,7 @@ from .._array import to_numpy
 from ..errors import ClusterError
 from ..algorithms._bsp import Messages, RoundLog
 
-__all__ = ["run_distributed", "run_rounds_async", "LOOKAHEAD"]
-
-#: Rounds the coordinator submits ahead of the last round whose message counts it has read.
-#: The workers then never wait for the coordinator; the price is up to this many rounds on
-#: empty inboxes after the last message (they change nothing).
-LOOKAHEAD = 1
+__all__ = ["run_distributed", "run_rounds_async"]
 
 
 # ------------------------------------------------------------------------- worker tasks
@@ -101,7 +95,7 @@ def _step_task(program, prev, inbox_pieces, expected_worker: str):
     if len(inbox) == 0:
         inbox = Messages.empty(xp)
     outbox = program.step(state, inbox)
-    pieces = {q: Messages(_to_host(m.ints), _to_host(m.w)) for q, m in outbox.split(state.part.bounds).items()}
+    pieces = {q: Messages(to_numpy(m.ints, pinned=True), to_numpy(m.w, pinned=True)) for q, m in outbox.split(state.part.bounds).items()}
     stats = {
         "messages": len(outbox),
         "dests": sorted(pieces),
@@ -113,18 +107,6 @@ def _step_task(program, prev, inbox_pieces, expected_worker: str):
     return state, pieces, stats
 
 
-def _to_host(a):
-    """A message array on the host; large device arrays land in page-locked memory (CuPy's
-    pinned pool), which the copy fills at the bus's speed."""
-    if isinstance(a, np.ndarray) or a.nbytes < (1 << 20):
-        return to_numpy(a)
-    import cupyx  # noqa: PLC0415
-
-    out = cupyx.empty_pinned(a.shape, dtype=a.dtype)
-    a.get(out=out)
-    return out
-
-
 def _route_task(step_result, q: int):
     """The piece of a step's outbox addressed to partition ``q`` (runs on the sender)."""
     piece = step_result[1].get(q)
@@ -134,7 +116,7 @@ def _route_task(step_result, q: int):
 def _finish_task(program, prev, expected_worker: str):
     _check_worker(expected_worker)
     state = _state_of(prev)
-    return {k: _to_host(v) if hasattr(v, "shape") else v for k, v in program.finish(state).items()}
+    return {k: to_numpy(v, pinned=True) if hasattr(v, "shape") else v for k, v in program.finish(state).items()}
 
 
 # ---------------------------------------------------------------------------- the rounds
@@ -272,7 +254,7 @@ async def _rounds(client, program, parts, workers, device, progress, total_verti
     inbox_f = {p: [] for p in part_f}
     log = RoundLog()
     pipelined = len(part_f) > 1  # one partition never sends a message: one round settles it
-    in_flight = collections.deque()  # (round, stats futures) of rounds whose counts are not read yet
+    in_flight = None  # (round, stats futures) of the round whose counts are not read yet
     t_last = time.perf_counter()
     r = 0
     while True:
@@ -287,13 +269,10 @@ async def _rounds(client, program, parts, workers, device, progress, total_verti
         # nothing, so finishing from its state gives the same result.
         inbox_f = {q: [submit(_route_task, res_f[p], q, key=f"{name}-route-r{r}-p{p}-p{q}", p=p)
                        for p in part_f if p != q] for q in part_f} if pipelined else inbox_f
-        if pipelined:
-            in_flight.append((r, stats_f))
-            if len(in_flight) <= LOOKAHEAD:
-                continue
-            checked, checked_f = in_flight.popleft()
-        else:
-            checked, checked_f = r, stats_f
+        if pipelined and in_flight is None:
+            in_flight = (r, stats_f)
+            continue
+        checked, checked_f = in_flight if pipelined else (r, stats_f)
         stats = await _gather(client, checked_f, watch)
         now = time.perf_counter()
         wall, t_last = now - t_last, now
@@ -310,6 +289,7 @@ async def _rounds(client, program, parts, workers, device, progress, total_verti
             progress(checked, total, matched / total_vertices if total_vertices else None)
         if total == 0:
             break
+        in_flight = (r, stats_f)
     out_f = [submit(_finish_task, program, state_f[p], owner[p], key=f"{name}-finish-p{p}", p=p) for p in part_f]
     results = await _gather(client, out_f, watch)
     log.finish_s = time.perf_counter() - t_last
