@@ -14,7 +14,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["kernel_dir", "kernel_source", "get_module", "get_kernel"]
+__all__ = ["kernel_dir", "kernel_source", "get_module", "get_kernel", "cooperative_blocks"]
 
 def kernel_dir() -> Path:
     """Folder holding the ``.cu`` sources: the installed package data, else the source tree."""
@@ -34,7 +34,7 @@ def kernel_source(family: str) -> str:
 
 
 @functools.cache
-def _module(device_id: int, family: str, defines: tuple, name_expressions: tuple):
+def _module(device_id: int, family: str, defines: tuple, name_expressions: tuple, cooperative: bool):
     import cupy  # noqa: PLC0415
 
     header = "".join(f"#define {k} {v}\n" for k, v in defines)
@@ -43,17 +43,35 @@ def _module(device_id: int, family: str, defines: tuple, name_expressions: tuple
             code=header + kernel_source(family),
             options=("-std=c++17", "--use_fast_math") if os.environ.get("MGMATCH_FAST_MATH") else ("-std=c++17",),
             name_expressions=name_expressions or None,
+            enable_cooperative_groups=cooperative,
         )
 
 
-def get_module(family: str, *, defines: dict | None = None, name_expressions=()):
-    """The compiled ``RawModule`` of a kernel family on the current device (memoised)."""
+def get_module(family: str, *, defines: dict | None = None, name_expressions=(), cooperative: bool = False):
+    """The compiled ``RawModule`` of a kernel family on the current device (memoised).
+
+    With ``cooperative`` its kernels are launched cooperatively (``cuLaunchCooperativeKernel``):
+    every block of the grid is resident at once, which grid-wide barriers need; the grid must
+    then fit the device (see :func:`cooperative_blocks`).
+    """
     import cupy  # noqa: PLC0415
 
     dev = cupy.cuda.runtime.getDevice()
-    return _module(dev, family, tuple(sorted((defines or {}).items())), tuple(name_expressions))
+    return _module(dev, family, tuple(sorted((defines or {}).items())), tuple(name_expressions), bool(cooperative))
 
 
-def get_kernel(family: str, name: str, *, defines: dict | None = None, name_expressions=()):
+def get_kernel(family: str, name: str, *, defines: dict | None = None, name_expressions=(), cooperative: bool = False):
     """One kernel of a family; ``name`` may be a template instantiation listed in ``name_expressions``."""
-    return get_module(family, defines=defines, name_expressions=name_expressions).get_function(name)
+    module = get_module(family, defines=defines, name_expressions=name_expressions, cooperative=cooperative)
+    return module.get_function(name)
+
+
+def cooperative_blocks(kernel, block: int, per_sm: int) -> int:
+    """Blocks of a cooperative launch of ``kernel``: at most ``per_sm`` per multiprocessor, and no
+    more than the device can hold resident at once (its occupancy for ``block`` threads)."""
+    import cupy  # noqa: PLC0415
+    from cupy_backends.cuda.api import driver  # noqa: PLC0415
+
+    resident = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, int(block), 0)
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    return int(sms) * max(1, min(int(per_sm), int(resident)))
