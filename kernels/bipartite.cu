@@ -375,3 +375,348 @@ __global__ void alternate(I n_rows, I* mu_row, I* mu_col, const I* __restrict__ 
         }
     }
 }
+
+// ------------------------------------------------------------------ persistent APFB / APsB
+// The whole of APFB / APsB [APFB Alg. 1] in one launch: INITBFSARRAY, the BFS levels, ALTERNATE
+// and FIXMATCHING of every phase, separated by grid-wide barriers instead of kernel launches and
+// host round trips. Launched cooperatively (every block resident), so the barrier is safe.
+//
+// Frontiers are queues: a column enters the next level's queue once, by compare-and-swap on its
+// bfs level, as an entry (column, adjacency begin, adjacency end, root) so that its expansion
+// starts with one load. A group of 4 to 32 lanes expands one column, striding over its
+// adjacency, so per level the work is that of the frontier, not of all columns. While a
+// frontier is small (at most `local_max` columns) block 0 runs the levels alone, with block
+// barriers, and the other blocks wait at the next grid barrier: the long tails of a phase (few
+// roots, long paths) then cost a block barrier per level instead of a grid barrier.
+//
+// With the root array (GPUBFS-WR) an end of an augmenting path is claimed twice by
+// compare-and-swap: the unmatched row (-1 -> -2), then the root (bfs(root): L0 -> -1); when the
+// root was already taken the row is released. So every tree yields at most one path and the
+// paths of a phase are vertex-disjoint: ALTERNATE never meets another thread's path, and
+// FIXMATCHING has nothing left to repair (it still runs, as in the paper). Without the root
+// array (GPUBFS) several ends may share a tree and the paper's ALTERNATE stop rule and
+// FIXMATCHING resolve them.
+//
+// ctl (zeroed by the host): ctl[0..2] frontier lengths and ctl[3..5] "path found" flags of the
+// grid-wide levels, rotating with the count g of grid-wide levels run (level g fills ctl[(g+1)%3]
+// and ctl[3 + g%3] and zeroes the slots of level g + 1 and g + 2, which every thread has read
+// by then), ctl[6] phases, ctl[7] BFS levels, ctl[8] set when max_phases was reached,
+// ctl[9..11] and ctl[13] block 0's report after a run of block-local levels (level, frontier
+// length, found, levels run), ctl[12] the number of roots. stats receives thread 0's timings
+// and counts (see the kernel). All threads read the same values
+// after every barrier, so they all take the same branches and meet at every barrier.
+#ifndef MGM_FULL_MASK
+#define MGM_FULL_MASK 0xffffffffu
+#endif
+#define MGM_CTL_SIZE 16
+
+__device__ __forceinline__ int mgm_atomic_add(int* p, int v) { return atomicAdd(p, v); }
+__device__ __forceinline__ long long mgm_atomic_add(long long* p, long long v) {
+    return (long long)atomicAdd((unsigned long long*)p, (unsigned long long)v);
+}
+__device__ __forceinline__ int mgm_cas(int* p, int cmp, int val) { return atomicCAS(p, cmp, val); }
+__device__ __forceinline__ long long mgm_cas(long long* p, long long cmp, long long val) {
+    return (long long)atomicCAS((unsigned long long*)p, (unsigned long long)cmp, (unsigned long long)val);
+}
+
+// Reads of data that other blocks write inside the launch go to L2 (ld.global.cg): an L1 line
+// cached before a barrier is not refreshed by another multiprocessor's stores.
+template <typename I>
+__device__ __forceinline__ I mgm_load(const I* p) {
+    return __ldcg(p);
+}
+
+// Frontier entries: (column, adjacency begin, adjacency end, root), 4 indices each.
+template <typename I>
+struct mgm_entry {
+    I c, beg, end, root;
+};
+__device__ __forceinline__ mgm_entry<int> mgm_load_entry(const int* q, int i) {
+    int4 v = __ldcg((const int4*)q + i);
+    return {v.x, v.y, v.z, v.w};
+}
+__device__ __forceinline__ mgm_entry<long long> mgm_load_entry(const long long* q, long long i) {
+    longlong2 a = __ldcg((const longlong2*)q + 2 * i);
+    longlong2 b = __ldcg((const longlong2*)q + 2 * i + 1);
+    return {a.x, a.y, b.x, b.y};
+}
+__device__ __forceinline__ void mgm_store_entry(int* q, int i, int c, int beg, int end, int root) {
+    ((int4*)q)[i] = make_int4(c, beg, end, root);
+}
+__device__ __forceinline__ void mgm_store_entry(long long* q, long long i, long long c, long long beg,
+                                                long long end, long long root) {
+    ((longlong2*)q)[2 * i] = make_longlong2(c, beg);
+    ((longlong2*)q)[2 * i + 1] = make_longlong2(end, root);
+}
+
+// Grid-wide barrier for a cooperative launch. *bar counts the arrivals of every barrier of the
+// launch; a block's thread 0 keeps the number of barriers it has passed in `epoch`, so barrier
+// k opens when the count reaches k * gridDim.x: one atomic and a polling load per block, no
+// reset. The fences order each block's stores before its arrival and after its departure.
+__device__ __forceinline__ void mgm_grid_sync(unsigned long long* bar, unsigned long long& epoch) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned long long target = ++epoch * gridDim.x;
+        __threadfence();
+        atomicAdd(bar, 1ull);
+        while (*(volatile unsigned long long*)bar < target) {
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+__device__ __forceinline__ unsigned long long mgm_now() {
+    unsigned long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    return ns;
+}
+
+// Adds the time since `clock` to `acc` and restarts the clock (thread 0 only).
+template <typename I>
+__device__ __forceinline__ void mgm_lap(unsigned long long& acc, unsigned long long& clock, I tid) {
+    if (tid == 0) {
+        unsigned long long now = mgm_now();
+        acc += now - clock;
+        clock = now;
+    }
+}
+
+// A slot for each lane with `push` at *len (one atomic per warp); every lane of the warp must
+// call it. Returns the lane's slot, or -1.
+template <typename I>
+__device__ __forceinline__ I mgm_warp_slot(bool push, I* len, int lane) {
+    unsigned int mask = __ballot_sync(MGM_FULL_MASK, push);
+    if (!mask) return -1;
+    int leader = __ffs(mask) - 1;
+    I base = 0;
+    if (lane == leader) base = mgm_atomic_add(len, (I)__popc(mask));
+    base = __shfl_sync(MGM_FULL_MASK, base, leader);
+    return push ? base + __popc(mask & ((1u << lane) - 1u)) : (I)-1;
+}
+
+// The lane layout of the frontier expansion: `group` lanes per column.
+struct mgm_groups {
+    int group, gid, glane, gbase, lane;
+    unsigned int gmask;
+};
+
+// One BFS level [APFB Alg. 2 / Alg. 4] over the frontier entries cur[0 .. n): the groups with
+// slots first, first + stride, ... expand their columns, claim unvisited columns for `nxt`
+// (counted at *nxt_len) and ends of augmenting paths (*found <- 1).
+template <typename I>
+__device__ __forceinline__ void mgm_expand(const I* cur, I n, I* nxt, I* nxt_len, I* found, I first, I stride,
+                                           const I* __restrict__ col_ptr, const I* __restrict__ col_rows,
+                                           I* mu_row, I* bfs, I* root, I* pred, I level, I l0, I unvisited,
+                                           int with_root, const mgm_groups& lg) {
+    for (I base = first; base < n; base += stride) {
+        const I i = base + lg.gid;
+        mgm_entry<I> e = {-1, 0, 0, -1};
+        if (i < n) e = mgm_load_entry(cur, i);
+        bool active = e.beg < e.end;
+        for (I j0 = e.beg; __any_sync(MGM_FULL_MASK, active); j0 += lg.group) {
+            const I j = j0 + lg.glane;
+            I r = (active && j < e.end) ? col_rows[j] : (I)-1;
+            if (with_root) {  // early exit [APFB Alg. 4]: the root already has its path
+                I state = (active && lg.glane == 0) ? mgm_load<I>(bfs + e.root) : (I)0;
+                if (__shfl_sync(MGM_FULL_MASK, state, lg.gbase) < 0) {
+                    active = false;
+                    r = -1;
+                }
+            }
+            const I cm = r >= 0 ? mgm_load<I>(mu_row + r) : (I)-3;
+            bool ended = false;
+            if (cm == -1 && mgm_cas(mu_row + r, (I)-1, (I)-2) == -1) {
+                if (!with_root || mgm_cas(bfs + e.root, l0, (I)-1) == l0) {
+                    pred[r] = e.c;
+                    ended = true;
+                } else {
+                    mu_row[r] = -1;  // the root already has its path: give the row back
+                }
+            }
+            I cbeg = 0;
+            I cend = 0;
+            bool push = false;
+            if (cm > -1) {
+                cbeg = col_ptr[cm];  // loaded alongside the claim, for the entry
+                cend = col_ptr[cm + 1];
+                push = mgm_cas(bfs + cm, unvisited, level + 1) == unvisited;
+                if (push) {
+                    if (with_root) root[cm] = e.root;
+                    pred[r] = e.c;
+                }
+            }
+            const I slot = mgm_warp_slot<I>(push, nxt_len, lg.lane);
+            if (push) mgm_store_entry(nxt, slot, cm, cbeg, cend, with_root ? e.root : (I)-1);
+            if (__ballot_sync(MGM_FULL_MASK, ended) & lg.gmask) {
+                if (lg.glane == 0) *found = 1;
+                if (with_root) active = false;  // GPUBFS-WR: this root stops expanding
+            }
+            if (j0 + lg.group >= e.end) active = false;
+        }
+    }
+}
+
+template <typename I>
+__global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_ptr, const I* __restrict__ col_rows,
+                                I* mu_row, I* mu_col, I* bfs, I* root, I* pred, I* queue, I* ctl,
+                                unsigned long long* bar, I l0, int with_root, int stop_at_first, I max_phases,
+                                int group, I local_max, unsigned long long* stats) {
+    __shared__ I s_len[3];
+    __shared__ I s_found[3];
+    const I unvisited = l0 - MGM_UNVISITED_OFFSET;
+    const I tid = mgm_thread_id<I>();
+    const I nthreads = mgm_thread_count<I>();
+    const int lane = threadIdx.x & 31;
+    const I warp = tid >> 5;
+    const I nwarps = nthreads >> 5;
+    const I per_warp = 32 / group;  // group: 4, 8, 16 or 32 lanes per column (the host picks it)
+    mgm_groups lg;
+    lg.group = group;
+    lg.lane = lane;
+    lg.gid = lane / group;
+    lg.glane = lane % group;
+    lg.gbase = lg.gid * group;
+    lg.gmask = group == 32 ? MGM_FULL_MASK : ((1u << group) - 1u) << lg.gbase;
+    I* const half[2] = {queue, queue + 4 * n_cols};
+    // stats, kept by thread 0: nanoseconds in INITBFSARRAY, grid-wide levels, block-local runs,
+    // ALTERNATE and FIXMATCHING (each up to the barrier that ends it); grid-wide levels,
+    // block-local runs, block-local levels.
+    unsigned long long st[7] = {0, 0, 0, 0, 0, 0, 0};
+    unsigned long long clock = mgm_now();
+    unsigned long long epoch = 0;
+    I g = 0;  // grid-wide levels run: picks the ctl slots
+    I phases = 0;
+    I levels = 0;
+    bool capped = false;
+    for (;;) {
+        // INITBFSARRAY; the unmatched columns (roots) form the first frontier, in half[0].
+        for (I base = tid - lane; base < n_cols; base += nthreads) {
+            const I c = base + lane;
+            bool root_col = false;
+            if (c < n_cols) {
+                root_col = mgm_load<I>(mu_col + c) < 0;
+                bfs[c] = root_col ? l0 : unvisited;
+                if (with_root) root[c] = root_col ? c : (I)-1;
+            }
+            const I slot = mgm_warp_slot<I>(root_col, ctl + 12, lane);
+            if (root_col) mgm_store_entry(half[0], slot, c, col_ptr[c], col_ptr[c + 1], with_root ? c : (I)-1);
+        }
+        mgm_grid_sync(bar, epoch);
+        mgm_lap(st[0], clock, tid);
+        ++phases;
+        bool found = false;
+        I t = 0;  // BFS level, minus L0
+        I n = mgm_load<I>(ctl + 12);
+        for (;;) {
+            if (n == 0 || (stop_at_first && found)) break;
+            if (n <= local_max) {
+                // A run of levels by block 0 alone; the others wait at the grid barrier below.
+                if (blockIdx.x == 0) {
+                    if (threadIdx.x < 3) {
+                        s_len[threadIdx.x] = 0;
+                        s_found[threadIdx.x] = 0;
+                    }
+                    __syncthreads();
+                    I u = 0;
+                    bool local_found = false;
+                    for (;;) {
+                        if (threadIdx.x == 0) {
+                            s_len[(u + 2) % 3] = 0;
+                            s_found[(u + 1) % 3] = 0;
+                        }
+                        mgm_expand<I>(half[t & 1], n, half[(t + 1) & 1], s_len + (u + 1) % 3, s_found + u % 3,
+                                      (I)(threadIdx.x >> 5) * per_warp, (I)(blockDim.x >> 5) * per_warp, col_ptr,
+                                      col_rows, mu_row, bfs, root, pred, l0 + t, l0, unvisited, with_root, lg);
+                        __syncthreads();
+                        n = s_len[(u + 1) % 3];
+                        local_found = local_found || s_found[u % 3] != 0;
+                        ++t;
+                        ++u;
+                        if (n == 0 || n > local_max || (stop_at_first && local_found)) break;
+                    }
+                    if (threadIdx.x == 0) {
+                        ctl[9] = t;
+                        ctl[10] = n;
+                        ctl[11] = local_found ? 1 : 0;
+                        ctl[13] = u;
+                    }
+                }
+                mgm_grid_sync(bar, epoch);
+                t = mgm_load<I>(ctl + 9);
+                n = mgm_load<I>(ctl + 10);
+                found = found || mgm_load<I>(ctl + 11) != 0;
+                levels += mgm_load<I>(ctl + 13);
+                mgm_lap(st[2], clock, tid);
+                st[5] += 1;
+                st[6] += (unsigned long long)mgm_load<I>(ctl + 13);
+                continue;
+            }
+            // A grid-wide level.
+            I* nxt_len = ctl + (g + 1) % 3;
+            I* level_found = ctl + 3 + g % 3;
+            if (tid == 0) {
+                ctl[(g + 2) % 3] = 0;
+                ctl[3 + (g + 1) % 3] = 0;
+            }
+            mgm_expand<I>(half[t & 1], n, half[(t + 1) & 1], nxt_len, level_found, warp * per_warp,
+                          nwarps * per_warp, col_ptr, col_rows, mu_row, bfs, root, pred, l0 + t, l0, unvisited,
+                          with_root, lg);
+            mgm_grid_sync(bar, epoch);
+            n = mgm_load<I>(nxt_len);
+            found = found || mgm_load<I>(level_found) != 0;
+            ++t;
+            ++g;
+            ++levels;
+            mgm_lap(st[1], clock, tid);
+            st[4] += 1;
+        }
+        if (!found) break;  // no augmenting path: the matching is maximum
+        // ALTERNATE [APFB Alg. 3], from every claimed end of a path. The hop bound only guards
+        // against a corrupted pred; a path has fewer than n_cols columns.
+        for (I r = tid; r < n_rows; r += nthreads) {
+            if (mgm_load<I>(mu_row + r) != -2) continue;
+            // Each hop's pred(matched_row) is both the stop test and the next hop's column, so a
+            // hop costs two dependent loads.
+            I row = r;
+            I matched_col = mgm_load<I>(pred + row);
+            for (I hops = 0; hops <= n_cols; ++hops) {
+                const I matched_row = mgm_load<I>(mu_col + matched_col);
+                const I next_col = matched_row > -1 ? mgm_load<I>(pred + matched_row) : (I)-1;
+                if (matched_row > -1 && next_col == matched_col) break;
+                mu_col[matched_col] = row;
+                mu_row[row] = matched_col;
+                if (matched_row == -1) break;  // reached the root
+                row = matched_row;
+                matched_col = next_col;
+            }
+        }
+        mgm_grid_sync(bar, epoch);
+        // FIXMATCHING, rows against columns, then columns against rows.
+        for (I r = tid; r < n_rows; r += nthreads) {
+            I m = mgm_load<I>(mu_row + r);
+            if (m < 0 || mgm_load<I>(mu_col + m) != r) mu_row[r] = -1;
+        }
+        mgm_grid_sync(bar, epoch);
+        for (I c = tid; c < n_cols; c += nthreads) {
+            I m = mgm_load<I>(mu_col + c);
+            if (m >= 0 && mgm_load<I>(mu_row + m) != c) mu_col[c] = -1;
+        }
+        if (tid == 0) {
+            for (int k = 0; k < 6; ++k) ctl[k] = 0;
+            ctl[12] = 0;
+        }
+        mgm_grid_sync(bar, epoch);
+        mgm_lap(st[3], clock, tid);
+        if (phases >= max_phases) {
+            capped = true;
+            break;
+        }
+    }
+    if (tid == 0) {
+        ctl[6] = phases;
+        ctl[7] = levels;
+        ctl[8] = capped ? 1 : 0;
+        for (int k = 0; k < 7; ++k) stats[k] = st[k];
+    }
+}

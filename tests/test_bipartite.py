@@ -40,6 +40,12 @@ CONFIGS = (
     ("apsb", {"bfs": "gpubfs-wr", "launch": "mt"}),
     ("apsb", {"bfs": "gpubfs", "launch": "ct"}),
 )
+PERSISTENT = (  # one cooperative launch; on the CPU the launch mode changes nothing, so GPU only
+    ("apfb", {"bfs": "gpubfs-wr", "launch": "persistent"}),
+    ("apfb", {"bfs": "gpubfs", "launch": "persistent"}),
+    ("apsb", {"bfs": "gpubfs-wr", "launch": "persistent"}),
+    ("apsb", {"bfs": "gpubfs", "launch": "persistent"}),
+)
 REAL = {  # file: (shape, structural rank)
     "lp_afiro.mtx": ((27, 51), 27),
     "ash219.mtx": ((219, 85), 85),
@@ -83,7 +89,9 @@ def check_result(r: BipartiteMatchingResult, a, expected: int, what: str = "") -
     assert (np.diff(table["row"]) > 0).all() and (rm[table["row"]] == table["col"]).all()
 
 
-def run_all(graph, a, expected, device, inits=INITS, configs=CONFIGS):
+def run_all(graph, a, expected, device, inits=INITS, configs=None):
+    if configs is None:
+        configs = CONFIGS + (PERSISTENT if device == "gpu" else ())
     for init in inits:
         for algorithm, opts in configs:
             r = bipartite_matching(graph, algorithm, init, device=device, **opts)
@@ -272,7 +280,7 @@ def test_result_object_and_summary(device):
     assert s["cardinality"] == 27 and s["init_cardinality"] <= 27
     assert {"init", "match", "total"} <= set(s["time_s"])
     assert s["counts"]["iterations"] >= 1
-    assert r.params == {"init": "karp-sipser", "bfs": "gpubfs-wr", "launch": "ct"}
+    assert r.params == {"init": "karp-sipser", "bfs": "gpubfs-wr", "launch": "persistent"}
     g = bipartite_matching(bip(a), "gpr", device=device)
     assert g.params == {"init": "cheap", "variant": "shrink", "relabel": "adaptive", "relabel_k": 0.7}
     assert g.global_relabels >= 1 or g.init_cardinality == 27
@@ -335,6 +343,64 @@ def test_int64_indices(monkeypatch, device):
     monkeypatch.setattr(mod, "_index_dtype", lambda graph: np.dtype(np.int64))
     a = mmread(DATA / "west0479.mtx")
     run_all(bip(a), a, 479, device, inits=("cheap",))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "delaunay:k=15",
+        "rgg:k=15",
+        "kron:k=13,edge_factor=48",
+        "grid2d:nx=80,ny=80,delete_fraction=0.1",  # SciPy slows down sharply on larger grids
+        "random_bipartite:n_rows=30000,n_cols=20000,avg_degree=2",
+    ],
+)
+def test_persistent_on_generated_graphs_gpu(spec):
+    """The persistent kernel on graphs that take many blocks, phases and BFS levels, and on the
+    skewed degrees of R-MAT (a warp strides over a hub's adjacency), against SciPy."""
+    from mgmatch.generators import parse_graph_spec
+
+    g = parse_graph_spec(spec)
+    g = g if g.bipartite else g.bipartite_double_cover()
+    a = g.to_scipy()
+    expected = scipy_rank(a)
+    for algorithm, opts in PERSISTENT:
+        for init in ("cheap", "none"):
+            r = bipartite_matching(g, algorithm, init, device="gpu", **opts)
+            check_result(r, a, expected, f"{spec} {algorithm} {init} {opts}")
+            assert r.bfs_levels >= r.iterations >= 1
+            assert r.counts["grid_levels"] + r.counts["block_levels"] == r.bfs_levels
+            assert 0 < r.timings["match_bfs"] + r.timings["match_alternate"] <= r.timings["match"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("group", "local"), [(4, 2), (8, 2), (16, 2), (32, 2), (None, 0), (None, 10**6)])
+def test_persistent_tunables_gpu(monkeypatch, group, local):
+    """Every width of the lane groups that expand a frontier column gives the maximum, with the
+    block-local levels off (local 0), on for small frontiers, and used for every level."""
+    import mgmatch.gpu.bipartite as gpu_ops
+    from mgmatch.generators import parse_graph_spec
+
+    monkeypatch.setattr(gpu_ops, "PERSISTENT_GROUP", group)
+    monkeypatch.setattr(gpu_ops, "PERSISTENT_LOCAL", local)
+    for spec in ("kron:k=12,edge_factor=16", "delaunay:k=13"):
+        g = parse_graph_spec(spec).bipartite_double_cover()
+        a = g.to_scipy()
+        expected = scipy_rank(a)
+        for algorithm, opts in PERSISTENT:
+            r = bipartite_matching(g, algorithm, "cheap", device="gpu", **opts)
+            check_result(r, a, expected, f"{spec} group {group} local {local} {algorithm} {opts}")
+
+
+@pytest.mark.gpu
+def test_persistent_is_the_gpu_default_and_agrees_with_ct():
+    a = layered_graph(300)
+    g = bip(a)
+    r = bipartite_matching(g, device="gpu")
+    assert r.params["launch"] == "persistent" and r.cardinality == a.shape[0]
+    ct = bipartite_matching(g, launch="ct", device="gpu")
+    assert ct.cardinality == r.cardinality
 
 
 def test_default_algorithm_is_apfb():

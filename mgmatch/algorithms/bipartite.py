@@ -17,8 +17,13 @@ outer loop over them:
   array, its early exit and, for APsB, the level encoding), then ``ALTERNATE`` and
   ``FIXMATCHING``, until no augmenting path is left. APsB stops each BFS at the first level that
   reaches an unmatched row (shortest paths, like Hopcroft-Karp); APFB runs it to the end.
-  Launch modes: ``"ct"`` (a constant number of threads, several vertices each) and ``"mt"``
-  (a thread per vertex); they only change GPU launches.
+  Launch modes on the GPU: ``"persistent"`` (the default: one cooperative launch runs every
+  phase, its levels separated by grid-wide barriers instead of host round trips, with frontier
+  queues and a warp per frontier column), and the papers' ``"ct"`` (a launch per level, a
+  constant number of threads, several vertices each) and ``"mt"`` (a thread per vertex). The
+  persistent kernel claims each path end and its root by compare-and-swap, so with GPUBFS-WR
+  a phase augments vertex-disjoint paths, one per BFS tree; APsB's level encoding is then not
+  needed. On the CPU the launch mode changes nothing.
 
 Both start from an initial matching: ``"cheap"`` (greedy, the papers' default), ``"karp-sipser"``
 or ``"none"``. Times of the algorithm proper (``timings["match"]``) exclude the initial matching
@@ -55,7 +60,7 @@ INITS = ("cheap", "karp-sipser", "none")
 VARIANTS = ("first", "noshrink", "shrink")
 RELABELS = ("adaptive", "fixed")
 BFS_KERNELS = ("gpubfs-wr", "gpubfs")
-LAUNCHES = ("ct", "mt")
+LAUNCHES = ("persistent", "ct", "mt")
 SHRINK_MIN = 512  # [1], Algorithm 7 line 11: shrink only lists of at least this many slots
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -82,7 +87,9 @@ class BipartiteMatchingResult:
         Cardinality of the initial matching.
     timings : dict
         Seconds per phase: ``setup`` (adjacency on the device), ``init``, ``match``,
-        ``certificate`` and ``total``.
+        ``certificate`` and ``total``. The persistent GPU kernel adds ``match_bfs`` and
+        ``match_alternate``, measured on the device: its BFS levels, and its ALTERNATE and
+        FIXMATCHING passes.
     iterations : int
         Outer iterations: push-relabel loops (G-PR) or BFS-and-alternate phases (APFB/APsB).
     global_relabels : int
@@ -98,7 +105,9 @@ class BipartiteMatchingResult:
         ``cover_rows.sum() + cover_cols.sum() == cardinality``, which certifies that the
         matching is maximum.
     counts : dict
-        Further counters (shrinks, launches per phase).
+        Further counters: G-PR's shrinks; for the persistent kernel, the levels run grid-wide
+        (``grid_levels``) and by one block alone (``block_runs``, ``block_levels``), the lanes
+        that expand a frontier column and the blocks of the launch.
     """
 
     row_match: np.ndarray
@@ -166,7 +175,7 @@ class BipartiteMatchingResult:
 
 # ----------------------------------------------------------------------------- parameters
 def check_parameters(algorithm="apfb", init="cheap", variant="shrink", relabel="adaptive", relabel_k=0.7,
-                     bfs="gpubfs-wr", launch="ct", device="auto") -> None:
+                     bfs="gpubfs-wr", launch="persistent", device="auto") -> None:
     """Validate the parameters of :func:`bipartite_matching`; raise ParameterError naming the bad one.
 
     >>> check_parameters(algorithm="hk")
@@ -206,15 +215,16 @@ def estimate_gpu_bytes(n_rows: int, n_cols: int, nnz: int, itemsize: int = 4) ->
     """Peak GPU memory of one matching run, in bytes, from the graph's size.
 
     Counts the CSR and CSC adjacency, the temporaries of building the CSC, and the per-vertex
-    arrays of the algorithms (matching, labels, active lists, BFS levels, roots, predecessors).
+    arrays of the algorithms (matching, labels, active lists, BFS levels, roots, predecessors,
+    and the persistent kernel's two frontier queues of four indices per column).
 
     >>> estimate_gpu_bytes(1000, 1000, 5000)
-    160008
+    192008
     """
     s = int(itemsize)
     adjacency = (n_rows + 1 + nnz + n_cols + 1 + nnz) * s
     build = nnz * (8 + s) + n_cols * 8  # argsort indices, row ids, column counts
-    vertices = (2 * (n_rows + n_cols) + 6 * n_cols + n_rows) * s
+    vertices = (2 * (n_rows + n_cols) + 14 * n_cols + n_rows) * s
     return int(adjacency + build + vertices)
 
 
@@ -239,7 +249,7 @@ def bipartite_matching(
     relabel: str = "adaptive",
     relabel_k: float = 0.7,
     bfs: str = "gpubfs-wr",
-    launch: str = "ct",
+    launch: str = "persistent",
     device: str = "auto",
 ) -> BipartiteMatchingResult:
     """Maximum cardinality matching of a bipartite graph.
@@ -252,8 +262,8 @@ def bipartite_matching(
         zeros included.
     algorithm : {"apfb", "gpr", "apsb"}
         The augmenting-path BFS algorithms APFB / APsB [2]_, or push-relabel G-PR [1]_. APFB
-        (with GPUBFS-WR, CT launches) is the default: it was the fastest on every benchmark
-        graph, on the CPU and on the GPU.
+        (with GPUBFS-WR and the persistent launch) is the default: it was the fastest on every
+        benchmark graph, on the CPU and on the GPU.
     init : {"cheap", "karp-sipser", "none"}
         Initial matching: greedy (the papers' choice), Karp-Sipser, or empty.
     variant : {"shrink", "noshrink", "first"}
@@ -266,8 +276,9 @@ def bipartite_matching(
         The ``k`` above (0.7 is the paper's best with the adaptive strategy).
     bfs : {"gpubfs-wr", "gpubfs"}
         APFB/APsB: BFS kernel with the root array (early exit) or without.
-    launch : {"ct", "mt"}
-        APFB/APsB on the GPU: a constant number of threads, or a thread per vertex.
+    launch : {"persistent", "ct", "mt"}
+        APFB/APsB on the GPU: one cooperative launch for the whole matching, or a launch per BFS
+        level with a constant number of threads or a thread per vertex.
     device : {"auto", "cpu", "gpu"}
         ``auto`` uses the GPU when CuPy sees one.
 
@@ -427,6 +438,7 @@ def _run(graph: Graph, algorithm: str, params: dict, dev: str) -> BipartiteMatch
     timings["match"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
+    timings.update({f"match_{k}": v for k, v in counts.pop("_device_timings", {}).items()})
     cover_rows, cover_cols = counts.pop("_cover")()
     ops.synchronize()
     timings["certificate"] = time.perf_counter() - t0
@@ -529,19 +541,31 @@ def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, para
     level_encoding = with_root and stop_at_first  # [2]: used by APsB-GPUBFS-WR only
     launch = params["launch"]
     counts = {"iterations": 0, "bfs_levels": 0}
-    cap = 4 * (min(n_rows, n_cols) + 4)
-    while True:
-        found, levels = ops.augmenting_bfs(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col,
-                                           bfs_level, root, pred, stop_at_first=stop_at_first,
-                                           with_root=with_root, level_encoding=level_encoding, launch=launch)
-        counts["iterations"] += 1
-        counts["bfs_levels"] += levels
-        if not found:
-            break
-        ops.alternate(n_rows, mu_row, mu_col, pred, bfs_level, root, level_encoding=level_encoding, launch=launch)
-        ops.fix_matching(mu_row, mu_col, rows_are_truth=False)
-        if counts["iterations"] > cap:  # each phase augments at least one path
+    cap = 4 * (min(n_rows, n_cols) + 4)  # each phase augments at least one path
+    if launch == "persistent" and hasattr(ops, "augmenting_paths_persistent"):
+        phases, levels, capped, info = ops.augmenting_paths_persistent(
+            n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col, bfs_level, root, pred,
+            stop_at_first=stop_at_first, with_root=with_root, max_phases=cap)
+        counts["iterations"], counts["bfs_levels"] = phases, levels
+        counts["_device_timings"] = {k[:-2]: v for k, v in info.items() if k.endswith("_s")}
+        counts.update({k: v for k, v in info.items() if not k.endswith("_s")})
+        if capped:
             raise RuntimeError(f"{algorithm} made no progress after {cap} phases")
+    else:
+        launch = "ct" if launch == "persistent" else launch  # no persistent kernel: the CPU twins
+        while True:
+            found, levels = ops.augmenting_bfs(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col,
+                                               bfs_level, root, pred, stop_at_first=stop_at_first,
+                                               with_root=with_root, level_encoding=level_encoding, launch=launch)
+            counts["iterations"] += 1
+            counts["bfs_levels"] += levels
+            if not found:
+                break
+            ops.alternate(n_rows, mu_row, mu_col, pred, bfs_level, root, level_encoding=level_encoding,
+                          launch=launch)
+            ops.fix_matching(mu_row, mu_col, rows_are_truth=False)
+            if counts["iterations"] > cap:
+                raise RuntimeError(f"{algorithm} made no progress after {cap} phases")
 
     def cover():
         # König cover from the last BFS: unreached columns and the mates of reached columns.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import get_kernel
+from .._kernels import cooperative_blocks, get_kernel
 from ..cpu import bipartite as _cpu
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "pr_push",
     "augmenting_bfs",
     "alternate",
+    "augmenting_paths_persistent",
     "cardinality",
     "unmatched_columns",
     "synchronize",
@@ -36,6 +37,19 @@ L0 = _cpu.L0
 BLOCK = 256
 _MAX_GRID = 65535 * 32  # grid-stride loops cover the rest
 _CT_BLOCKS_PER_SM = 8  # constant-thread (CT) launches: this many blocks per multiprocessor
+PERSISTENT_BLOCK = 512  # persistent launches: threads per block
+PERSISTENT_BLOCKS_PER_SM = 2  # and at most this many resident blocks per multiprocessor
+PERSISTENT_GROUP = None  # lanes per frontier column (4, 8, 16 or 32); None: from the mean degree
+PERSISTENT_LOCAL = 2  # block 0 runs the levels alone while the frontier fits this many rounds of its groups
+
+
+def _group_size(n_cols: int, nnz: int) -> int:
+    """Lanes per frontier column of the persistent kernel: the mean column degree rounded up to
+    a power of two, between 4 and 32 (a warp)."""
+    if PERSISTENT_GROUP is not None:
+        return int(PERSISTENT_GROUP)
+    mean = nnz / max(n_cols, 1)
+    return next(g for g in (4, 8, 16, 32) if mean <= g or g == 32)
 
 _KERNELS = (
     "cheap_propose", "clear_exhausted", "fix_cols", "fix_rows", "gr_init", "gr_level",
@@ -219,6 +233,38 @@ def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, 
     t = mu_row.dtype.type
     _launch("alternate", mu_row.dtype, n_rows,
             (t(n_rows), mu_row, mu_col, pred, bfs, root, t(L0), np.int32(bool(level_encoding))), launch=launch)
+
+
+def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, *,
+                                stop_at_first: bool, with_root: bool, max_phases: int):
+    """APFB / APsB in one cooperative launch (``apfb_persistent``): every phase's BFS levels,
+    ALTERNATE and FIXMATCHING run on the device, separated by grid-wide barriers, with frontier
+    queues and a warp per frontier column. Returns ``(phases, levels, capped)``; ``capped`` is
+    True when ``max_phases`` phases ran and a path was still found."""
+    if not n_cols:
+        return 0, 0, False, {}
+    cp = _cp()
+    t = mu_row.dtype.type
+    name = f"apfb_persistent<{_CTYPES[np.dtype(mu_row.dtype)]}>"
+    kernel = get_kernel("bipartite", name, name_expressions=(name,), cooperative=True)
+    queue = cp.empty(8 * n_cols, dtype=mu_row.dtype)  # two halves of (column, begin, end, root) entries
+    ctl = cp.zeros(16, dtype=mu_row.dtype)
+    bar = cp.zeros(1, dtype=np.uint64)
+    stats = cp.zeros(7, dtype=np.uint64)
+    grid = cooperative_blocks(kernel, PERSISTENT_BLOCK, PERSISTENT_BLOCKS_PER_SM)
+    group = _group_size(n_cols, int(col_rows.shape[0]))
+    local_max = PERSISTENT_LOCAL * (PERSISTENT_BLOCK // group)
+    kernel((grid,), (PERSISTENT_BLOCK,), (t(n_rows), t(n_cols), col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, queue,
+                                          ctl, bar, t(L0), np.int32(bool(with_root)), np.int32(bool(stop_at_first)),
+                                          t(max_phases), np.int32(group), t(local_max), stats))
+    out = ctl.get()
+    st = stats.get()
+    info = {
+        "bfs_s": float(st[0] + st[1] + st[2]) * 1e-9, "alternate_s": float(st[3]) * 1e-9,
+        "grid_levels": int(st[4]), "block_runs": int(st[5]), "block_levels": int(st[6]),
+        "lanes_per_column": group, "blocks": grid,
+    }
+    return int(out[6]), int(out[7]), bool(out[8]), info
 
 
 # ----------------------------------------------------------------------------- helpers
