@@ -2,8 +2,10 @@
 
 Every public function has the signature and semantics of its CPU twin. Arrays are CuPy
 ``int32`` or ``int64``; kernels are templates instantiated for both through ``name_expressions``
-and compiled once per device by :func:`mgmatch._kernels.get_kernel`. Inside a phase the only
-host synchronisation is the one scalar (flag or count) that decides whether it goes on.
+and compiled once per device by :func:`mgmatch._kernels.get_kernel`. With the papers' launches
+the only host synchronisation inside a phase is the one scalar (flag or count) that decides
+whether it goes on; :func:`augmenting_paths_persistent` runs all of APFB/APsB in one
+cooperative launch and synchronises once.
 
 Karp-Sipser's degree-one rule is inherently sequential; its GPU twin copies the matching and
 the graph to the host, runs the CPU twin and copies the matching back.
