@@ -578,7 +578,7 @@ __global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_pt
     lg.glane = lane % group;
     lg.gbase = lg.gid * group;
     lg.gmask = group == 32 ? MGM_FULL_MASK : ((1u << group) - 1u) << lg.gbase;
-    I* const half[2] = {queue, queue + 4 * n_cols};
+    I* const half[2] = {queue, queue + (size_t)4 * (size_t)n_cols};  // 4 n_cols may not fit in int
     // stats, kept by thread 0: nanoseconds in INITBFSARRAY, grid-wide levels, block-local runs,
     // ALTERNATE and FIXMATCHING (each up to the barrier that ends it); grid-wide levels,
     // block-local runs, block-local levels.

@@ -394,6 +394,16 @@ def test_persistent_tunables_gpu(monkeypatch, group, local):
 
 
 @pytest.mark.gpu
+def test_persistent_falls_back_without_cooperative_launches(monkeypatch):
+    import mgmatch.gpu.bipartite as gpu_ops
+
+    monkeypatch.setattr(gpu_ops, "persistent_supported", lambda: False)
+    a = layered_graph(50)
+    r = bipartite_matching(bip(a), device="gpu")
+    assert r.cardinality == a.shape[0] and "grid_levels" not in r.counts
+
+
+@pytest.mark.gpu
 def test_persistent_is_the_gpu_default_and_agrees_with_ct():
     a = layered_graph(300)
     g = bip(a)

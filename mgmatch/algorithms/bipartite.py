@@ -542,7 +542,7 @@ def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, para
     launch = params["launch"]
     counts = {"iterations": 0, "bfs_levels": 0}
     cap = 4 * (min(n_rows, n_cols) + 4)  # each phase augments at least one path
-    if launch == "persistent" and hasattr(ops, "augmenting_paths_persistent"):
+    if launch == "persistent" and hasattr(ops, "persistent_supported") and ops.persistent_supported():
         phases, levels, capped, info = ops.augmenting_paths_persistent(
             n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col, bfs_level, root, pred,
             stop_at_first=stop_at_first, with_root=with_root, max_phases=cap)
@@ -552,7 +552,8 @@ def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, para
         if capped:
             raise RuntimeError(f"{algorithm} made no progress after {cap} phases")
     else:
-        launch = "ct" if launch == "persistent" else launch  # no persistent kernel: the CPU twins
+        # no persistent kernel (the CPU twins) or no cooperative launches on this device
+        launch = "ct" if launch == "persistent" else launch
         while True:
             found, levels = ops.augmenting_bfs(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col,
                                                bfs_level, root, pred, stop_at_first=stop_at_first,

@@ -30,6 +30,7 @@ __all__ = [
     "augmenting_bfs",
     "alternate",
     "augmenting_paths_persistent",
+    "persistent_supported",
     "cardinality",
     "unmatched_columns",
     "synchronize",
@@ -237,12 +238,22 @@ def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, 
             (t(n_rows), mu_row, mu_col, pred, bfs, root, t(L0), np.int32(bool(level_encoding))), launch=launch)
 
 
+def persistent_supported() -> bool:
+    """Whether the current device takes cooperative launches (the persistent kernel needs them)."""
+    rt = _cp().cuda.runtime
+    return bool(rt.deviceGetAttribute(rt.cudaDevAttrCooperativeLaunch, rt.getDevice()))
+
+
 def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, *,
                                 stop_at_first: bool, with_root: bool, max_phases: int):
     """APFB / APsB in one cooperative launch (``apfb_persistent``): every phase's BFS levels,
     ALTERNATE and FIXMATCHING run on the device, separated by grid-wide barriers, with frontier
-    queues and a warp per frontier column. Returns ``(phases, levels, capped)``; ``capped`` is
-    True when ``max_phases`` phases ran and a path was still found."""
+    queues and a group of lanes per frontier column.
+
+    Returns ``(phases, levels, capped, info)``: ``capped`` is True when ``max_phases`` phases ran
+    and a path was still found; ``info`` holds the device-measured seconds of the BFS levels
+    (``bfs_s``) and of ALTERNATE and FIXMATCHING (``alternate_s``), the levels run grid-wide and
+    by block 0 alone, the lanes per frontier column and the blocks of the launch."""
     if not n_cols:
         return 0, 0, False, {}
     cp = _cp()
