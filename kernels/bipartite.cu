@@ -31,6 +31,14 @@ __device__ __forceinline__ I mgm_thread_count() {
     return (I)gridDim.x * (I)blockDim.x;
 }
 
+// Reads of data that other blocks may write inside the same launch go to L2 (ld.global.cg): in
+// the persistent kernel an L1 line cached before a grid barrier is not refreshed by another
+// multiprocessor's stores. The helpers shared with it read this way too.
+template <typename I>
+__device__ __forceinline__ I mgm_load(const I* p) {
+    return __ldcg(p);
+}
+
 // A column v is matched when mu(v) names a row that names v back.
 template <typename I>
 __device__ __forceinline__ bool mgm_col_matched(const I* mu_row, I mv, I v) {
@@ -75,21 +83,27 @@ __global__ void clear_exhausted(I n_cols, I* mu_col) {
 // (also clears G-PR's -2 marks, and leaves cheap_propose's -3 marks); thread per column.
 // Rows are taken as the truth.
 template <typename I>
-__global__ void fix_cols(I n_cols, const I* __restrict__ mu_row, I* mu_col) {
-    for (I v = mgm_thread_id<I>(); v < n_cols; v += mgm_thread_count<I>()) {
-        I mv = mu_col[v];
-        if (mv == -2 || (mv >= 0 && mu_row[mv] != v)) mu_col[v] = -1;
-    }
+__device__ __forceinline__ void mgm_fix_col(I v, const I* mu_row, I* mu_col) {
+    I mv = mgm_load<I>(mu_col + v);
+    if (mv == -2 || (mv >= 0 && mgm_load<I>(mu_row + mv) != v)) mu_col[v] = -1;
+}
+
+template <typename I>
+__global__ void fix_cols(I n_cols, const I* mu_row, I* mu_col) {
+    for (I v = mgm_thread_id<I>(); v < n_cols; v += mgm_thread_count<I>()) mgm_fix_col<I>(v, mu_row, mu_col);
 }
 
 // FIXMATCHING, row side [APFB]: rmatch(r) <- -1 for every row with cmatch(rmatch(r)) != r (also
 // clears the -2 marks of augmenting-path ends that were not alternated); thread per row.
 template <typename I>
-__global__ void fix_rows(I n_rows, I* mu_row, const I* __restrict__ mu_col) {
-    for (I u = mgm_thread_id<I>(); u < n_rows; u += mgm_thread_count<I>()) {
-        I mu = mu_row[u];
-        if (mu < 0 || mu_col[mu] != u) mu_row[u] = -1;
-    }
+__device__ __forceinline__ void mgm_fix_row(I u, I* mu_row, const I* mu_col) {
+    I mu = mgm_load<I>(mu_row + u);
+    if (mu < 0 || mgm_load<I>(mu_col + mu) != u) mu_row[u] = -1;
+}
+
+template <typename I>
+__global__ void fix_rows(I n_rows, I* mu_row, const I* mu_col) {
+    for (I u = mgm_thread_id<I>(); u < n_rows; u += mgm_thread_count<I>()) mgm_fix_row<I>(u, mu_row, mu_col);
 }
 
 // ------------------------------------------------------------------ G-GR: global relabeling
@@ -353,8 +367,28 @@ __global__ void gpubfs_wr(I level, I n_cols, const I* __restrict__ col_ptr, cons
 // (prevents the infinite loop of [APFB Fig. 1]). Remaining inconsistencies are repaired by
 // FIXMATCHING. With level_encoding, only ends whose last column's level equals the mark of
 // their root start.
+// The walk of ALTERNATE from the end row r of a path: swap matched and unmatched edges back
+// through pred and mu_col to the root. Each hop's pred(matched_row) is both the stop test and
+// the next hop's column, so a hop costs two dependent loads. The hop bound only guards against
+// a corrupted pred; a path has fewer than n_cols columns.
 template <typename I>
-__global__ void alternate(I n_rows, I* mu_row, I* mu_col, const I* __restrict__ pred,
+__device__ __forceinline__ void mgm_alternate_path(I r, I* mu_row, I* mu_col, const I* pred, I n_cols) {
+    I row = r;
+    I matched_col = mgm_load<I>(pred + row);
+    for (I hops = 0; hops <= n_cols; ++hops) {
+        const I matched_row = mgm_load<I>(mu_col + matched_col);
+        const I next_col = matched_row > -1 ? mgm_load<I>(pred + matched_row) : (I)-1;
+        if (matched_row > -1 && next_col == matched_col) break;  // already alternated by another path
+        mu_col[matched_col] = row;
+        mu_row[row] = matched_col;
+        if (matched_row == -1) break;  // reached the root
+        row = matched_row;
+        matched_col = next_col;
+    }
+}
+
+template <typename I>
+__global__ void alternate(I n_rows, I n_cols, I* mu_row, I* mu_col, const I* __restrict__ pred,
                           const I* __restrict__ bfs, const I* __restrict__ root, I l0, int level_encoding) {
     for (I r = mgm_thread_id<I>(); r < n_rows; r += mgm_thread_count<I>()) {
         if (mu_row[r] != -2) continue;
@@ -364,15 +398,7 @@ __global__ void alternate(I n_rows, I* mu_row, I* mu_col, const I* __restrict__ 
             I lc = (c == rt) ? l0 : bfs[c];
             if (bfs[rt] != -lc) continue;
         }
-        I row = r;
-        while (row != -1) {
-            I matched_col = pred[row];
-            I matched_row = mu_col[matched_col];
-            if (matched_row > -1 && pred[matched_row] == matched_col) break;
-            mu_col[matched_col] = row;
-            mu_row[row] = matched_col;
-            row = matched_row;
-        }
+        mgm_alternate_path<I>(r, mu_row, mu_col, pred, n_cols);
     }
 }
 
@@ -400,11 +426,10 @@ __global__ void alternate(I n_rows, I* mu_row, I* mu_col, const I* __restrict__ 
 // ctl (zeroed by the host): ctl[0..2] frontier lengths and ctl[3..5] "path found" flags of the
 // grid-wide levels, rotating with the count g of grid-wide levels run (level g fills ctl[(g+1)%3]
 // and ctl[3 + g%3] and zeroes the slots of level g + 1 and g + 2, which every thread has read
-// by then), ctl[6] phases, ctl[7] BFS levels, ctl[8] set when max_phases was reached,
-// ctl[9..11] and ctl[13] block 0's report after a run of block-local levels (level, frontier
-// length, found, levels run), ctl[12] the number of roots. stats receives thread 0's timings
-// and counts (see the kernel). All threads read the same values
-// after every barrier, so they all take the same branches and meet at every barrier.
+// by then); ctl[9..11] and ctl[13] block 0's report after a run of block-local levels (level,
+// frontier length, found, levels run); ctl[12] the number of roots. All threads read the same
+// values after every barrier, so they all take the same branches and meet at every barrier.
+// The launch's results go to stats (see the kernel): the host reads them with one copy.
 #ifndef MGM_FULL_MASK
 #define MGM_FULL_MASK 0xffffffffu
 #endif
@@ -417,13 +442,6 @@ __device__ __forceinline__ long long mgm_atomic_add(long long* p, long long v) {
 __device__ __forceinline__ int mgm_cas(int* p, int cmp, int val) { return atomicCAS(p, cmp, val); }
 __device__ __forceinline__ long long mgm_cas(long long* p, long long cmp, long long val) {
     return (long long)atomicCAS((unsigned long long*)p, (unsigned long long)cmp, (unsigned long long)val);
-}
-
-// Reads of data that other blocks write inside the launch go to L2 (ld.global.cg): an L1 line
-// cached before a barrier is not refreshed by another multiprocessor's stores.
-template <typename I>
-__device__ __forceinline__ I mgm_load(const I* p) {
-    return __ldcg(p);
 }
 
 // Frontier entries: (column, adjacency begin, adjacency end, root), 4 indices each.
@@ -579,9 +597,10 @@ __global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_pt
     lg.gbase = lg.gid * group;
     lg.gmask = group == 32 ? MGM_FULL_MASK : ((1u << group) - 1u) << lg.gbase;
     I* const half[2] = {queue, queue + (size_t)4 * (size_t)n_cols};  // 4 n_cols may not fit in int
-    // stats, kept by thread 0: nanoseconds in INITBFSARRAY, grid-wide levels, block-local runs,
-    // ALTERNATE and FIXMATCHING (each up to the barrier that ends it); grid-wide levels,
-    // block-local runs, block-local levels.
+    // stats[0..6], kept by thread 0: nanoseconds in INITBFSARRAY, grid-wide levels, block-local
+    // runs, ALTERNATE and FIXMATCHING (each up to the barrier that ends it); grid-wide levels,
+    // block-local runs, block-local levels. At the end stats[7..9]: phases, BFS levels, and 1
+    // when max_phases was reached.
     unsigned long long st[7] = {0, 0, 0, 0, 0, 0, 0};
     unsigned long long clock = mgm_now();
     unsigned long long epoch = 0;
@@ -672,36 +691,15 @@ __global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_pt
             st[4] += 1;
         }
         if (!found) break;  // no augmenting path: the matching is maximum
-        // ALTERNATE [APFB Alg. 3], from every claimed end of a path. The hop bound only guards
-        // against a corrupted pred; a path has fewer than n_cols columns.
+        // ALTERNATE [APFB Alg. 3], from every claimed end of a path.
         for (I r = tid; r < n_rows; r += nthreads) {
-            if (mgm_load<I>(mu_row + r) != -2) continue;
-            // Each hop's pred(matched_row) is both the stop test and the next hop's column, so a
-            // hop costs two dependent loads.
-            I row = r;
-            I matched_col = mgm_load<I>(pred + row);
-            for (I hops = 0; hops <= n_cols; ++hops) {
-                const I matched_row = mgm_load<I>(mu_col + matched_col);
-                const I next_col = matched_row > -1 ? mgm_load<I>(pred + matched_row) : (I)-1;
-                if (matched_row > -1 && next_col == matched_col) break;
-                mu_col[matched_col] = row;
-                mu_row[row] = matched_col;
-                if (matched_row == -1) break;  // reached the root
-                row = matched_row;
-                matched_col = next_col;
-            }
+            if (mgm_load<I>(mu_row + r) == -2) mgm_alternate_path<I>(r, mu_row, mu_col, pred, n_cols);
         }
         mgm_grid_sync(bar, epoch);
         // FIXMATCHING, rows against columns, then columns against rows.
-        for (I r = tid; r < n_rows; r += nthreads) {
-            I m = mgm_load<I>(mu_row + r);
-            if (m < 0 || mgm_load<I>(mu_col + m) != r) mu_row[r] = -1;
-        }
+        for (I r = tid; r < n_rows; r += nthreads) mgm_fix_row<I>(r, mu_row, mu_col);
         mgm_grid_sync(bar, epoch);
-        for (I c = tid; c < n_cols; c += nthreads) {
-            I m = mgm_load<I>(mu_col + c);
-            if (m >= 0 && mgm_load<I>(mu_row + m) != c) mu_col[c] = -1;
-        }
+        for (I c = tid; c < n_cols; c += nthreads) mgm_fix_col<I>(c, mu_row, mu_col);
         if (tid == 0) {
             for (int k = 0; k < 6; ++k) ctl[k] = 0;
             ctl[12] = 0;
@@ -714,9 +712,9 @@ __global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_pt
         }
     }
     if (tid == 0) {
-        ctl[6] = phases;
-        ctl[7] = levels;
-        ctl[8] = capped ? 1 : 0;
         for (int k = 0; k < 7; ++k) stats[k] = st[k];
+        stats[7] = (unsigned long long)phases;
+        stats[8] = (unsigned long long)levels;
+        stats[9] = capped ? 1ull : 0ull;
     }
 }

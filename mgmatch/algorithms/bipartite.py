@@ -19,7 +19,7 @@ outer loop over them:
   reaches an unmatched row (shortest paths, like Hopcroft-Karp); APFB runs it to the end.
   Launch modes on the GPU: ``"persistent"`` (the default: one cooperative launch runs every
   phase, its levels separated by grid-wide barriers instead of host round trips, with frontier
-  queues and a warp per frontier column), and the papers' ``"ct"`` (a launch per level, a
+  queues and a group of lanes per frontier column), and the papers' ``"ct"`` (a launch per level, a
   constant number of threads, several vertices each) and ``"mt"`` (a thread per vertex). The
   persistent kernel claims each path end and its root by compare-and-swap, so with GPUBFS-WR
   a phase augments vertex-disjoint paths, one per BFS tree; APsB's level encoding is then not
@@ -438,7 +438,7 @@ def _run(graph: Graph, algorithm: str, params: dict, dev: str) -> BipartiteMatch
     timings["match"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    timings.update({f"match_{k}": v for k, v in counts.pop("_device_timings", {}).items()})
+    timings.update(counts.pop("_timings", {}))
     cover_rows, cover_cols = counts.pop("_cover")()
     ops.synchronize()
     timings["certificate"] = time.perf_counter() - t0
@@ -542,17 +542,16 @@ def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, para
     launch = params["launch"]
     counts = {"iterations": 0, "bfs_levels": 0}
     cap = 4 * (min(n_rows, n_cols) + 4)  # each phase augments at least one path
-    if launch == "persistent" and hasattr(ops, "persistent_supported") and ops.persistent_supported():
-        phases, levels, capped, info = ops.augmenting_paths_persistent(
+    if launch == "persistent" and ops.persistent_supported():
+        phases, levels, capped, device_timings, device_counts = ops.augmenting_paths_persistent(
             n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col, bfs_level, root, pred,
             stop_at_first=stop_at_first, with_root=with_root, max_phases=cap)
-        counts["iterations"], counts["bfs_levels"] = phases, levels
-        counts["_device_timings"] = {k[:-2]: v for k, v in info.items() if k.endswith("_s")}
-        counts.update({k: v for k, v in info.items() if not k.endswith("_s")})
+        counts.update(device_counts, iterations=phases, bfs_levels=levels)
+        counts["_timings"] = {f"match_{k}": v for k, v in device_timings.items()}
         if capped:
             raise RuntimeError(f"{algorithm} made no progress after {cap} phases")
     else:
-        # no persistent kernel (the CPU twins) or no cooperative launches on this device
+        # the CPU twins, or a GPU without cooperative launches: the papers' launches
         launch = "ct" if launch == "persistent" else launch
         while True:
             found, levels = ops.augmenting_bfs(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col,

@@ -40,6 +40,7 @@ __all__ = [
     "pr_push",
     "augmenting_bfs",
     "alternate",
+    "persistent_supported",
     "cardinality",
     "unmatched_columns",
     "synchronize",
@@ -480,6 +481,11 @@ def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, 
     """ALTERNATE [APFB Alg. 3]: flip the edges of the augmenting paths found by the BFS."""
     if n_rows:
         _alternate(n_rows, mu_row, mu_col, pred, bfs, root, bool(level_encoding))
+
+
+def persistent_supported() -> bool:
+    """The CPU has no persistent kernel: APFB/APsB run phase by phase (the GPU twin's is one launch)."""
+    return False
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -235,7 +235,8 @@ def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, 
         return
     t = mu_row.dtype.type
     _launch("alternate", mu_row.dtype, n_rows,
-            (t(n_rows), mu_row, mu_col, pred, bfs, root, t(L0), np.int32(bool(level_encoding))), launch=launch)
+            (t(n_rows), t(mu_col.size), mu_row, mu_col, pred, bfs, root, t(L0), np.int32(bool(level_encoding))),
+            launch=launch)
 
 
 def persistent_supported() -> bool:
@@ -250,12 +251,13 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
     ALTERNATE and FIXMATCHING run on the device, separated by grid-wide barriers, with frontier
     queues and a group of lanes per frontier column.
 
-    Returns ``(phases, levels, capped, info)``: ``capped`` is True when ``max_phases`` phases ran
-    and a path was still found; ``info`` holds the device-measured seconds of the BFS levels
-    (``bfs_s``) and of ALTERNATE and FIXMATCHING (``alternate_s``), the levels run grid-wide and
-    by block 0 alone, the lanes per frontier column and the blocks of the launch."""
+    Returns ``(phases, levels, capped, timings, counts)``: ``capped`` is True when ``max_phases``
+    phases ran and a path was still found; ``timings`` holds the device-measured seconds of the
+    BFS levels (``bfs``) and of ALTERNATE and FIXMATCHING (``alternate``); ``counts`` the levels
+    run grid-wide and by block 0 alone, the lanes per frontier column and the blocks of the
+    launch. The host synchronises once, to read them."""
     if not n_cols:
-        return 0, 0, False, {}
+        return 0, 0, False, {}, {}
     cp = _cp()
     t = mu_row.dtype.type
     name = f"apfb_persistent<{_CTYPES[np.dtype(mu_row.dtype)]}>"
@@ -263,21 +265,18 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
     queue = cp.empty(8 * n_cols, dtype=mu_row.dtype)  # two halves of (column, begin, end, root) entries
     ctl = cp.zeros(16, dtype=mu_row.dtype)
     bar = cp.zeros(1, dtype=np.uint64)
-    stats = cp.zeros(7, dtype=np.uint64)
+    stats = cp.zeros(10, dtype=np.uint64)
     grid = cooperative_blocks(kernel, PERSISTENT_BLOCK, PERSISTENT_BLOCKS_PER_SM)
     group = _group_size(n_cols, int(col_rows.shape[0]))
     local_max = PERSISTENT_LOCAL * (PERSISTENT_BLOCK // group)
     kernel((grid,), (PERSISTENT_BLOCK,), (t(n_rows), t(n_cols), col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, queue,
                                           ctl, bar, t(L0), np.int32(bool(with_root)), np.int32(bool(stop_at_first)),
                                           t(max_phases), np.int32(group), t(local_max), stats))
-    out = ctl.get()
-    st = stats.get()
-    info = {
-        "bfs_s": float(st[0] + st[1] + st[2]) * 1e-9, "alternate_s": float(st[3]) * 1e-9,
-        "grid_levels": int(st[4]), "block_runs": int(st[5]), "block_levels": int(st[6]),
-        "lanes_per_column": group, "blocks": grid,
-    }
-    return int(out[6]), int(out[7]), bool(out[8]), info
+    st = [int(x) for x in stats.get()]
+    timings = {"bfs": (st[0] + st[1] + st[2]) * 1e-9, "alternate": st[3] * 1e-9}
+    counts = {"grid_levels": st[4], "block_runs": st[5], "block_levels": st[6], "lanes_per_column": group,
+              "blocks": grid}
+    return st[7], st[8], bool(st[9]), timings, counts
 
 
 # ----------------------------------------------------------------------------- helpers
