@@ -246,7 +246,8 @@ class Graph:
         else:
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
                 raise ParameterError(f"number of partitions must be a positive integer, not {k!r}")
-            bounds = partition_bounds(to_numpy(self.indptr), int(k))
+            k = int(k)  # one partition needs no degree read-back
+            bounds = np.array([0, self.n_rows], dtype=np.int64) if k == 1 else partition_bounds(to_numpy(self.indptr), k)
         return [Partition.from_graph(self, i, bounds) for i in range(len(bounds) - 1)]
 
     # ----------------------------------------------------------- constructors
