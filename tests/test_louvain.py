@@ -335,6 +335,34 @@ def test_cpu_and_gpu_agree_kron(slices, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize(("budget", "steps"), [(None, None), (4096, None), (64 * 2**10, 1)])
+def test_cpu_and_gpu_agree_edge_balanced(budget, steps, monkeypatch):
+    # hubs of degree > 319 and communities of degree > 479 take the edge-balanced kernels; a
+    # small table budget cuts them into many chunks (4 KiB: one item per chunk)
+    from mgmatch.gpu import louvain as gl
+
+    if budget is not None:
+        monkeypatch.setattr(gl, "GLOBAL_TABLE_BUDGET", budget)
+    if steps is not None:
+        monkeypatch.setattr(gl, "RANGE_STEPS", steps)
+    calls = {"move": 0, "merge": 0}
+    for name, key in (("_move_edge_balanced", "move"), ("_merge_plan", "merge")):
+        def spy(*args, _f=getattr(gl, name), _k=key):
+            calls[_k] += 1
+            return _f(*args)
+        monkeypatch.setattr(gl, name, spy)
+    u, v, _ = generators.kron(15, seed=2).edges()
+    u, v = np.asarray(u), np.asarray(v)
+    g = Graph.from_edges(u, v, 1.0 + 2.5 * ((u + v) % 7 == 0), n=2**15)  # weighted
+    c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
+    assert calls["move"] > 0 and calls["merge"] > 0
+    assert len(c.levels) == len(d.levels) >= 2
+    for x, y in zip(c.levels, d.levels):
+        assert np.array_equal(x, y)
+    assert d.modularity == pytest.approx(c.modularity, abs=1e-9)
+
+
+@pytest.mark.gpu
 def test_gpu_memory_estimate_raises(monkeypatch):
     from mgmatch.gpu import louvain as gl
 

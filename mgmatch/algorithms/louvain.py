@@ -488,22 +488,22 @@ def init(part: Partition, params: dict, *, device: str | None = None) -> Louvain
     xp = get_namespace(part.indices)
     t0 = time.perf_counter()
     n, nnz = part.n_owned, part.nnz
-    indptr = part.indptr.astype(xp.int64)
+    indptr = part.indptr.astype(xp.int64, copy=False)  # read only: the level-0 graph shares the input's arrays
     degrees = indptr[1:] - indptr[:-1]
     max_degree = int(degrees.max()) if n else 0
     twin.check_memory(n, nnz, max_degree)
     try:
-        weights = part.weights.astype(xp.float64)
+        weights = part.weights.astype(xp.float64, copy=False)
         wmax = float(weights.max()) if nnz else 0.0
         if wmax > 0:
             shift = FIXED_BITS - math.frexp(wmax)[1] - int(nnz).bit_length()
-            wfix = xp.rint(weights * math.ldexp(1.0, shift)).astype(xp.int64)
+            wfix = twin.fixed_point(weights, math.ldexp(1.0, shift))
         else:
             wfix = xp.zeros(nnz, dtype=xp.int64)
         del weights
         graph = _LevelGraph(
             indptr=indptr,
-            indices=part.indices.astype(xp.int32),
+            indices=part.indices.astype(xp.int32, copy=False),
             wfix=wfix,
             loop_fix=xp.zeros(n, dtype=xp.int64),
         )
@@ -522,10 +522,7 @@ def init(part: Partition, params: dict, *, device: str | None = None) -> Louvain
 def _start_level(state: LouvainState) -> None:
     """Every vertex of the level graph alone in its community; k_i, a_c, buckets, Q."""
     xp, g = state.xp, state.graph
-    cs = xp.zeros(g.nnz + 1, dtype=xp.int64)
-    if g.nnz:
-        xp.cumsum(g.wfix, out=cs[1:])
-    state.kfix = cs[g.indptr[1:]] - cs[g.indptr[:-1]] + g.loop_fix  # k_i, Algorithm 1 line 2
+    state.kfix = state.twin.strengths(g.indptr, g.wfix, g.loop_fix)  # k_i, Algorithm 1 line 2
     state.two_m_fix = int(state.kfix.sum()) if g.n else 0
     state.comm = xp.arange(g.n, dtype=xp.int32)
     state.csize = xp.ones(g.n, dtype=xp.int32)
@@ -641,6 +638,8 @@ def _aggregate_step(state: LouvainState) -> None:
         state.timings["levels"].append(state._level_timing)
         state.phase = "done"
         return
+    # the move phase's state is rebuilt for the next level: free it before the edge lists grow
+    state.workspace, state.buckets, state.kfix, state.csize, state.afix = None, [], None, None, None
     new_indptr, new_indices, new_wfix, new_loop, new_id = state.twin.aggregate(
         g.indptr, g.indices, g.wfix, g.loop_fix, state.comm
     )

@@ -38,6 +38,8 @@ from .._array import get_namespace
 
 __all__ = [
     "check_memory",
+    "fixed_point",
+    "strengths",
     "table_sizes",
     "make_move_workspace",
     "move_batches",
@@ -60,22 +62,39 @@ def check_memory(n: int, nnz: int, max_degree: int) -> int:
 def table_sizes(max_degree: int) -> np.ndarray:
     """Hash-table size for every degree ``0 .. max_degree``: the smallest prime above ``1.5 d``.
 
+    The sizes are computed once for a range that doubles as needed, and served as read-only
+    views: every level of every run asks for them.
+
     >>> table_sizes(8).tolist()
     [2, 2, 5, 5, 7, 11, 11, 11, 13]
     """
-    limit = max(3 * max(max_degree, 1) // 2 + 64, 16)
+    global _TABLE_SIZES
+    max_degree = max(int(max_degree), 0)
+    if _TABLE_SIZES.shape[0] <= max_degree:
+        _TABLE_SIZES = _compute_table_sizes(max(max_degree, 2 * _TABLE_SIZES.shape[0], 1024))
+        _TABLE_SIZES.flags.writeable = False
+    return _TABLE_SIZES[: max_degree + 1]
+
+
+def _compute_table_sizes(max_degree: int) -> np.ndarray:
+    limit = max(3 * max_degree // 2 + 64, 16)
     while True:
         sieve = np.ones(limit + 1, dtype=bool)
         sieve[:2] = False
-        for q in range(2, int(limit**0.5) + 1):
+        sieve[4::2] = False
+        for q in range(3, int(limit**0.5) + 1, 2):
             if sieve[q]:
-                sieve[q * q :: q] = False
+                sieve[q * q :: 2 * q] = False
         primes = np.flatnonzero(sieve)
-        need = 3 * np.arange(max_degree + 1, dtype=np.int64) // 2  # p > 1.5 d  <=>  p > floor(3d/2)
+        # p > 1.5 d  <=>  p > floor(3d/2); floor(3d/2) is non-decreasing, so one merge-like search
+        need = 3 * np.arange(max_degree + 1, dtype=np.int64) // 2
         pos = np.searchsorted(primes, need, side="right")
-        if pos.max(initial=0) < primes.size:
+        if pos[-1] < primes.size:
             return primes[pos].astype(np.int32)
         limit *= 2
+
+
+_TABLE_SIZES = np.empty(0, dtype=np.int32)
 
 
 def move_batches(verts, slices: int) -> list:
@@ -264,6 +283,18 @@ def _apply_moves(verts, new_comm, comm, csize, afix, kfix):  # pragma: no cover 
             comm[v] = c
             moved += 1
     return moved
+
+
+def fixed_point(weights, scale: float):
+    """``rint(weights * scale)`` as int64: the fixed-point weights (``scale`` a power of two)."""
+    return np.rint(np.asarray(weights, dtype=np.float64) * scale).astype(np.int64)
+
+
+def strengths(indptr, wfix, loop_fix):
+    """``k_i`` (Algorithm 1, line 2): each vertex's edge weights plus its self-loop, fixed point."""
+    cs = np.zeros(wfix.shape[0] + 1, dtype=np.int64)
+    np.cumsum(wfix, out=cs[1:])
+    return cs[indptr[1:]] - cs[indptr[:-1]] + loop_fix
 
 
 def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:

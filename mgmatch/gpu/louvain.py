@@ -3,10 +3,16 @@
 Same functions, signatures and results as the CPU twins; the arrays are CuPy arrays. The
 thread mapping follows section 4.1 of Naim et al. (IPDPS 2017): blocks of 128 threads; for
 computeMove groups of 4, 8, 16 and 32 threads of one warp per vertex for degrees up to 32, a
-warp for [33, 84], a block with the hash table in shared memory for [85, 319] and a block
-with it in global memory above; for mergeCommunity a warp for community degrees up to 127, a
-block with a shared table for [128, 479] and a block with a global table above. A sweep
-launches its kernels back to back; nothing is read back until its modularity.
+warp for [33, 84] and a block with the hash table in shared memory for [85, 319]; for
+mergeCommunity a warp for community degrees up to 127 and a block with a shared table for
+[128, 479]. The largest buckets (degree > 319, community degree > 479) are edge-balanced
+instead of taking the paper's block per vertex with a table in global memory: each vertex or
+community gets a table of its own in global memory, and warps take equal ranges of all their
+edges, then of all their slots (``kernels/louvain.cu`` says how). On R-MAT graphs that bucket
+holds three quarters of the edges on 4% of the vertices, and one block per hub left most of
+the GPU idle (kron k=21 on an H200: 0.97 s of a 1.35 s run in those two kernels). Their
+tables are filled chunk by chunk within :data:`GLOBAL_TABLE_BUDGET`. A sweep launches its
+kernels back to back; nothing is read back until its modularity.
 
 Like the CPU twin, and unlike the paper's Algorithm 1 (which applies the moves once per
 bucket), a sweep applies the moves after each of the ``s = slices[b]`` interleaved batches
@@ -23,24 +29,26 @@ import functools
 
 import numpy as np
 
+from ..algorithms.louvain import MERGE_BUCKETS
 from ..cpu.louvain import move_batches, table_sizes
 from ..errors import ResourceError
 
-__all__ = ["check_memory", "make_move_workspace", "move_sweep", "internal_weight", "aggregate"]
+__all__ = [
+    "check_memory", "fixed_point", "strengths", "make_move_workspace", "move_sweep", "internal_weight", "aggregate",
+]
 
 BLOCK = 128
-#: Bytes of global memory the global-table blocks may take (per phase).
+#: Bytes of global memory the edge-balanced kernels' hash tables may take at once: the items of
+#: a bucket are cut into chunks whose tables fit (plus one item's table).
 GLOBAL_TABLE_BUDGET = 512 * 2**20
+#: An edge-balanced warp takes 32 x RANGE_STEPS consecutive edges or table slots.
+RANGE_STEPS = 8
 _SLOT_BYTES = 12  # int32 key + int64 weight
+_NO_COMM = 0x7FFFFFFF  # best_c before any candidate (atomicMin)
 
 # (threads per vertex, table slots) of the sub-warp and warp buckets [1,4] .. [33,84]
 _GROUP_CONFIG = ((4, 7), (8, 13), (16, 29), (32, 53), (32, 127))
-_NAMES = tuple(f"compute_move_group<{g}, {t}>" for g, t in _GROUP_CONFIG) + (
-    "compute_move_block<false>",
-    "compute_move_block<true>",
-    "merge_community_block<false>",
-    "merge_community_block<true>",
-)
+_NAMES = tuple(f"compute_move_group<{g}, {t}>" for g, t in _GROUP_CONFIG)
 
 
 def _cp():
@@ -52,7 +60,9 @@ def _cp():
 def _kernel(name: str):
     from .._kernels import get_kernel  # noqa: PLC0415
 
-    return get_kernel("louvain", name, defines={"LOUVAIN_BLOCK": BLOCK}, name_expressions=_NAMES)
+    return get_kernel(
+        "louvain", name, defines={"LOUVAIN_BLOCK": BLOCK, "RANGE_STEPS": RANGE_STEPS}, name_expressions=_NAMES
+    )
 
 
 def _sm_count() -> int:
@@ -70,6 +80,57 @@ def _grid(work: int, per_block: int) -> int:
     return max(1, min(-(-work // per_block), _sm_count() * 32))
 
 
+def _ranged_grid(work: int) -> int:
+    """Blocks of an edge-balanced kernel over ``work`` indices (32 x RANGE_STEPS per warp)."""
+    return _grid(work, BLOCK * RANGE_STEPS)
+
+
+def _chunks(tpre, *also) -> tuple[list, int]:
+    """Cut items ``0 .. k-1`` into runs whose hash tables fit :data:`GLOBAL_TABLE_BUDGET`.
+
+    ``tpre`` is the prefix sum of the items' table sizes (a device array of ``k + 1``). Returns
+    ``[(lo, hi, slots, *spans)]`` (``spans`` the widths of ``[lo, hi)`` in each prefix array of
+    ``also``) and the most slots one run needs: the budget plus at most one item's table.
+    """
+    cp = _cp()
+    k = int(tpre.shape[0]) - 1
+    if k <= 0:
+        return [], 0
+    budget = max(1, GLOBAL_TABLE_BUDGET // _SLOT_BYTES)
+    total = int(tpre[-1])
+    starts = cp.searchsorted(tpre[:-1], cp.arange(max(1, -(-total // budget)), dtype=cp.int64) * budget)
+    bounds = np.unique(np.append(cp.asnumpy(starts), k))
+    at = cp.asarray(bounds)
+    ends = [cp.asnumpy(pre[at]) for pre in (tpre, *also)]
+    runs = [
+        (int(bounds[r]), int(bounds[r + 1]), *(int(e[r + 1] - e[r]) for e in ends))
+        for r in range(len(bounds) - 1)
+        if bounds[r + 1] > bounds[r]
+    ]
+    return runs, max((run[2] for run in runs), default=0)
+
+
+def _device_table_sizes(max_degree: int):
+    """:func:`~mgmatch.cpu.louvain.table_sizes` on the current device, copied once per size range."""
+    key = int(_cp().cuda.runtime.getDevice())
+    dev = _TABLE_SIZES.get(key)
+    if dev is None or dev.shape[0] <= max_degree:
+        dev = _TABLE_SIZES[key] = _cp().asarray(table_sizes(max(2 * max_degree, 1024)))
+    return dev[: max_degree + 1]
+
+
+_TABLE_SIZES: dict = {}
+
+
+def _prefix(values):
+    """``[0, cumsum(values)]`` as int64 on the device."""
+    cp = _cp()
+    out = cp.zeros(int(values.shape[0]) + 1, dtype=cp.int64)
+    if values.shape[0]:
+        cp.cumsum(values, dtype=cp.int64, out=out[1:])
+    return out
+
+
 def free_bytes() -> int:
     """Device memory free for new arrays: the driver's free memory plus the pool's cached blocks."""
     cp = _cp()
@@ -81,12 +142,12 @@ def free_bytes() -> int:
 def estimate_bytes(n: int, nnz: int, max_degree: int) -> int:
     """Peak device bytes of a Louvain run besides the input graph.
 
-    Level graph (indices, fixed-point weights: 12 bytes per entry), the aggregation's
-    temporary and new edge lists (24 per entry), per-vertex state (about 80 bytes) and the
-    global hash tables of the largest buckets.
+    Level graph (indices, fixed-point weights: 12 bytes per entry), the aggregation's new
+    edge lists (at most 12 per entry), per-vertex state (about 96 bytes) and the hash tables
+    of the edge-balanced kernels.
     """
     table = _SLOT_BYTES * (3 * max(max_degree, 1) // 2 + 64)
-    return int(36 * nnz + 80 * (n + 1) + min(GLOBAL_TABLE_BUDGET, 4 * table))
+    return int(24 * nnz + 96 * (n + 1) + min(GLOBAL_TABLE_BUDGET, 18 * nnz) + table)
 
 
 def check_memory(n: int, nnz: int, max_degree: int) -> int:
@@ -102,28 +163,44 @@ def check_memory(n: int, nnz: int, max_degree: int) -> int:
 
 
 def make_move_workspace(n: int, max_degree: int, buckets, *, slices) -> dict:
-    """Table sizes, the newComm array, the global hash tables of the > 319 bucket and the batches.
+    """Table sizes, the newComm array and the batches of every bucket.
 
-    The batches of every bucket (:func:`~mgmatch.cpu.louvain.move_batches`, the same as the
-    CPU twin's) are copied to contiguous arrays once per level; their lengths are kept on the
-    host so a sweep launches without reading anything back.
+    The batches (:func:`~mgmatch.cpu.louvain.move_batches`, the same as the CPU twin's) are
+    copied to contiguous arrays once per level; their lengths are kept on the host so a sweep
+    launches without reading anything back. The edge-balanced plan of the last bucket (> 319)
+    is made on the first sweep, which has the graph (:func:`_move_plan`).
     """
     cp = _cp()
-    sizes = table_sizes(max_degree)
-    ws = {"table_sizes": cp.asarray(sizes), "new_comm": cp.empty(max(n, 1), dtype=cp.int32)}
-    big = buckets[-1]
-    nb = int(big.shape[0])
-    if nb:
-        stride = int(sizes[max_degree])  # the bucket is sorted by degree, largest first
-        blocks = max(1, min(nb, _sm_count() * 4, GLOBAL_TABLE_BUDGET // (stride * _SLOT_BYTES)))
-        ws["g_keys"] = cp.empty(blocks * stride, dtype=cp.int32)
-        ws["g_vals"] = cp.empty(blocks * stride, dtype=cp.int64)
-        ws["g_stride"] = stride
-        ws["g_blocks"] = blocks
+    ws = {"table_sizes": _device_table_sizes(max_degree), "new_comm": cp.empty(max(n, 1), dtype=cp.int32)}
     ws["batches"] = [move_batches(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
     ws["batch_sizes"] = [[int(v.shape[0]) for v in bs] for bs in ws["batches"]]
     ws["slices"] = [int(k) for k in slices]
     return ws
+
+
+def _move_plan(indptr, workspace) -> list:
+    """Per batch of the > 319 bucket: prefix sums of its degrees and table sizes, and its chunks.
+
+    Also allocates the tables (empty keys, zero weights) and the per-vertex scratch of the
+    edge-balanced computeMove; the kernels leave both as they found them.
+    """
+    cp = _cp()
+    plan = []
+    slots = width = 0
+    for verts in workspace["batches"][-1]:
+        deg = indptr[verts + 1] - indptr[verts]
+        vpre = _prefix(deg)
+        tpre = _prefix(workspace["table_sizes"][deg])
+        runs, most = _chunks(tpre, vpre)
+        plan.append((verts, vpre, tpre, runs))
+        slots = max(slots, most)
+        width = max(width, max((hi - lo for lo, hi, *_ in runs), default=0))
+    workspace["g_keys"] = cp.full(max(slots, 1), -1, dtype=cp.int32)
+    workspace["g_vals"] = cp.zeros(max(slots, 1), dtype=cp.int64)
+    workspace["best_key"] = cp.zeros(max(width, 1), dtype=cp.uint64)
+    workspace["best_c"] = cp.full(max(width, 1), _NO_COMM, dtype=cp.int32)
+    workspace["e_own"] = cp.zeros(max(width, 1), dtype=cp.int64)
+    return plan
 
 
 def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace) -> None:
@@ -135,33 +212,64 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
     CPU twin, so both take the same decisions. The paper applies them once per bucket; see the
     module notes for why we do not.
     """
-    cp = _cp()
     ts, new_comm = workspace["table_sizes"], workspace["new_comm"]
     gm = np.float64(gamma_over_2m)
     apply = _kernel("apply_moves")
-    dummy_i = dummy_l = None
+    last = len(workspace["batches"]) - 1
+    if workspace["batches"][last] and "plan" not in workspace:
+        workspace["plan"] = _move_plan(indptr, workspace)
     for b, batches in enumerate(workspace["batches"]):
-        for verts, nv in zip(batches, workspace["batch_sizes"][b]):
+        for j, (verts, nv) in enumerate(zip(batches, workspace["batch_sizes"][b])):
             nv32 = np.int32(nv)
             common = (indptr, indices, wfix, kfix, comm, csize, afix, verts, nv32, ts, gm, new_comm)
             if b < len(_GROUP_CONFIG):
                 g, t = _GROUP_CONFIG[b]
                 _kernel(f"compute_move_group<{g}, {t}>")((_grid(nv, BLOCK // g),), (BLOCK,), common)
-            elif b == len(_GROUP_CONFIG):
-                if dummy_i is None:
-                    dummy_i = cp.empty(1, dtype=cp.int32)
-                    dummy_l = cp.empty(1, dtype=cp.int64)
-                _kernel("compute_move_block<false>")(
-                    (_grid(nv, 1),), (BLOCK,), common + (dummy_i, dummy_l, np.int64(0))
-                )
+            elif b < last:
+                _kernel("compute_move_block")((_grid(nv, 1),), (BLOCK,), common)
             else:
-                # the batch keeps the bucket's order (largest degree first); every block owns
-                # g_stride slots of the global table, enough for the bucket's largest degree
-                _kernel("compute_move_block<true>")(
-                    (min(nv, workspace["g_blocks"]),), (BLOCK,),
-                    common + (workspace["g_keys"], workspace["g_vals"], np.int64(workspace["g_stride"])),
-                )
+                _move_edge_balanced(indptr, indices, wfix, kfix, comm, csize, afix, gm, workspace, j)
             apply((_grid(nv, BLOCK),), (BLOCK,), (verts, nv32, new_comm, comm, csize, afix, kfix))
+
+
+def _move_edge_balanced(indptr, indices, wfix, kfix, comm, csize, afix, gm, ws, j) -> None:
+    """computeMove for batch ``j`` of the > 319 bucket, chunk by chunk (see kernels/louvain.cu)."""
+    verts, vpre, tpre, runs = ws["plan"][j]
+    keys, vals = ws["g_keys"], ws["g_vals"]
+    best_key, best_c, e_own = ws["best_key"], ws["best_c"], ws["e_own"]
+    for lo, hi, slots, edges in runs:
+        lo64, hi64 = np.int64(lo), np.int64(hi)
+        _kernel("move_hash_edges")(
+            (_ranged_grid(edges),), (BLOCK,), (indptr, indices, wfix, comm, verts, vpre, tpre, lo64, hi64, keys, vals)
+        )
+        slot_args = (verts, tpre, lo64, hi64, keys, vals, comm, csize, afix, kfix, gm)
+        _kernel("move_best_score")((_ranged_grid(slots),), (BLOCK,), slot_args + (best_key, e_own))
+        _kernel("move_best_comm")((_ranged_grid(slots),), (BLOCK,), slot_args + (best_key, best_c))
+        _kernel("move_decide")(
+            (_grid(hi - lo, BLOCK),), (BLOCK,),
+            (verts, lo64, hi64, comm, kfix, afix, gm, best_key, best_c, e_own, ws["new_comm"]),
+        )
+
+
+@functools.cache
+def _fixed_point_kernel():
+    cp = _cp()
+    return cp.ElementwiseKernel("float64 w, float64 s", "int64 y", "y = (long long)rint(w * s)", "mgmatch_fixed_point")
+
+
+def fixed_point(weights, scale: float):
+    """``rint(weights * scale)`` as int64 in one pass (no float64 temporary of the edge count)."""
+    return _fixed_point_kernel()(weights, np.float64(scale))
+
+
+def strengths(indptr, wfix, loop_fix):
+    """``k_i`` (Algorithm 1, line 2), a warp per vertex (no prefix sum over the edges)."""
+    cp = _cp()
+    n = int(indptr.shape[0]) - 1
+    out = cp.empty(max(n, 0), dtype=cp.int64)
+    if n > 0:
+        _kernel("vertex_strength")((_grid(n, BLOCK // 32),), (BLOCK,), (indptr, wfix, loop_fix, np.int32(n), out))
+    return out
 
 
 def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
@@ -178,10 +286,15 @@ def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
 
 
 def aggregate(indptr, indices, wfix, loop_fix, comm):
-    """Aggregation phase, Algorithm 3, on the GPU; returns what the CPU twin returns."""
+    """Aggregation phase, Algorithm 3, on the GPU; returns what the CPU twin returns.
+
+    mergeCommunity runs twice, counting and then writing (see ``kernels/louvain.cu``), so the
+    new edge lists are allocated at their exact size and no temporary list of the old edge
+    count (12 bytes per edge) is needed.
+    """
     cp = _cp()
     n = int(indptr.shape[0]) - 1
-    com_size = cp.zeros(n, dtype=cp.int64)
+    com_size = cp.zeros(n, dtype=cp.int32)
     com_degree = cp.zeros(n, dtype=cp.int64)
     grid_n = _grid(n, BLOCK)
     _kernel("community_sizes")((grid_n,), (BLOCK,), (indptr, comm, np.int32(n), com_size, com_degree))
@@ -191,54 +304,78 @@ def aggregate(indptr, indices, wfix, loop_fix, comm):
     n_new = int(communities.shape[0])
     edge_pos = cp.zeros(n + 1, dtype=cp.int64)
     cp.cumsum(com_degree, out=edge_pos[1:])  # prefixSum(edgePos)
+    deg = com_degree[communities]
+    del com_degree  # edge_pos[c + 1] - edge_pos[c] from here on
     vertex_start = cp.zeros(n + 1, dtype=cp.int64)
-    cp.cumsum(com_size, out=vertex_start[1:])  # prefixSum(vertexStart)
-    cursor = vertex_start[:-1].copy()
+    cp.cumsum(com_size, dtype=cp.int64, out=vertex_start[1:])  # prefixSum(vertexStart)
+    del nonempty
     members = cp.empty(max(n, 1), dtype=cp.int32)
-    _kernel("order_by_community")((grid_n,), (BLOCK,), (comm, np.int32(n), cursor, members))
-    del cursor
-    total = int(edge_pos[-1])
-    tmp_idx = cp.empty(max(total, 1), dtype=cp.int32)
-    tmp_w = cp.empty(max(total, 1), dtype=cp.int64)
+    _kernel("order_by_community")((grid_n,), (BLOCK,), (comm, np.int32(n), vertex_start, com_size, members))
+    del com_size  # counted down to zero
     counts = cp.zeros(n_new, dtype=cp.int64)
     new_loop = cp.zeros(n_new, dtype=cp.int64)
-    deg = com_degree[communities]
     # a community has at most n_new - 1 distinct neighbours, so its table never needs more
     cap = max(n_new, 1)
-    sizes_all = cp.asarray(table_sizes(min(int(deg.max()) if n_new else 0, cap)))
-    masks = (deg <= 127, (deg > 127) & (deg <= 479), deg > 479)  # buckets [1,127], [128,479], > 479
-    for b, mask in enumerate(masks):
+    sizes_all = _device_table_sizes(min(int(deg.max()) if n_new else 0, cap))
+    small, big = MERGE_BUCKETS
+    buckets = []
+    for b, mask in enumerate((deg <= small, (deg > small) & (deg <= big), deg > big)):
         comms = communities[mask]
-        nb = int(comms.shape[0])
-        if nb == 0:
-            continue
-        sizes = sizes_all[cp.minimum(deg[mask], sizes_all.shape[0] - 1)]
-        args = (comms, np.int32(nb), indptr, indices, wfix, loop_fix, comm, new_id, members,
-                vertex_start, edge_pos, sizes, tmp_idx, tmp_w, counts, new_loop)
-        if b == 0:
-            _kernel("merge_community_warp")((_grid(nb, BLOCK // 32),), (BLOCK,), args)
-        elif b == 1:
-            dummy_i = cp.empty(1, dtype=cp.int32)
-            dummy_l = cp.empty(1, dtype=cp.int64)
-            _kernel("merge_community_block<false>")(
-                (_grid(nb, 1),), (BLOCK,), args + (dummy_i, dummy_l, np.int64(0))
-            )
-        else:
-            stride = int(sizes.max())
-            blocks = max(1, min(nb, _sm_count() * 4, GLOBAL_TABLE_BUDGET // (stride * _SLOT_BYTES)))
-            g_keys = cp.empty(blocks * stride, dtype=cp.int32)
-            g_vals = cp.empty(blocks * stride, dtype=cp.int64)
-            _kernel("merge_community_block<true>")((blocks,), (BLOCK,), args + (g_keys, g_vals, np.int64(stride)))
-            del g_keys, g_vals
-    new_indptr = cp.zeros(n_new + 1, dtype=cp.int64)
-    cp.cumsum(counts, out=new_indptr[1:])
+        if comms.shape[0]:
+            sizes = sizes_all[cp.minimum(deg[mask], sizes_all.shape[0] - 1)]
+            plan = _merge_plan(deg[mask], sizes, n, indptr, members) if b == 2 else None
+            buckets.append((b, comms, sizes, plan))
+    graph = (indptr, indices, wfix, loop_fix, comm, new_id, members, vertex_start)
+    _merge_pass(buckets, graph, edge_pos, 0, None, None, None, counts, new_loop)
+    new_indptr = _prefix(counts)
     nnz_new = int(new_indptr[-1])
     new_indices = cp.empty(nnz_new, dtype=cp.int32)
     new_wfix = cp.empty(nnz_new, dtype=cp.int64)
-    if n_new:
-        _kernel("compact_edges")(
-            (_grid(n_new, BLOCK // 32),), (BLOCK,),
-            (communities, np.int32(n_new), new_id, edge_pos, new_indptr, tmp_idx, tmp_w, new_indices, new_wfix),
+    _merge_pass(buckets, graph, edge_pos, 1, new_indptr, new_indices, new_wfix, counts, new_loop)
+    if n:
+        _kernel("merge_member_loops")(
+            (_grid(n, BLOCK),), (BLOCK,),
+            (members, np.int32(n), comm, edge_pos, np.int64(big), new_id, loop_fix, new_loop),
         )
     return new_indptr, new_indices, new_wfix, new_loop, new_id
 
+
+def _merge_plan(deg, sizes, n, indptr, members) -> dict:
+    """Prefix sums, chunks and hash tables of the edge-balanced mergeCommunity (degree > 479)."""
+    cp = _cp()
+    plan = {"bep": _prefix(deg), "btp": _prefix(sizes)}
+    plan["mpre"] = _prefix(indptr[1:][members[:n]] - indptr[:-1][members[:n]])
+    plan["runs"], slots = _chunks(plan["btp"], plan["bep"])
+    plan["keys"] = cp.full(max(slots, 1), -1, dtype=cp.int32)  # emptied again by every chunk
+    plan["vals"] = cp.zeros(max(slots, 1), dtype=cp.int64)
+    return plan
+
+
+def _merge_pass(buckets, graph, edge_pos, write, out_pos, out_idx, out_w, counts, new_loop) -> None:
+    """One pass of mergeCommunity over the buckets: counting (``write = 0``) or writing (``1``)."""
+    cp = _cp()
+    if out_pos is None:  # the counting pass writes no edges
+        out_pos, out_idx, out_w = counts, cp.empty(1, dtype=cp.int32), cp.empty(1, dtype=cp.int64)
+    indptr, indices, wfix, loop_fix, comm, new_id, members, vertex_start = graph
+    w32 = np.int32(write)
+    for b, comms, sizes, plan in buckets:
+        nb = int(comms.shape[0])
+        if b < 2:
+            args = (comms, np.int32(nb), *graph, sizes, w32, out_pos, out_idx, out_w, counts, new_loop)
+            if b == 0:
+                _kernel("merge_community_warp")((_grid(nb, BLOCK // 32),), (BLOCK,), args)
+            else:
+                _kernel("merge_community_block")((_grid(nb, 1),), (BLOCK,), args)
+            continue
+        bep, btp, keys, vals = plan["bep"], plan["btp"], plan["keys"], plan["vals"]
+        for lo, hi, n_slots, edges in plan["runs"]:
+            lo64, hi64 = np.int64(lo), np.int64(hi)
+            _kernel("merge_hash_edges")(
+                (_ranged_grid(edges),), (BLOCK,),
+                (comms, bep, btp, lo64, hi64, indptr, indices, wfix, comm, new_id, members, vertex_start, edge_pos,
+                 plan["mpre"], keys, vals, w32, new_loop),
+            )
+            _kernel("merge_write_tables")(
+                (_ranged_grid(n_slots),), (BLOCK,),
+                (comms, btp, lo64, hi64, new_id, keys, vals, w32, counts, out_pos, out_idx, out_w),
+            )
