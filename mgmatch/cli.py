@@ -474,8 +474,8 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
               default="matching", show_default=True,
               help="distributed: local mode against Dask clusters of 1, 2, ... workers.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
-@click.option("--graphs", default=None, help="Comma-separated graph specs, e.g. 'kron:k=18;delaunay:k=18' "
-                                             "(';' between graphs).")
+@click.option("--graphs", default=None, help="Graph specs or graph files, ';' between graphs, e.g. "
+                                             "'kron:k=18;delaunay:k=18;file:graphs/road.mtx'.")
 @click.option("--repeats", type=int, default=5, show_default=True)
 @click.option("--quick", is_flag=True, help="Small graphs: a smoke test of the benchmark itself.")
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None, help="Write the rows as JSON here.")

@@ -209,6 +209,21 @@ def test_bench_quick_writes_stable_json(runner, tmp_path):
     assert ours and all(r["weight_rel_diff"] < 1e-9 for r in ours)
 
 
+def test_bench_reads_graph_files(runner, tmp_path, karate):
+    out = tmp_path / "bench.json"
+    res = runner.invoke(
+        main,
+        ["bench", "--family", "louvain", "--device", "cpu", "--repeats", "1",
+         "--graphs", f"file:{karate};{karate}", "-o", str(out)],
+    )
+    assert res.exit_code == 0, res.output
+    ours = [r for r in json.loads(out.read_text())["rows"] if r["impl"] == "mgmatch"]
+    assert [r["graph"] for r in ours] == ["karate.mtx", "karate.mtx"]
+    assert all(r["n"] == 34 and r["modularity"] > 0.38 for r in ours)
+    res = runner.invoke(main, ["bench", "--family", "louvain", "--device", "cpu", "--graphs", "file:nope.mtx"])
+    assert res.exit_code != 0 and "nope.mtx" in res.output and "Traceback" not in res.output
+
+
 # ------------------------------------------------------------------------------ pipelines
 def test_pipeline_runs_every_job(runner, tmp_path, karate):
     spec = tmp_path / "jobs.yaml"

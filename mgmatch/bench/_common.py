@@ -17,9 +17,18 @@ __all__ = ["time_call", "sync_device", "announce", "named_graph", "networkit_gra
 
 def named_graph(spec):
     """``(name, Graph)`` from a graph spec (``"kron:k=18,seed=1"``, see
-    :func:`mgmatch.generators.parse_graph_spec`) or from a ready ``(name, Graph)`` pair."""
+    :func:`mgmatch.generators.parse_graph_spec`), from a graph file (``"file:PATH"``, or a
+    path to a file that exists; read by :func:`mgmatch.io.read_graph` and named by its file
+    name), or from a ready ``(name, Graph)`` pair."""
+    import os  # noqa: PLC0415
+
     if isinstance(spec, tuple):
         return spec
+    path = spec[5:] if spec.startswith("file:") else spec
+    if spec.startswith("file:") or os.path.isfile(path):
+        from ..io import read_graph  # noqa: PLC0415
+
+        return os.path.basename(path), read_graph(path)
     from .. import generators  # noqa: PLC0415  (imported lazily: only benchmarks need it)
 
     return spec, generators.parse_graph_spec(spec)
