@@ -484,33 +484,26 @@ __device__ __forceinline__ void for_each_index(const i64* pre, i64 lo, i64 hi, B
     }
 }
 
-// Inclusive scan of `value` over runs of equal `key` (equal keys on consecutive lanes only);
-// returns true in the last lane of each run, which then holds the run's total.
-template <typename T>
-__device__ __forceinline__ bool run_scan(i64 key, T& value) {
+// Inclusive scan of `value` by `op` over runs of equal `key` (equal keys on consecutive lanes
+// only); returns true in the last lane of each run, which then holds the run's total.
+template <typename T, typename Op>
+__device__ __forceinline__ bool run_scan(i64 key, T& value, Op op) {
     const int lane = threadIdx.x % 32;
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
         const i64 k = __shfl_up_sync(FULL_MASK, key, off);
         const T v = __shfl_up_sync(FULL_MASK, value, off);
-        if (lane >= off && k == key) value += v;
+        if (lane >= off && k == key) value = op(value, v);
     }
     const i64 next = __shfl_down_sync(FULL_MASK, key, 1);
     return lane == 31 || next != key;
 }
-
-// The maximum of `value` over runs of equal `key`, valid in the run's last lane (returned true).
-__device__ __forceinline__ bool run_max(i64 key, u64& value) {
-    const int lane = threadIdx.x % 32;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const i64 k = __shfl_up_sync(FULL_MASK, key, off);
-        const u64 v = __shfl_up_sync(FULL_MASK, value, off);
-        if (lane >= off && k == key && v > value) value = v;
-    }
-    const i64 next = __shfl_down_sync(FULL_MASK, key, 1);
-    return lane == 31 || next != key;
-}
+struct Sum {
+    __device__ i64 operator()(i64 a, i64 b) const { return a + b; }
+};
+struct Max {
+    __device__ u64 operator()(u64 a, u64 b) const { return a > b ? a : b; }
+};
 
 // Doubles mapped to unsigned integers of the same order, so atomicMax finds the best score;
 // 0 stands below every score (no candidate).
@@ -568,7 +561,7 @@ extern "C" __global__ void move_best_score(const int* __restrict__ verts, const 
                     k = order_key(move_score(vals[s - slot0], __dmul_rn((double)kfix[v], gamma_over_2m), afix[c]));
             }
         }
-        if (run_max(ok ? i : -1, k) && k) atomicMax(&best_key[i - lo], k);
+        if (run_scan(ok ? i : -1, k, Max()) && k) atomicMax(&best_key[i - lo], k);
     });
 }
 
@@ -666,7 +659,7 @@ extern "C" __global__ void merge_hash_edges(const int* __restrict__ comms, const
             }
             item = __shfl_sync(FULL_MASK, mi, 31);
             member = __shfl_sync(FULL_MASK, mq, 31);
-            if (run_scan(ok ? mi : -1, loop) && loop) atomicAdd((u64*)&new_loop[new_id[comms[mi]]], (u64)loop);
+            if (run_scan(ok ? mi : -1, loop, Sum()) && loop) atomicAdd((u64*)&new_loop[new_id[comms[mi]]], (u64)loop);
         }
     }
 }
@@ -695,7 +688,7 @@ extern "C" __global__ void merge_write_tables(const int* __restrict__ comms, con
         }
         i64 rank = key != EMPTY_SLOT;  // becomes the inclusive count within the run
         const int nc = new_id[comms[i]];
-        const bool last = run_scan(ok ? i : -1, rank);
+        const bool last = run_scan(ok ? i : -1, rank, Sum());
         if (!write) {
             if (last && rank) atomicAdd((u64*)&counts[nc], (u64)rank);
             return;
@@ -730,6 +723,6 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
             c = comm[u];
             if (edge_pos[c + 1] - edge_pos[c] > min_degree) loop = loop_fix[u];
         }
-        if (run_scan(c, loop) && loop) atomicAdd((u64*)&new_loop[new_id[c]], (u64)loop);
+        if (run_scan(c, loop, Sum()) && loop) atomicAdd((u64*)&new_loop[new_id[c]], (u64)loop);
     }
 }
