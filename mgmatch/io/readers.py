@@ -1023,35 +1023,12 @@ def _read_metis(req: _Request) -> tuple[Graph, dict]:
 
 # -------------------------------------------------------------------------------- Parquet
 def _read_parquet(req: _Request) -> tuple[Graph, dict]:
-    import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     names = pq.read_schema(req.path).names
-    missing = [name for name in ("src", "dst") if name not in names]
-    if missing:
-        raise InputError(
-            f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}; "
-            f"an edge table has src, dst and optionally weight (found: {', '.join(names) or 'none'})",
-            path=req.path,
-        )
-    wanted = ["src", "dst"] + (["weight"] if req.weighted and "weight" in names else [])
-    table = pq.read_table(req.path, columns=wanted)
-    arrays = {}
-    for name in wanted:
-        column = table.column(name)
-        numeric = pa.types.is_integer(column.type) if name != "weight" else (
-            pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
-        )
-        if not numeric:
-            kind = "integers" if name != "weight" else "numbers"
-            raise InputError(f"column {name!r} has type {column.type}; it must hold {kind}", path=req.path)
-        if column.null_count:
-            row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
-            raise InputError(
-                f"column {name!r} has {column.null_count} missing values (the first in row {row})",
-                path=req.path,
-            )
-        arrays[name] = column.to_numpy()
+    _check_edge_columns(names, req.path)
+    table = pq.read_table(req.path, columns=_edge_columns(names, req.weighted))
+    arrays = _edge_table_arrays(table, req.path)
     graph, details = _graph_from_arrays(arrays, req, n=None, shape=None)
     return graph, {"columns": list(names), **details}
 
@@ -1281,8 +1258,8 @@ def parquet_row_groups(path) -> list[int]:
 
     _check_readable(path)
     with _input_errors(path):
-        meta = pq.ParquetFile(path).metadata
-        names = pq.read_schema(path).names
+        handle = pq.ParquetFile(path)
+        meta, names = handle.metadata, handle.schema_arrow.names
     _check_edge_columns(names, path)
     return [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
 
@@ -1295,6 +1272,35 @@ def _check_edge_columns(names, path) -> None:
             f"an edge table has src, dst and optionally weight (found: {', '.join(names) or 'none'})",
             path=path,
         )
+
+
+def _edge_columns(names, weighted) -> list:
+    """The columns of an edge table to read: src, dst, and weight when asked for and present."""
+    return ["src", "dst"] + (["weight"] if weighted and "weight" in names else [])
+
+
+def _edge_table_arrays(table, path, *, first_row: int = 0) -> dict:
+    """The columns of a read edge table as NumPy arrays, after checking their types (integer
+    ids, numeric weights) and that no value is missing; rows are named from ``first_row``."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    arrays = {}
+    for name in table.column_names:
+        column = table.column(name)
+        numeric = pa.types.is_integer(column.type) if name != "weight" else (
+            pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+        )
+        if not numeric:
+            kind = "integers" if name != "weight" else "numbers"
+            raise InputError(f"column {name!r} has type {column.type}; it must hold {kind}", path=path)
+        if column.null_count:
+            row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+            raise InputError(
+                f"column {name!r} has {column.null_count} missing values (the first in row {first_row + row})",
+                path=path,
+            )
+        arrays[name] = column.to_numpy()
+    return arrays
 
 
 def read_parquet_row_groups(path, groups, *, weighted=True, negative="error", one_based=None) -> EdgeChunk:
@@ -1313,7 +1319,6 @@ def read_parquet_row_groups(path, groups, *, weighted=True, negative="error", on
     -------
     EdgeChunk
     """
-    import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     req = _Request(str(path), None, one_based, bool(weighted), {"negative": negative})
@@ -1323,23 +1328,8 @@ def read_parquet_row_groups(path, groups, *, weighted=True, negative="error", on
         _check_edge_columns(names, path)
         meta = handle.metadata
         first_row = sum(meta.row_group(i).num_rows for i in range(min(groups, default=0)))
-        wanted = ["src", "dst"] + (["weight"] if weighted and "weight" in names else [])
-        table = handle.read_row_groups(list(groups), columns=wanted)
-        arrays = {}
-        for name in wanted:
-            column = table.column(name)
-            numeric = pa.types.is_integer(column.type) if name != "weight" else (
-                pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
-            )
-            if not numeric:
-                kind = "integers" if name != "weight" else "numbers"
-                raise InputError(f"column {name!r} has type {column.type}; it must hold {kind}", path=path)
-            if column.null_count:
-                row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
-                raise InputError(
-                    f"column {name!r} has a missing value in row {first_row + row}", path=path
-                )
-            arrays[name] = column.to_numpy()
+        table = handle.read_row_groups(list(groups), columns=_edge_columns(names, weighted))
+        arrays = _edge_table_arrays(table, path, first_row=first_row)
     src = arrays["src"].astype(np.int64)
     dst = arrays["dst"].astype(np.int64)
     for name, ids in (("source", src), ("destination", dst)):
