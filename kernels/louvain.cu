@@ -259,32 +259,21 @@ extern "C" __global__ void apply_moves(const int* __restrict__ verts, int nv, co
     }
 }
 
-// Algorithm 1, line 2: k_i, the weights of a vertex's edges plus its self-loop. One warp per
-// vertex, grid-stride.
-extern "C" __global__ void vertex_strength(const i64* __restrict__ indptr, const i64* __restrict__ wfix,
-                                           const i64* __restrict__ loop_fix, int n, i64* __restrict__ out) {
+// Per vertex, its self-loop plus the weights of its edges: all of them (OWN_ONLY = false: k_i,
+// Algorithm 1 line 2), or those into its own community (OWN_ONLY = true: the first term of
+// Eq. (1)). One warp per vertex, grid-stride; lane 0 writes the vertex's sum. `comm` is not read
+// when OWN_ONLY is false.
+template <bool OWN_ONLY>
+__global__ void vertex_weight(const i64* __restrict__ indptr, const int* __restrict__ indices,
+                              const i64* __restrict__ wfix, const i64* __restrict__ loop_fix,
+                              const int* __restrict__ comm, int n, i64* __restrict__ out) {
     const int lane = threadIdx.x % 32;
     const i64 warps = (i64)gridDim.x * (blockDim.x / 32);
     for (i64 v = (i64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; v < n; v += warps) {
-        i64 s = 0;
-        for (i64 e = indptr[v] + lane; e < indptr[v + 1]; e += 32) s += wfix[e];
-        for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(FULL_MASK, s, off);
-        if (lane == 0) out[v] = s + loop_fix[v];
-    }
-}
-
-// Eq. (1), first term: per vertex, the weight to its own community plus its self-loop. One
-// warp per vertex, grid-stride; lane 0 writes the vertex's sum.
-extern "C" __global__ void internal_weight(const i64* __restrict__ indptr, const int* __restrict__ indices,
-                                           const i64* __restrict__ wfix, const i64* __restrict__ loop_fix,
-                                           const int* __restrict__ comm, int n, i64* __restrict__ out) {
-    const int lane = threadIdx.x % 32;
-    const i64 warps = (i64)gridDim.x * (blockDim.x / 32);
-    for (i64 v = (i64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; v < n; v += warps) {
-        const int cv = comm[v];
+        const int cv = OWN_ONLY ? comm[v] : 0;
         i64 s = 0;
         for (i64 e = indptr[v] + lane; e < indptr[v + 1]; e += 32)
-            if (comm[indices[e]] == cv) s += wfix[e];
+            if (!OWN_ONLY || comm[indices[e]] == cv) s += wfix[e];
         for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(FULL_MASK, s, off);
         if (lane == 0) out[v] = s + loop_fix[v];
     }
@@ -314,8 +303,9 @@ extern "C" __global__ void order_by_community(const int* __restrict__ comm, int 
 
 // mergeCommunity runs twice (Algorithm 3, line 23, split in two so that no temporary edge list
 // of the old edge count is needed): a counting pass (write = 0) stores each community's number
-// of distinct neighbour communities in counts[new id] and its self-loop in new_loop[new id];
-// the writing pass (write = 1) hashes the same edges again and writes the table's entries from
+// of distinct neighbour communities in counts[new id] and adds the weight of its internal edges
+// to new_loop[new id] (its members' own self-loops are added by merge_member_loops); the
+// writing pass (write = 1) hashes the same edges again and writes the table's entries from
 // out_pos[new id] (the new CSR's offsets, a prefix sum of counts) on.
 //
 // Body shared by the warp and block variants: the group (lanes 0..G-1 of stride G) hashes the
@@ -324,7 +314,7 @@ extern "C" __global__ void order_by_community(const int* __restrict__ comm, int 
 template <int G>
 __device__ __forceinline__ void merge_one(int c, int* keys, i64* vals, unsigned int p, int lane,
                                           const i64* indptr, const int* indices, const i64* wfix,
-                                          const i64* loop_fix, const int* comm, const int* new_id,
+                                          const int* comm, const int* new_id,
                                           const int* members, const i64* vertex_start, int write,
                                           const i64* out_pos, int* out_idx, i64* out_w, i64* counts,
                                           i64* new_loop, int* s_count, i64* s_loop) {
@@ -332,7 +322,6 @@ __device__ __forceinline__ void merge_one(int c, int* keys, i64* vals, unsigned 
     i64 loop = 0;
     for (i64 q = vertex_start[c]; q < vertex_start[c + 1]; ++q) {
         const int u = members[q];
-        if (lane == 0) loop += loop_fix[u];
         for (i64 e = indptr[u] + lane; e < indptr[u + 1]; e += G) {
             const int d = new_id[comm[indices[e]]];
             if (d == nc)
@@ -359,7 +348,7 @@ __device__ __forceinline__ void merge_one(int c, int* keys, i64* vals, unsigned 
         if (G == 32) __syncwarp(); else __syncthreads();
         if (lane == 0) {
             counts[nc] = *s_count;
-            new_loop[nc] = *s_loop;
+            if (*s_loop) atomicAdd((u64*)&new_loop[nc], (u64)*s_loop);
         }
     }
 }
@@ -370,7 +359,7 @@ __device__ __forceinline__ void merge_one(int c, int* keys, i64* vals, unsigned 
 // (or its possible neighbour count, when smaller).
 extern "C" __global__ void merge_community_warp(const int* __restrict__ comms, int nc_bucket,
                                                 const i64* __restrict__ indptr, const int* __restrict__ indices,
-                                                const i64* __restrict__ wfix, const i64* __restrict__ loop_fix,
+                                                const i64* __restrict__ wfix,
                                                 const int* __restrict__ comm, const int* __restrict__ new_id,
                                                 const int* __restrict__ members, const i64* __restrict__ vertex_start,
                                                 const int* __restrict__ sizes, int write,
@@ -398,7 +387,7 @@ extern "C" __global__ void merge_community_warp(const int* __restrict__ comms, i
             s_loop[w] = 0;
         }
         __syncwarp();
-        merge_one<32>(c, keys, vals, p, lane, indptr, indices, wfix, loop_fix, comm, new_id, members, vertex_start,
+        merge_one<32>(c, keys, vals, p, lane, indptr, indices, wfix, comm, new_id, members, vertex_start,
                       write, out_pos, out_idx, out_w, counts, new_loop, &s_count[w], &s_loop[w]);
         __syncwarp();
     }
@@ -409,7 +398,7 @@ extern "C" __global__ void merge_community_warp(const int* __restrict__ comms, i
 // by all threads.
 extern "C" __global__ void merge_community_block(const int* __restrict__ comms, int nc_bucket,
                                                  const i64* __restrict__ indptr, const int* __restrict__ indices,
-                                                 const i64* __restrict__ wfix, const i64* __restrict__ loop_fix,
+                                                 const i64* __restrict__ wfix,
                                                  const int* __restrict__ comm, const int* __restrict__ new_id,
                                                  const int* __restrict__ members,
                                                  const i64* __restrict__ vertex_start, const int* __restrict__ sizes,
@@ -432,7 +421,7 @@ extern "C" __global__ void merge_community_block(const int* __restrict__ comms, 
             s_loop = 0;
         }
         __syncthreads();
-        merge_one<LOUVAIN_BLOCK>(c, keys, vals, p, threadIdx.x, indptr, indices, wfix, loop_fix, comm, new_id,
+        merge_one<LOUVAIN_BLOCK>(c, keys, vals, p, threadIdx.x, indptr, indices, wfix, comm, new_id,
                                  members, vertex_start, write, out_pos, out_idx, out_w, counts, new_loop, &s_count,
                                  &s_loop);
         __syncthreads();
@@ -705,11 +694,10 @@ extern "C" __global__ void merge_write_tables(const int* __restrict__ comms, con
     });
 }
 
-// The self-loops of the members of communities of degree > min_degree (those merged by the
-// edge-balanced kernels), added to their community's new self-loop. members is ordered by
-// community, so a warp's lanes sum runs of equal community before one atomicAdd.
+// Every member's own self-loop, added to its community's new self-loop (Algorithm 3: a
+// community's self-loop carries its internal weight). members is ordered by community, so a
+// warp's lanes sum runs of equal community before one atomicAdd.
 extern "C" __global__ void merge_member_loops(const int* __restrict__ members, int n, const int* __restrict__ comm,
-                                              const i64* __restrict__ edge_pos, i64 min_degree,
                                               const int* __restrict__ new_id, const i64* __restrict__ loop_fix,
                                               i64* __restrict__ new_loop) {
     const i64 stride = (i64)gridDim.x * blockDim.x;
@@ -721,7 +709,7 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
         if (q < n) {
             const int u = members[q];
             c = comm[u];
-            if (edge_pos[c + 1] - edge_pos[c] > min_degree) loop = loop_fix[u];
+            loop = loop_fix[u];
         }
         if (run_scan(c, loop, Sum()) && loop) atomicAdd((u64*)&new_loop[new_id[c]], (u64)loop);
     }

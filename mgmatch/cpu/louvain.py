@@ -134,7 +134,6 @@ def make_move_workspace(n: int, max_degree: int, buckets, *, slices) -> dict:
         "vals": np.empty((threads, width), dtype=np.int64),
         "new_comm": np.empty(max(n, 1), dtype=np.int32),
         "threads": threads,
-        "slices": [int(k) for k in slices],
         "batches": batches,
         "chunks": [[None] * len(bs) for bs in batches],
     }

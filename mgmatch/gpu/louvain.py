@@ -48,7 +48,9 @@ _NO_COMM = 0x7FFFFFFF  # best_c before any candidate (atomicMin)
 
 # (threads per vertex, table slots) of the sub-warp and warp buckets [1,4] .. [33,84]
 _GROUP_CONFIG = ((4, 7), (8, 13), (16, 29), (32, 53), (32, 127))
-_NAMES = tuple(f"compute_move_group<{g}, {t}>" for g, t in _GROUP_CONFIG)
+_NAMES = tuple(f"compute_move_group<{g}, {t}>" for g, t in _GROUP_CONFIG) + (
+    "vertex_weight<false>", "vertex_weight<true>",
+)
 
 
 def _cp():
@@ -166,15 +168,12 @@ def make_move_workspace(n: int, max_degree: int, buckets, *, slices) -> dict:
     """Table sizes, the newComm array and the batches of every bucket.
 
     The batches (:func:`~mgmatch.cpu.louvain.move_batches`, the same as the CPU twin's) are
-    copied to contiguous arrays once per level; their lengths are kept on the host so a sweep
-    launches without reading anything back. The edge-balanced plan of the last bucket (> 319)
-    is made on the first sweep, which has the graph (:func:`_move_plan`).
+    copied to contiguous arrays once per level. The edge-balanced plan of the last bucket
+    (> 319) is made on the first sweep, which has the graph (:func:`_move_plan`).
     """
     cp = _cp()
     ws = {"table_sizes": _device_table_sizes(max_degree), "new_comm": cp.empty(max(n, 1), dtype=cp.int32)}
     ws["batches"] = [move_batches(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
-    ws["batch_sizes"] = [[int(v.shape[0]) for v in bs] for bs in ws["batches"]]
-    ws["slices"] = [int(k) for k in slices]
     return ws
 
 
@@ -219,7 +218,8 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
     if workspace["batches"][last] and "plan" not in workspace:
         workspace["plan"] = _move_plan(indptr, workspace)
     for b, batches in enumerate(workspace["batches"]):
-        for j, (verts, nv) in enumerate(zip(batches, workspace["batch_sizes"][b])):
+        for j, verts in enumerate(batches):
+            nv = int(verts.shape[0])  # host metadata: no read-back
             nv32 = np.int32(nv)
             common = (indptr, indices, wfix, kfix, comm, csize, afix, verts, nv32, ts, gm, new_comm)
             if b < len(_GROUP_CONFIG):
@@ -264,25 +264,28 @@ def fixed_point(weights, scale: float):
 
 def strengths(indptr, wfix, loop_fix):
     """``k_i`` (Algorithm 1, line 2), a warp per vertex (no prefix sum over the edges)."""
-    cp = _cp()
-    n = int(indptr.shape[0]) - 1
-    out = cp.empty(max(n, 0), dtype=cp.int64)
-    if n > 0:
-        _kernel("vertex_strength")((_grid(n, BLOCK // 32),), (BLOCK,), (indptr, wfix, loop_fix, np.int32(n), out))
-    return out
+    return _vertex_weight(False, indptr, None, wfix, loop_fix, None)
 
 
 def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
     """Sum over vertices of the weight to their own community, self-loops included (fixed point)."""
+    n = int(indptr.shape[0]) - 1
+    return int(_vertex_weight(True, indptr, indices, wfix, loop_fix, comm).sum()) if n > 0 else 0
+
+
+def _vertex_weight(own_only: bool, indptr, indices, wfix, loop_fix, comm):
+    """Per vertex: its self-loop plus its edges' weights, all or only those inside its community."""
     cp = _cp()
     n = int(indptr.shape[0]) - 1
-    if n <= 0:
-        return 0
-    out = cp.empty(n, dtype=cp.int64)
-    _kernel("internal_weight")(
-        (_grid(n, BLOCK // 32),), (BLOCK,), (indptr, indices, wfix, loop_fix, comm, np.int32(n), out)
-    )
-    return int(out.sum())
+    out = cp.empty(max(n, 0), dtype=cp.int64)
+    if n > 0:
+        unused = cp.empty(1, dtype=cp.int32)  # vertex_weight<false> reads neither
+        _kernel(f"vertex_weight<{'true' if own_only else 'false'}>")(
+            (_grid(n, BLOCK // 32),), (BLOCK,),
+            (indptr, unused if indices is None else indices, wfix, loop_fix, unused if comm is None else comm,
+             np.int32(n), out),
+        )
+    return out
 
 
 def aggregate(indptr, indices, wfix, loop_fix, comm):
@@ -302,12 +305,10 @@ def aggregate(indptr, indices, wfix, loop_fix, comm):
     new_id = cp.where(nonempty, cp.cumsum(nonempty, dtype=cp.int64) - 1, -1).astype(cp.int32)  # prefixSum(newID)
     communities = cp.flatnonzero(nonempty).astype(cp.int32)
     n_new = int(communities.shape[0])
-    edge_pos = cp.zeros(n + 1, dtype=cp.int64)
-    cp.cumsum(com_degree, out=edge_pos[1:])  # prefixSum(edgePos)
+    edge_pos = _prefix(com_degree)  # prefixSum(edgePos)
     deg = com_degree[communities]
     del com_degree  # edge_pos[c + 1] - edge_pos[c] from here on
-    vertex_start = cp.zeros(n + 1, dtype=cp.int64)
-    cp.cumsum(com_size, dtype=cp.int64, out=vertex_start[1:])  # prefixSum(vertexStart)
+    vertex_start = _prefix(com_size)  # prefixSum(vertexStart)
     del nonempty
     members = cp.empty(max(n, 1), dtype=cp.int32)
     _kernel("order_by_community")((grid_n,), (BLOCK,), (comm, np.int32(n), vertex_start, com_size, members))
@@ -325,17 +326,16 @@ def aggregate(indptr, indices, wfix, loop_fix, comm):
             sizes = sizes_all[cp.minimum(deg[mask], sizes_all.shape[0] - 1)]
             plan = _merge_plan(deg[mask], sizes, n, indptr, members) if b == 2 else None
             buckets.append((b, comms, sizes, plan))
-    graph = (indptr, indices, wfix, loop_fix, comm, new_id, members, vertex_start)
+    graph = (indptr, indices, wfix, comm, new_id, members, vertex_start)
     _merge_pass(buckets, graph, edge_pos, 0, None, None, None, counts, new_loop)
     new_indptr = _prefix(counts)
     nnz_new = int(new_indptr[-1])
     new_indices = cp.empty(nnz_new, dtype=cp.int32)
     new_wfix = cp.empty(nnz_new, dtype=cp.int64)
     _merge_pass(buckets, graph, edge_pos, 1, new_indptr, new_indices, new_wfix, counts, new_loop)
-    if n:
+    if n:  # the members' own self-loops, for every community
         _kernel("merge_member_loops")(
-            (_grid(n, BLOCK),), (BLOCK,),
-            (members, np.int32(n), comm, edge_pos, np.int64(big), new_id, loop_fix, new_loop),
+            (_grid(n, BLOCK),), (BLOCK,), (members, np.int32(n), comm, new_id, loop_fix, new_loop)
         )
     return new_indptr, new_indices, new_wfix, new_loop, new_id
 
@@ -356,7 +356,7 @@ def _merge_pass(buckets, graph, edge_pos, write, out_pos, out_idx, out_w, counts
     cp = _cp()
     if out_pos is None:  # the counting pass writes no edges
         out_pos, out_idx, out_w = counts, cp.empty(1, dtype=cp.int32), cp.empty(1, dtype=cp.int64)
-    indptr, indices, wfix, loop_fix, comm, new_id, members, vertex_start = graph
+    indptr, indices, wfix, comm, new_id, members, vertex_start = graph
     w32 = np.int32(write)
     for b, comms, sizes, plan in buckets:
         nb = int(comms.shape[0])
