@@ -129,7 +129,7 @@ def main():
 @click.option("--algorithm", "-a", type=click.Choice(ALGORITHM_CHOICES), default="auto", show_default=True,
               help="suitor/bsuitor/ld/handshake: 1/2-approximate weighted (b-)matching; gpr/apfb/apsb: "
                    "maximum cardinality bipartite matching; louvain: communities. auto: the fastest "
-                   "weighted matching on the device (handshake on a GPU, suitor on a CPU).")
+                   "weighted matching (suitor, on a GPU as on a CPU).")
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
               help="Result table (.parquet or .csv); the JSON summary goes beside it (.json). Required "
                    "unless INPUT is a pipeline file.")
@@ -176,7 +176,7 @@ def run(input_path, algorithm, output, summary, b, init, resolution, all_levels,
         raise ParameterError("--output is required (a .parquet, .pq, .csv or .tsv path)")
     on_cluster = workers is not None or scheduler is not None or scheduler_file is not None
     if read_on_workers:
-        _check_read_on_workers(on_cluster, "suitor" if algorithm == "auto" else algorithm, bipartite)
+        _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite)
     with _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet, report) as client:
         run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init, resolution=resolution,
                 all_levels=all_levels, device=device, partitions=partitions, quiet=quiet, client=client,

@@ -154,32 +154,30 @@ def test_nan_weight_in_a_later_chunk(dask_client, tmp_path):
         read_partitions(dask_client, path)
 
 
-def test_negative_id_and_non_numeric_field(dask_client, tmp_path):
-    path = tmp_path / "negative.txt"
-    path.write_text("0 1\n1 2\n-3 4\n")
-    with pytest.raises(InputError, match=r"negative.txt, line 3: source id -3 is negative"):
-        read_partitions(dask_client, path)
-    path = tmp_path / "word.csv"
-    path.write_text("0,1\n1,2\n2,x\n")
-    with pytest.raises(InputError, match=r"word.csv, line 3: target id 'x' is not a vertex id"):
-        read_partitions(dask_client, path)
+@pytest.mark.parametrize(
+    ("name", "text", "kwargs", "pattern"),
+    [
+        ("negative.txt", "0 1\n1 2\n-3 4\n", {}, r"negative.txt, line 3: source id -3 is negative"),
+        ("word.csv", "0,1\n1,2\n2,x\n", {}, r"word.csv, line 3: target id 'x' is not a vertex id"),
+        ("zero.csv", "1,2\n0,3\n", {"one_based": True}, r"zero.csv, line 2: vertex id 0"),
+        ("comments.txt", "# nothing\n% at all\n", {}, "no edges"),
+        ("missing.csv", None, {}, "no such file"),
+    ],
+)
+def test_bad_text_input(dask_client, tmp_path, name, text, kwargs, pattern):
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(InputError, match=pattern) as err:
+        read_partitions(dask_client, path, **kwargs)
+    assert err.value.path == str(path)
+
+
+def test_negative_id_in_parquet(dask_client, tmp_path):
     table = pa.table({"src": np.array([0, 1, -2]), "dst": np.array([1, 2, 3])})
     pq.write_table(table, tmp_path / "negative.parquet", row_group_size=2)
     with pytest.raises(InputError, match=r"negative.parquet: source id -2 \(entry 2\) is negative"):
         read_partitions(dask_client, tmp_path / "negative.parquet")
-
-
-def test_zero_id_read_as_one_based_and_empty_input(dask_client, tmp_path):
-    path = tmp_path / "zero.csv"
-    path.write_text("1,2\n0,3\n")
-    with pytest.raises(InputError, match=r"zero.csv, line 2: vertex id 0"):
-        read_partitions(dask_client, path, one_based=True)
-    path = tmp_path / "comments.txt"
-    path.write_text("# nothing\n% at all\n")
-    with pytest.raises(InputError, match="no edges"):
-        read_partitions(dask_client, path)
-    with pytest.raises(InputError, match="no such file"):
-        read_partitions(dask_client, tmp_path / "missing.csv")
 
 
 def test_unsupported_formats_and_options(dask_client, tmp_path, files):

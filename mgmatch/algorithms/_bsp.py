@@ -9,6 +9,7 @@ round produces no message at all.
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -152,3 +153,10 @@ def run_local(
         if max_rounds is not None and log.rounds >= max_rounds:
             raise RuntimeError(f"{program.name} did not settle within {max_rounds} rounds")
     return [program.finish(s) for s in states], log
+
+
+def is_distributed_graph(graph) -> bool:
+    """Whether ``graph`` is a :class:`~mgmatch.distributed.loading.DistributedGraph` (whose module
+    is loaded whenever one exists, so this never imports Dask)."""
+    loading = sys.modules.get("mgmatch.distributed.loading")
+    return loading is not None and isinstance(graph, loading.DistributedGraph)

@@ -19,7 +19,6 @@ References
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -29,7 +28,7 @@ from .._array import resolve_device, to_numpy
 from ..cpu import matching as cpu
 from ..errors import ParameterError, ResourceError
 from ..graph import Graph, Partition
-from ._bsp import Messages, RoundLog, run_local
+from ._bsp import Messages, RoundLog, is_distributed_graph, run_local
 
 __all__ = [
     "MatchingResult", "suitor", "b_suitor", "locally_dominant", "handshake", "strongest_neighbour",
@@ -326,15 +325,8 @@ def _twin(name: str, xp):
 ALGORITHMS = {"suitor": _Suitor, "ld": _LocallyDominant, "handshake": _Handshake}
 
 
-def _is_distributed_graph(graph) -> bool:
-    """Whether ``graph`` is a :class:`~mgmatch.distributed.loading.DistributedGraph` (whose module
-    is loaded whenever one exists, so this never imports Dask)."""
-    loading = sys.modules.get("mgmatch.distributed.loading")
-    return loading is not None and isinstance(graph, loading.DistributedGraph)
-
-
 def _validate(graph, partitions, device, b=None):
-    if _is_distributed_graph(graph):
+    if is_distributed_graph(graph):
         if partitions is not None and not (np.ndim(partitions) == 0 and partitions == graph.n_parts) and not (
             np.ndim(partitions) == 1 and np.array_equal(np.asarray(partitions), graph.bounds)
         ):
@@ -347,7 +339,7 @@ def _validate(graph, partitions, device, b=None):
             "weighted matching takes an undirected graph; this one is bipartite "
             "(use mgmatch.bipartite_matching, or build the graph with bipartite=False)"
         )
-    if partitions is None or _is_distributed_graph(graph):
+    if partitions is None or is_distributed_graph(graph):
         pass
     elif isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
         if np.ndim(partitions) == 1 and len(partitions) >= 2:  # explicit bounds
@@ -386,12 +378,12 @@ def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions=None, d
     dev, b = _validate(graph, partitions, device if client is None else "cpu", b if algorithm == "bsuitor" else None)
     t0 = time.perf_counter()
     program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
-    if _is_distributed_graph(graph) and client is None:
+    if is_distributed_graph(graph) and client is None:
         raise ParameterError("a DistributedGraph lives on a Dask cluster; pass the client that read it (client=)")
     if client is not None:
         from ..distributed.coordinator import run_distributed  # noqa: PLC0415
 
-        if _is_distributed_graph(graph):  # the workers hold its partitions already
+        if is_distributed_graph(graph):  # the workers hold its partitions already
             partitions, parts = graph.n_parts, graph
         else:
             if partitions is None:

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._array import to_numpy
 from ..errors import ClusterError
-from ..algorithms._bsp import Messages, RoundLog
+from ..algorithms._bsp import Messages, RoundLog, is_distributed_graph
 
 __all__ = ["run_distributed", "run_rounds_async"]
 
@@ -98,7 +98,6 @@ def _step_task(program, prev, inbox_pieces, expected_worker: str):
     pieces = {q: Messages(to_numpy(m.ints, pinned=True), to_numpy(m.w, pinned=True)) for q, m in outbox.split(state.part.bounds).items()}
     stats = {
         "messages": len(outbox),
-        "dests": sorted(pieces),
         "compute_s": time.perf_counter() - t0,
         "matched": int(program.matched(state)),
         "load_s": getattr(state, "load_s", 0.0),
@@ -185,12 +184,6 @@ async def resolve_cluster_device(client, device: str, workers: list[str]) -> str
     return "cpu" if without else "gpu"
 
 
-def _is_distributed_graph(parts) -> bool:
-    from .loading import DistributedGraph  # noqa: PLC0415
-
-    return isinstance(parts, DistributedGraph)
-
-
 async def run_rounds_async(client, program, parts, *, device="auto", progress=None, max_restarts=2,
                            total_vertices=None):
     """Run ``program`` over ``parts`` on the cluster.
@@ -223,7 +216,7 @@ async def run_rounds_async(client, program, parts, *, device="auto", progress=No
                 ) from None
             restarts += 1
             workers = now
-            if _is_distributed_graph(parts):
+            if is_distributed_graph(parts):
                 from .loading import rebuild_async  # noqa: PLC0415
 
                 await rebuild_async(client, parts, now)
@@ -234,7 +227,7 @@ async def _rounds(client, program, parts, workers, device, progress, total_verti
     name, phase = program.name, getattr(program, "phase", "step")
     t0 = time.perf_counter()
     watch = None
-    if _is_distributed_graph(parts):  # built on the workers already
+    if is_distributed_graph(parts):  # built on the workers already
         owner = dict(parts.workers)
         part_f = dict(parts.parts)
         watch = set(owner.values())

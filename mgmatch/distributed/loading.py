@@ -22,6 +22,7 @@ the edge identically, ``duplicates="first"`` included.
 
 from __future__ import annotations
 
+import operator
 import uuid
 from dataclasses import dataclass, field
 
@@ -259,10 +260,6 @@ def _owned_entries(part: Partition) -> int:
     return part.nnz
 
 
-def _getitem(value, i):
-    return value[i]
-
-
 # ------------------------------------------------------------------------------- client side
 async def _worker_list(client) -> list[str]:
     from .coordinator import _worker_addresses  # noqa: PLC0415
@@ -335,7 +332,7 @@ async def _place_async(client, plan: _ReadPlan, bounds: np.ndarray, n: int, work
                   for c in range(len(plan.chunks))]
         merged_f[p] = client.submit(_merge_task, plan, p, bounds, pieces, owner[p], key=f"read-merge-p{p}-{run}",
                                     workers=[owner[p]], allow_other_workers=False, pure=False)
-    counts_f = [client.submit(_getitem, merged_f[p], 1, key=f"read-counts-p{p}-{run}", workers=[owner[p]],
+    counts_f = [client.submit(operator.getitem, merged_f[p], 1, key=f"read-counts-p{p}-{run}", workers=[owner[p]],
                               allow_other_workers=False, pure=False) for p in range(k)]
     counts = await client.gather(counts_f)
     m = sum(c["edges"] for c in counts)
