@@ -419,9 +419,9 @@ __global__ void alternate(I n_rows, I n_cols, I* mu_row, I* mu_col, const I* __r
 // compare-and-swap: the unmatched row (-1 -> -2), then the root (bfs(root): L0 -> -1); when the
 // root was already taken the row is released. So every tree yields at most one path and the
 // paths of a phase are vertex-disjoint: ALTERNATE never meets another thread's path, and
-// FIXMATCHING has nothing left to repair (it still runs, as in the paper). Without the root
-// array (GPUBFS) several ends may share a tree and the paper's ALTERNATE stop rule and
-// FIXMATCHING resolve them.
+// FIXMATCHING has nothing left to repair, so this kernel skips it (its two passes and their
+// barrier) with the root array. Without the root array (GPUBFS) several ends may share a tree
+// and the paper's ALTERNATE stop rule and FIXMATCHING resolve them.
 //
 // ctl (zeroed by the host): ctl[0..2] frontier lengths and ctl[3..5] "path found" flags of the
 // grid-wide levels, rotating with the count g of grid-wide levels run (level g fills ctl[(g+1)%3]
@@ -696,10 +696,13 @@ __global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_pt
             if (mgm_load<I>(mu_row + r) == -2) mgm_alternate_path<I>(r, mu_row, mu_col, pred, n_cols);
         }
         mgm_grid_sync(bar, epoch);
-        // FIXMATCHING, rows against columns, then columns against rows.
-        for (I r = tid; r < n_rows; r += nthreads) mgm_fix_row<I>(r, mu_row, mu_col);
-        mgm_grid_sync(bar, epoch);
-        for (I c = tid; c < n_cols; c += nthreads) mgm_fix_col<I>(c, mu_row, mu_col);
+        // FIXMATCHING, rows against columns, then columns against rows (GPUBFS only: with the
+        // root array the paths are vertex-disjoint and nothing needs repair).
+        if (!with_root) {
+            for (I r = tid; r < n_rows; r += nthreads) mgm_fix_row<I>(r, mu_row, mu_col);
+            mgm_grid_sync(bar, epoch);
+            for (I c = tid; c < n_cols; c += nthreads) mgm_fix_col<I>(c, mu_row, mu_col);
+        }
         if (tid == 0) {
             for (int k = 0; k < 6; ++k) ctl[k] = 0;
             ctl[12] = 0;

@@ -163,7 +163,7 @@ class _Suitor:
         return SimpleNamespace(
             part=part,
             slot=slot,
-            ghosts=xp.asarray(part.ghosts),
+            ghosts=xp.asarray(part.ghosts, dtype=xp.int64),
             suitor=xp.full(n_slots, -1, dtype=xp.int64),
             ws=xp.full(n_slots, -np.inf, dtype=xp.float64),
             target=xp.full(part.n_owned, -1, dtype=xp.int64),
@@ -216,7 +216,7 @@ class _BSuitor:
         total = int(off[-1])
         n_ghost = part.ghosts.size
         return SimpleNamespace(
-            part=part, b=b_eff, slot=_slots(part), ghosts=xp.asarray(part.ghosts),
+            part=part, b=b_eff, slot=_slots(part), ghosts=xp.asarray(part.ghosts, dtype=xp.int64),
             hw=xp.zeros(total, dtype=xp.float64), hs=xp.full(total, -1, dtype=xp.int64),
             hcnt=xp.zeros(n, dtype=xp.int64), hoff=off[:-1].copy(),
             tw=xp.full(n_ghost, -np.inf, dtype=xp.float64), ts=xp.full(n_ghost, -1, dtype=xp.int64),
@@ -253,7 +253,7 @@ class _PointerProgram:
         return SimpleNamespace(
             part=part,
             slot=_slots(part),
-            ghosts=xp.asarray(part.ghosts),
+            ghosts=xp.asarray(part.ghosts, dtype=xp.int64),
             matched=xp.zeros(n_slots, dtype=xp.bool_),
             cand=xp.full(n_slots, -1, dtype=xp.int64),
             mate=xp.full(part.n_owned, -1, dtype=xp.int64),

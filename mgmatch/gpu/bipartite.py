@@ -248,8 +248,9 @@ def persistent_supported() -> bool:
 def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, *,
                                 stop_at_first: bool, with_root: bool, max_phases: int):
     """APFB / APsB in one cooperative launch (``apfb_persistent``): every phase's BFS levels,
-    ALTERNATE and FIXMATCHING run on the device, separated by grid-wide barriers, with frontier
-    queues and a group of lanes per frontier column.
+    ALTERNATE and FIXMATCHING (GPUBFS only; with the root array the paths are vertex-disjoint)
+    run on the device, separated by grid-wide barriers, with frontier queues and a group of lanes
+    per frontier column.
 
     Returns ``(phases, levels, capped, timings, counts)``: ``capped`` is True when ``max_phases``
     phases ran and a path was still found; ``timings`` holds the device-measured seconds of the
