@@ -407,13 +407,24 @@ __global__ void alternate(I n_rows, I n_cols, I* mu_row, I* mu_col, const I* __r
 // and FIXMATCHING of every phase, separated by grid-wide barriers instead of kernel launches and
 // host round trips. Launched cooperatively (every block resident), so the barrier is safe.
 //
-// Frontiers are queues: a column enters the next level's queue once, by compare-and-swap on its
+// Frontiers are queues: a column enters a queue once per phase, by compare-and-swap on its
 // bfs level, as an entry (column, adjacency begin, adjacency end, root) so that its expansion
 // starts with one load. A group of 4 to 32 lanes expands one column, striding over its
-// adjacency, so per level the work is that of the frontier, not of all columns. While a
-// frontier is small (at most `local_max` columns) block 0 runs the levels alone, with block
-// barriers, and the other blocks wait at the next grid barrier: the long tails of a phase (few
-// roots, long paths) then cost a block barrier per level instead of a grid barrier.
+// adjacency, so the work is that of the frontier, not of all columns.
+//
+// With queue_mode (APFB) a phase's search is one FIFO work queue (mgm_queue_traverse): groups
+// take entries as they are stored, with no barrier between levels. APFB needs every column
+// reachable from a root that has no path yet, in any order: a column is still claimed once, the
+// forest and the paths are the same kind, and a phase that finds no path has visited every
+// column reachable from the roots, so the matching is then maximum. On a mesh most of a phase
+// is hundreds of levels of a few hundred to a few thousand columns; level by level, each cost a
+// grid barrier as long as its expansion.
+//
+// Without queue_mode (APsB, which stops at the first level that finds a path) the levels run
+// one by one between grid barriers. While a frontier is small (at most `local_max` columns)
+// block 0 runs the levels alone, with block barriers, and the other blocks wait at the next
+// grid barrier: the long tails of a phase (few roots, long paths) then cost a block barrier
+// per level instead of a grid barrier.
 //
 // With the root array (GPUBFS-WR) an end of an augmenting path is claimed twice by
 // compare-and-swap: the unmatched row (-1 -> -2), then the root (bfs(root): L0 -> -1); when the
@@ -427,18 +438,33 @@ __global__ void alternate(I n_rows, I n_cols, I* mu_row, I* mu_col, const I* __r
 // grid-wide levels, rotating with the count g of grid-wide levels run (level g fills ctl[(g+1)%3]
 // and ctl[3 + g%3] and zeroes the slots of level g + 1 and g + 2, which every thread has read
 // by then); ctl[9..11] and ctl[13] block 0's report after a run of block-local levels (level,
-// frontier length, found, levels run); ctl[12] the number of roots. All threads read the same
+// frontier length, found, levels run); ctl[12] the number of roots; ctl[14] the depth of the
+// search. The queue traversal's counters are ctl[32], ctl[64], ctl[96] (head, tail, finished)
+// and ctl[128] (the last phase done). All threads read the same
 // values after every barrier, so they all take the same branches and meet at every barrier.
 // The launch's results go to stats (see the kernel): the host reads them with one copy.
 #ifndef MGM_FULL_MASK
 #define MGM_FULL_MASK 0xffffffffu
 #endif
-#define MGM_CTL_SIZE 16
+#define MGM_CTL_SIZE 160
+// The queue traversal's counters, each in a line of its own (ctl holds MGM_CTL_SIZE indices).
+#define MGM_CTL_HEAD 32
+#define MGM_CTL_TAIL 64
+#define MGM_CTL_FINISHED 96
+#define MGM_CTL_DONE 128
+#define MGM_CTL_DEPTH 14
+// The longest pause of a waiting warp of the queue traversal between two polls: the time a
+// stored entry can wait for its group.
+#ifndef MGM_QUEUE_BACKOFF_NS
+#define MGM_QUEUE_BACKOFF_NS 64
+#endif
 
 __device__ __forceinline__ int mgm_atomic_add(int* p, int v) { return atomicAdd(p, v); }
 __device__ __forceinline__ long long mgm_atomic_add(long long* p, long long v) {
     return (long long)atomicAdd((unsigned long long*)p, (unsigned long long)v);
 }
+__device__ __forceinline__ void mgm_atomic_max(int* p, int v) { atomicMax(p, v); }
+__device__ __forceinline__ void mgm_atomic_max(long long* p, long long v) { atomicMax(p, v); }
 __device__ __forceinline__ int mgm_cas(int* p, int cmp, int val) { return atomicCAS(p, cmp, val); }
 __device__ __forceinline__ long long mgm_cas(long long* p, long long cmp, long long val) {
     return (long long)atomicCAS((unsigned long long*)p, (unsigned long long)cmp, (unsigned long long)val);
@@ -456,6 +482,19 @@ __device__ __forceinline__ mgm_entry<int> mgm_load_entry(const int* q, int i) {
 __device__ __forceinline__ mgm_entry<long long> mgm_load_entry(const long long* q, long long i) {
     longlong2 a = __ldcg((const longlong2*)q + 2 * i);
     longlong2 b = __ldcg((const longlong2*)q + 2 * i + 1);
+    return {a.x, a.y, b.x, b.y};
+}
+// The same as a poll: a volatile load, so a loop that waits for the entry reads it every time.
+__device__ __forceinline__ mgm_entry<int> mgm_poll_entry(const int* q, int i) {
+    int4 v;
+    asm volatile("ld.relaxed.gpu.global.v4.s32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"((const int4*)q + i) : "memory");
+    return {v.x, v.y, v.z, v.w};
+}
+__device__ __forceinline__ mgm_entry<long long> mgm_poll_entry(const long long* q, long long i) {
+    longlong2 a, b;
+    asm volatile("ld.relaxed.gpu.global.v2.s64 {%0, %1}, [%2];" : "=l"(a.x), "=l"(a.y) : "l"((const longlong2*)q + 2 * i) : "memory");
+    asm volatile("ld.relaxed.gpu.global.v2.s64 {%0, %1}, [%2];" : "=l"(b.x), "=l"(b.y) : "l"((const longlong2*)q + 2 * i + 1) : "memory");
     return {a.x, a.y, b.x, b.y};
 }
 __device__ __forceinline__ void mgm_store_entry(int* q, int i, int c, int beg, int end, int root) {
@@ -519,69 +558,143 @@ struct mgm_groups {
     unsigned int gmask;
 };
 
-// One BFS level [APFB Alg. 2 / Alg. 4] over the frontier entries cur[0 .. n): the groups with
-// slots first, first + stride, ... expand their columns, claim unvisited columns for `nxt`
-// (counted at *nxt_len) and ends of augmenting paths (*found <- 1).
+// Expands one frontier entry per group of the warp [APFB Alg. 2 / Alg. 4]: the groups with
+// `active` stride over the adjacency of their entry e, whose column is at BFS level `level`;
+// they claim unvisited columns (level + 1) for the queue `nxt` (counted at *nxt_len) and ends
+// of augmenting paths (*found <- 1). `depth` keeps the deepest level claimed, minus L0. Every
+// lane of the warp calls it.
+template <typename I>
+__device__ __forceinline__ void mgm_expand_entry(mgm_entry<I> e, bool active, I level, I* nxt, I* nxt_len, I* found,
+                                                 const I* __restrict__ col_ptr, const I* __restrict__ col_rows,
+                                                 I* mu_row, I* bfs, I* root, I* pred, I l0, I unvisited,
+                                                 int with_root, const mgm_groups& lg, I& depth) {
+    active = active && e.beg < e.end;
+    for (I j0 = e.beg; __any_sync(MGM_FULL_MASK, active); j0 += lg.group) {
+        const I j = j0 + lg.glane;
+        I r = (active && j < e.end) ? col_rows[j] : (I)-1;
+        if (with_root) {  // early exit [APFB Alg. 4]: the root already has its path
+            I state = (active && lg.glane == 0) ? mgm_load<I>(bfs + e.root) : (I)0;
+            if (__shfl_sync(MGM_FULL_MASK, state, lg.gbase) < 0) {
+                active = false;
+                r = -1;
+            }
+        }
+        const I cm = r >= 0 ? mgm_load<I>(mu_row + r) : (I)-3;
+        bool ended = false;
+        if (cm == -1 && mgm_cas(mu_row + r, (I)-1, (I)-2) == -1) {
+            if (!with_root || mgm_cas(bfs + e.root, l0, (I)-1) == l0) {
+                pred[r] = e.c;
+                ended = true;
+            } else {
+                mu_row[r] = -1;  // the root already has its path: give the row back
+            }
+        }
+        I cbeg = 0;
+        I cend = 0;
+        bool push = false;
+        if (cm > -1) {
+            cbeg = col_ptr[cm];  // loaded alongside the claim, for the entry
+            cend = col_ptr[cm + 1];
+            push = mgm_cas(bfs + cm, unvisited, level + 1) == unvisited;
+            if (push) {
+                if (with_root) root[cm] = e.root;
+                pred[r] = e.c;
+                depth = max(depth, level + 1 - l0);
+            }
+        }
+        const I slot = mgm_warp_slot<I>(push, nxt_len, lg.lane);
+        if (push) mgm_store_entry(nxt, slot, cm, cbeg, cend, with_root ? e.root : (I)-1);
+        if (__ballot_sync(MGM_FULL_MASK, ended) & lg.gmask) {
+            if (lg.glane == 0) *found = 1;
+            if (with_root) active = false;  // GPUBFS-WR: this root stops expanding
+        }
+        if (j0 + lg.group >= e.end) active = false;
+    }
+}
+
+// One BFS level over the frontier entries cur[0 .. n): the groups with slots first,
+// first + stride, ... expand their columns (level `level`) into `nxt`.
 template <typename I>
 __device__ __forceinline__ void mgm_expand(const I* cur, I n, I* nxt, I* nxt_len, I* found, I first, I stride,
                                            const I* __restrict__ col_ptr, const I* __restrict__ col_rows,
                                            I* mu_row, I* bfs, I* root, I* pred, I level, I l0, I unvisited,
-                                           int with_root, const mgm_groups& lg) {
+                                           int with_root, const mgm_groups& lg, I& depth) {
     for (I base = first; base < n; base += stride) {
         const I i = base + lg.gid;
         mgm_entry<I> e = {-1, 0, 0, -1};
         if (i < n) e = mgm_load_entry(cur, i);
-        bool active = e.beg < e.end;
-        for (I j0 = e.beg; __any_sync(MGM_FULL_MASK, active); j0 += lg.group) {
-            const I j = j0 + lg.glane;
-            I r = (active && j < e.end) ? col_rows[j] : (I)-1;
-            if (with_root) {  // early exit [APFB Alg. 4]: the root already has its path
-                I state = (active && lg.glane == 0) ? mgm_load<I>(bfs + e.root) : (I)0;
-                if (__shfl_sync(MGM_FULL_MASK, state, lg.gbase) < 0) {
-                    active = false;
-                    r = -1;
-                }
-            }
-            const I cm = r >= 0 ? mgm_load<I>(mu_row + r) : (I)-3;
-            bool ended = false;
-            if (cm == -1 && mgm_cas(mu_row + r, (I)-1, (I)-2) == -1) {
-                if (!with_root || mgm_cas(bfs + e.root, l0, (I)-1) == l0) {
-                    pred[r] = e.c;
-                    ended = true;
-                } else {
-                    mu_row[r] = -1;  // the root already has its path: give the row back
-                }
-            }
-            I cbeg = 0;
-            I cend = 0;
-            bool push = false;
-            if (cm > -1) {
-                cbeg = col_ptr[cm];  // loaded alongside the claim, for the entry
-                cend = col_ptr[cm + 1];
-                push = mgm_cas(bfs + cm, unvisited, level + 1) == unvisited;
-                if (push) {
-                    if (with_root) root[cm] = e.root;
-                    pred[r] = e.c;
-                }
-            }
-            const I slot = mgm_warp_slot<I>(push, nxt_len, lg.lane);
-            if (push) mgm_store_entry(nxt, slot, cm, cbeg, cend, with_root ? e.root : (I)-1);
-            if (__ballot_sync(MGM_FULL_MASK, ended) & lg.gmask) {
-                if (lg.glane == 0) *found = 1;
-                if (with_root) active = false;  // GPUBFS-WR: this root stops expanding
-            }
-            if (j0 + lg.group >= e.end) active = false;
+        mgm_expand_entry<I>(e, i < n, level, nxt, nxt_len, found, col_ptr, col_rows, mu_row, bfs, root, pred, l0,
+                            unvisited, with_root, lg, depth);
+    }
+}
+
+// The traversal of a phase as one FIFO work queue, without levels: queue[0 .. *tail) holds the
+// entries pushed so far (the roots first), every slot -1 until its entry is stored. Each warp
+// reserves a slot per group at *head, waits until its entries are stored, expands them
+// (children are pushed at *tail), empties the slots again and counts them at *finished. An
+// entry's children are counted at *tail before the entry is counted at *finished, so when a
+// warp's count makes *finished equal *tail no entry is left and none can come: that warp stores
+// `phase` at *done. Warp 0 of each block polls *done for its block (s_done), so the waiting
+// warps do not all poll one address. Reserved slots at or beyond the final *tail are never
+// stored; their groups leave with the others.
+template <typename I>
+__device__ __forceinline__ void mgm_queue_traverse(I* queue, I n_cols, I* head, I* tail, I* finished, I* done,
+                                                   I phase, volatile int* s_done, I* found,
+                                                   const I* __restrict__ col_ptr, const I* __restrict__ col_rows,
+                                                   I* mu_row, I* bfs, I* root, I* pred, I l0, I unvisited,
+                                                   int with_root, const mgm_groups& lg, I& depth) {
+    const I per_warp = 32 / lg.group;
+    const bool poller = (threadIdx.x >> 5) == 0;
+    I slot = -1;
+    unsigned int idle = 0;
+    for (;;) {
+        if (__all_sync(MGM_FULL_MASK, slot < 0)) {
+            I base = 0;
+            if (lg.lane == 0) base = mgm_atomic_add(head, per_warp);
+            slot = __shfl_sync(MGM_FULL_MASK, base, 0) + lg.gid;
         }
+        mgm_entry<I> e = {-1, -1, -1, -1};
+        if (slot >= 0 && slot < n_cols) e = mgm_poll_entry(queue, slot);
+        const bool ready = e.c >= 0 && e.end >= 0;  // both halves stored (int64 entries take two)
+        if (__any_sync(MGM_FULL_MASK, ready)) {
+            idle = 0;
+            // e.c's level, stored by the compare-and-swap that pushed it (at least L0 if that store
+            // is not seen yet; a taken root reads -1 and stops at once, by the early exit)
+            const I level = ready ? max(mgm_load<I>(bfs + e.c), l0) : (I)0;
+            if (ready && lg.glane == 0) mgm_store_entry(queue, slot, (I)-1, (I)-1, (I)-1, (I)-1);
+            mgm_expand_entry<I>(e, ready, level, queue, tail, found, col_ptr, col_rows, mu_row, bfs, root, pred, l0,
+                                unvisited, with_root, lg, depth);
+            if (ready) slot = -1;
+            __threadfence();  // the children (tail, entries) before the count below
+            const unsigned int mine = __ballot_sync(MGM_FULL_MASK, ready && lg.glane == 0);
+            if (lg.lane == 0) {
+                __threadfence();
+                const I k = (I)__popc(mine);
+                const I f = mgm_atomic_add(finished, k) + k;
+                __threadfence();
+                if (f == *(volatile I*)tail) {
+                    *(volatile I*)done = phase;
+                    __threadfence();
+                }
+            }
+            continue;
+        }
+        if (poller && lg.lane == 0) *s_done = *(volatile I*)done == phase ? 1 : 0;
+        __syncwarp();
+        if (__shfl_sync(MGM_FULL_MASK, *s_done, 0)) break;
+        if (MGM_QUEUE_BACKOFF_NS) __nanosleep(min(32u << min(idle, 16u), (unsigned int)MGM_QUEUE_BACKOFF_NS));
+        ++idle;
     }
 }
 
 template <typename I>
-__global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_ptr, const I* __restrict__ col_rows,
+__global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_ptr, const I* __restrict__ col_rows,
                                 I* mu_row, I* mu_col, I* bfs, I* root, I* pred, I* queue, I* ctl,
                                 unsigned long long* bar, I l0, int with_root, int stop_at_first, I max_phases,
-                                int group, I local_max, unsigned long long* stats) {
+                                int group, I local_max, int queue_mode, unsigned long long* stats) {
     __shared__ I s_len[3];
     __shared__ I s_found[3];
+    __shared__ int s_done;
     const I unvisited = l0 - MGM_UNVISITED_OFFSET;
     const I tid = mgm_thread_id<I>();
     const I nthreads = mgm_thread_count<I>();
@@ -608,7 +721,9 @@ __global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_pt
     I phases = 0;
     I levels = 0;
     bool capped = false;
+    I* const roots_len = queue_mode ? ctl + MGM_CTL_TAIL : ctl + 12;
     for (;;) {
+        if (threadIdx.x == 0) s_done = 0;
         // INITBFSARRAY; the unmatched columns (roots) form the first frontier, in half[0].
         for (I base = tid - lane; base < n_cols; base += nthreads) {
             const I c = base + lane;
@@ -618,7 +733,7 @@ __global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_pt
                 bfs[c] = root_col ? l0 : unvisited;
                 if (with_root) root[c] = root_col ? c : (I)-1;
             }
-            const I slot = mgm_warp_slot<I>(root_col, ctl + 12, lane);
+            const I slot = mgm_warp_slot<I>(root_col, roots_len, lane);
             if (root_col) mgm_store_entry(half[0], slot, c, col_ptr[c], col_ptr[c + 1], with_root ? c : (I)-1);
         }
         mgm_grid_sync(bar, epoch);
@@ -627,6 +742,19 @@ __global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_pt
         bool found = false;
         I t = 0;  // BFS level, minus L0
         I n = mgm_load<I>(ctl + 12);
+        I depth = 0;  // deepest level claimed, minus L0
+        if (queue_mode && mgm_load<I>(ctl + MGM_CTL_TAIL) > 0) {  // no roots: nothing to search
+            mgm_queue_traverse<I>(queue, n_cols, ctl + MGM_CTL_HEAD, ctl + MGM_CTL_TAIL, ctl + MGM_CTL_FINISHED,
+                                  ctl + MGM_CTL_DONE, phases, &s_done, ctl + 3, col_ptr, col_rows, mu_row, bfs, root,
+                                  pred, l0, unvisited, with_root, lg, depth);
+            for (int d = 16; d > 0; d >>= 1) depth = max(depth, __shfl_xor_sync(MGM_FULL_MASK, depth, d));
+            if (lane == 0 && depth > 0) mgm_atomic_max(ctl + MGM_CTL_DEPTH, depth);
+            mgm_grid_sync(bar, epoch);
+            found = mgm_load<I>(ctl + 3) != 0;
+            levels += mgm_load<I>(ctl + MGM_CTL_DEPTH) + 1;
+            mgm_lap(st[1], clock, tid);
+        }
+        if (queue_mode) n = 0;  // the level loop below has nothing to do
         for (;;) {
             if (n == 0 || (stop_at_first && found)) break;
             if (n <= local_max) {
@@ -646,7 +774,8 @@ __global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_pt
                         }
                         mgm_expand<I>(half[t & 1], n, half[(t + 1) & 1], s_len + (u + 1) % 3, s_found + u % 3,
                                       (I)(threadIdx.x >> 5) * per_warp, (I)(blockDim.x >> 5) * per_warp, col_ptr,
-                                      col_rows, mu_row, bfs, root, pred, l0 + t, l0, unvisited, with_root, lg);
+                                      col_rows, mu_row, bfs, root, pred, l0 + t, l0, unvisited, with_root, lg,
+                                      depth);
                         __syncthreads();
                         n = s_len[(u + 1) % 3];
                         local_found = local_found || s_found[u % 3] != 0;
@@ -680,7 +809,7 @@ __global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_pt
             }
             mgm_expand<I>(half[t & 1], n, half[(t + 1) & 1], nxt_len, level_found, warp * per_warp,
                           nwarps * per_warp, col_ptr, col_rows, mu_row, bfs, root, pred, l0 + t, l0, unvisited,
-                          with_root, lg);
+                          with_root, lg, depth);
             mgm_grid_sync(bar, epoch);
             n = mgm_load<I>(nxt_len);
             found = found || mgm_load<I>(level_found) != 0;
@@ -706,6 +835,10 @@ __global__ void apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_pt
         if (tid == 0) {
             for (int k = 0; k < 6; ++k) ctl[k] = 0;
             ctl[12] = 0;
+            ctl[MGM_CTL_DEPTH] = 0;
+            ctl[MGM_CTL_HEAD] = 0;
+            ctl[MGM_CTL_TAIL] = 0;
+            ctl[MGM_CTL_FINISHED] = 0;
         }
         mgm_grid_sync(bar, epoch);
         mgm_lap(st[3], clock, tid);

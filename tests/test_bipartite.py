@@ -370,20 +370,26 @@ def test_persistent_on_generated_graphs_gpu(spec):
             r = bipartite_matching(g, algorithm, init, device="gpu", **opts)
             check_result(r, a, expected, f"{spec} {algorithm} {init} {opts}")
             assert r.bfs_levels >= r.iterations >= 1
-            assert r.counts["grid_levels"] + r.counts["block_levels"] == r.bfs_levels
+            if r.counts["queue_traversal"]:
+                assert algorithm == "apfb" and "grid_levels" not in r.counts
+            else:
+                assert r.counts["grid_levels"] + r.counts["block_levels"] == r.bfs_levels
             assert 0 < r.timings["match_bfs"] + r.timings["match_alternate"] <= r.timings["match"]
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("queue", [True, False])
 @pytest.mark.parametrize(("group", "local"), [(4, 2), (8, 2), (16, 2), (32, 2), (None, 0), (None, 10**6)])
-def test_persistent_tunables_gpu(monkeypatch, group, local):
-    """Every width of the lane groups that expand a frontier column gives the maximum, with the
-    block-local levels off (local 0), on for small frontiers, and used for every level."""
+def test_persistent_tunables_gpu(monkeypatch, group, local, queue):
+    """Every width of the lane groups that expand a frontier column gives the maximum, with
+    APFB's search as a work queue and level by level; level by level with the block-local
+    levels off (local 0), on for small frontiers, and used for every level."""
     import mgmatch.gpu.bipartite as gpu_ops
     from mgmatch.generators import parse_graph_spec
 
     monkeypatch.setattr(gpu_ops, "PERSISTENT_GROUP", group)
     monkeypatch.setattr(gpu_ops, "PERSISTENT_LOCAL", local)
+    monkeypatch.setattr(gpu_ops, "PERSISTENT_QUEUE", queue)
     for spec in ("kron:k=12,edge_factor=16", "delaunay:k=13"):
         g = parse_graph_spec(spec).bipartite_double_cover()
         a = g.to_scipy()
@@ -391,6 +397,24 @@ def test_persistent_tunables_gpu(monkeypatch, group, local):
         for algorithm, opts in PERSISTENT:
             r = bipartite_matching(g, algorithm, "cheap", device="gpu", **opts)
             check_result(r, a, expected, f"{spec} group {group} local {local} {algorithm} {opts}")
+
+
+def test_persistent_search_mode_follows_the_mean_degree(monkeypatch):
+    """APFB searches as a work queue on sparse graphs (groups of QUEUE_GROUP lanes), level by
+    level on graphs with a larger mean degree; APsB always by levels; the tunable overrides."""
+    import mgmatch.gpu.bipartite as gpu_ops
+
+    sparse, dense = (1000, 1000 * gpu_ops.QUEUE_MAX_MEAN_DEGREE), (1000, 1000 * gpu_ops.QUEUE_MAX_MEAN_DEGREE + 1)
+    assert gpu_ops._queue_mode(*sparse, stop_at_first=False)
+    assert not gpu_ops._queue_mode(*dense, stop_at_first=False)
+    assert not gpu_ops._queue_mode(*sparse, stop_at_first=True)
+    assert gpu_ops._group_size(*sparse, queue_mode=True) == gpu_ops.QUEUE_GROUP
+    assert gpu_ops._group_size(1000, 48000) == 32
+    monkeypatch.setattr(gpu_ops, "PERSISTENT_QUEUE", True)
+    assert gpu_ops._queue_mode(*dense, stop_at_first=False)
+    assert not gpu_ops._queue_mode(*dense, stop_at_first=True)
+    monkeypatch.setattr(gpu_ops, "PERSISTENT_QUEUE", False)
+    assert not gpu_ops._queue_mode(*sparse, stop_at_first=False)
 
 
 @pytest.mark.gpu

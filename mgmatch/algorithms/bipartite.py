@@ -18,12 +18,16 @@ outer loop over them:
   ``FIXMATCHING``, until no augmenting path is left. APsB stops each BFS at the first level that
   reaches an unmatched row (shortest paths, like Hopcroft-Karp); APFB runs it to the end.
   Launch modes on the GPU: ``"persistent"`` (the default: one cooperative launch runs every
-  phase, its levels separated by grid-wide barriers instead of host round trips, with frontier
-  queues and a group of lanes per frontier column), and the papers' ``"ct"`` (a launch per level, a
-  constant number of threads, several vertices each) and ``"mt"`` (a thread per vertex). The
-  persistent kernel claims each path end and its root by compare-and-swap, so with GPUBFS-WR
-  a phase augments vertex-disjoint paths, one per BFS tree; APsB's level encoding is then not
-  needed. On the CPU the launch mode changes nothing.
+  phase, with a group of lanes per frontier column and no host round trip), and the papers'
+  ``"ct"`` (a launch per level, a constant number of threads, several vertices each) and ``"mt"``
+  (a thread per vertex). The persistent kernel claims each path end and its root by
+  compare-and-swap, so with GPUBFS-WR a phase augments vertex-disjoint paths, one per BFS tree;
+  APsB's level encoding is then not needed. For APFB it runs each phase's search as one FIFO
+  work queue, with no barrier between levels: APFB needs every column reachable from a root
+  that has no path yet, not the level order, and on meshes most of a phase is hundreds of
+  levels with small frontiers, where the barriers cost as much as the work. APsB needs the
+  levels (it stops at the first that finds a path), so it runs them one by one, separated by
+  grid-wide barriers. On the CPU the launch mode changes nothing.
 
 Both start from an initial matching: ``"cheap"`` (greedy, the papers' default), ``"karp-sipser"``
 or ``"none"``. Times of the algorithm proper (``timings["match"]``) exclude the initial matching
@@ -88,14 +92,16 @@ class BipartiteMatchingResult:
     timings : dict
         Seconds per phase: ``setup`` (adjacency on the device), ``init``, ``match``,
         ``certificate`` and ``total``. The persistent GPU kernel adds ``match_bfs`` and
-        ``match_alternate``, measured on the device: its BFS levels, and its ALTERNATE and
+        ``match_alternate``, measured on the device: its searches, and its ALTERNATE and
         FIXMATCHING passes.
     iterations : int
         Outer iterations: push-relabel loops (G-PR) or BFS-and-alternate phases (APFB/APsB).
     global_relabels : int
         Global relabelings (G-PR).
     bfs_levels : int
-        BFS level launches, summed over all BFS phases (global relabelings included).
+        BFS levels, summed over all BFS phases (global relabelings included); for the
+        persistent APFB's work queue, the depth of each phase's search plus one (the levels a
+        level-synchronous search runs).
     device : str
         ``"cpu"`` or ``"gpu"``.
     n_rows, n_cols, m : int
@@ -105,9 +111,10 @@ class BipartiteMatchingResult:
         ``cover_rows.sum() + cover_cols.sum() == cardinality``, which certifies that the
         matching is maximum.
     counts : dict
-        Further counters: G-PR's shrinks; for the persistent kernel, the levels run grid-wide
-        (``grid_levels``) and by one block alone (``block_runs``, ``block_levels``), the lanes
-        that expand a frontier column and the blocks of the launch.
+        Further counters: G-PR's shrinks; for the persistent kernel, whether the search ran as
+        one work queue (``queue_traversal``), else the levels run grid-wide (``grid_levels``) and
+        by one block alone (``block_runs``, ``block_levels``), the lanes that expand a frontier
+        column and the blocks of the launch.
     """
 
     row_match: np.ndarray
