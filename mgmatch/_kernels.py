@@ -14,7 +14,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["kernel_dir", "kernel_source", "get_module", "get_kernel", "cooperative_blocks"]
+__all__ = ["kernel_dir", "kernel_source", "get_module", "get_kernel", "cooperative_blocks", "sm_count"]
 
 def kernel_dir() -> Path:
     """Folder holding the ``.cu`` sources: the installed package data, else the source tree."""
@@ -66,12 +66,29 @@ def get_kernel(family: str, name: str, *, defines: dict | None = None, name_expr
     return module.get_function(name)
 
 
+def sm_count() -> int:
+    """Multiprocessors of the current device (asked once per device)."""
+    import cupy  # noqa: PLC0415
+
+    return _sm_count(int(cupy.cuda.runtime.getDevice()))
+
+
+@functools.cache
+def _sm_count(device_id: int) -> int:
+    import cupy  # noqa: PLC0415
+
+    rt = cupy.cuda.runtime
+    return int(rt.deviceGetAttribute(rt.cudaDevAttrMultiProcessorCount, device_id))
+
+
 def cooperative_blocks(kernel, block: int, per_sm: int) -> int:
     """Blocks of a cooperative launch of ``kernel``: at most ``per_sm`` per multiprocessor, and no
     more than the device can hold resident at once (its occupancy for ``block`` threads)."""
-    import cupy  # noqa: PLC0415
+    return sm_count() * max(1, min(int(per_sm), _resident_blocks(kernel.kernel.ptr, int(block))))
+
+
+@functools.cache
+def _resident_blocks(function_ptr: int, block: int) -> int:
     from cupy_backends.cuda.api import driver  # noqa: PLC0415
 
-    resident = driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, int(block), 0)
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    return int(sms) * max(1, min(int(per_sm), int(resident)))
+    return int(driver.occupancyMaxActiveBlocksPerMultiprocessor(function_ptr, block, 0))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import cooperative_blocks, get_kernel
+from .._kernels import cooperative_blocks, get_kernel, sm_count
 from ..cpu import bipartite as _cpu
 
 __all__ = [
@@ -100,9 +100,7 @@ def _grid(n: int) -> int:
 
 def _ct_grid() -> int:
     """Blocks of a constant-thread (CT) launch: fixed per device, independent of n."""
-    cp = _cp()
-    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
-    return int(sms) * _CT_BLOCKS_PER_SM
+    return sm_count() * _CT_BLOCKS_PER_SM
 
 
 def _launch(name, dtype, n, args, *, launch="mt"):
@@ -293,9 +291,9 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
         queue = cp.full(4 * n_cols, -1, dtype=mu_row.dtype)
     else:  # two halves: the frontier and the next
         queue = cp.empty(8 * n_cols, dtype=mu_row.dtype)
-    ctl = cp.zeros(_CTL_SIZE, dtype=mu_row.dtype)
-    bar = cp.zeros(1, dtype=np.uint64)
-    stats = cp.zeros(10, dtype=np.uint64)
+    words = _CTL_SIZE * mu_row.dtype.itemsize // 8  # ctl, the barrier count and stats: one zeroed buffer
+    scratch = cp.zeros(words + 11, dtype=np.uint64)
+    ctl, bar, stats = scratch[:words].view(mu_row.dtype), scratch[words : words + 1], scratch[words + 1 :]
     grid = cooperative_blocks(kernel, PERSISTENT_BLOCK, PERSISTENT_BLOCKS_PER_SM)
     group = _group_size(n_cols, int(col_rows.shape[0]), queue_mode)
     local_max = PERSISTENT_LOCAL * (PERSISTENT_BLOCK // group)

@@ -29,6 +29,7 @@ import functools
 
 import numpy as np
 
+from .._kernels import sm_count
 from ..algorithms.louvain import MERGE_BUCKETS
 from ..cpu.louvain import move_batches, table_sizes
 from ..errors import ResourceError
@@ -67,19 +68,10 @@ def _kernel(name: str):
     )
 
 
-def _sm_count() -> int:
-    cp = _cp()
-    return _sm_count_of(int(cp.cuda.runtime.getDevice()))
-
-
-@functools.cache
-def _sm_count_of(device_id: int) -> int:
-    cp = _cp()
-    return int(cp.cuda.Device(device_id).attributes["MultiProcessorCount"])
 
 
 def _grid(work: int, per_block: int) -> int:
-    return max(1, min(-(-work // per_block), _sm_count() * 32))
+    return max(1, min(-(-work // per_block), sm_count() * 32))
 
 
 def _ranged_grid(work: int) -> int:
