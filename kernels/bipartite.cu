@@ -412,7 +412,8 @@ __global__ void alternate(I n_rows, I n_cols, I* mu_row, I* mu_col, const I* __r
 // starts with one load. A group of 4 to 32 lanes expands one column, striding over its
 // adjacency, so the work is that of the frontier, not of all columns.
 //
-// With queue_mode (APFB) a phase's search is one FIFO work queue (mgm_queue_traverse): groups
+// With queue_mode (APFB; the host sets it on sparse graphs) a phase's search is one FIFO work
+// queue (mgm_queue_traverse): groups
 // take entries as they are stored, with no barrier between levels. APFB needs every column
 // reachable from a root that has no path yet, in any order: a column is still claimed once, the
 // forest and the paths are the same kind, and a phase that finds no path has visited every
@@ -710,8 +711,9 @@ __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, cons
     lg.gbase = lg.gid * group;
     lg.gmask = group == 32 ? MGM_FULL_MASK : ((1u << group) - 1u) << lg.gbase;
     I* const half[2] = {queue, queue + (size_t)4 * (size_t)n_cols};  // 4 n_cols may not fit in int
-    // stats[0..6], kept by thread 0: nanoseconds in INITBFSARRAY, grid-wide levels, block-local
-    // runs, ALTERNATE and FIXMATCHING (each up to the barrier that ends it); grid-wide levels,
+    // stats[0..6], kept by thread 0: nanoseconds in INITBFSARRAY, grid-wide levels (or the queue
+    // traversals), block-local runs, ALTERNATE and FIXMATCHING (each up to the barrier that ends
+    // it); grid-wide levels,
     // block-local runs, block-local levels. At the end stats[7..9]: phases, BFS levels, and 1
     // when max_phases was reached.
     unsigned long long st[7] = {0, 0, 0, 0, 0, 0, 0};
