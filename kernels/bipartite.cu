@@ -476,23 +476,16 @@ template <typename I>
 struct mgm_entry {
     I c, beg, end, root;
 };
+// An entry is read from L2 (other multiprocessors store it inside the launch) with volatile
+// loads, so a loop that waits for the entry to be stored (the queue traversal) reads it anew
+// every time.
 __device__ __forceinline__ mgm_entry<int> mgm_load_entry(const int* q, int i) {
-    int4 v = __ldcg((const int4*)q + i);
-    return {v.x, v.y, v.z, v.w};
-}
-__device__ __forceinline__ mgm_entry<long long> mgm_load_entry(const long long* q, long long i) {
-    longlong2 a = __ldcg((const longlong2*)q + 2 * i);
-    longlong2 b = __ldcg((const longlong2*)q + 2 * i + 1);
-    return {a.x, a.y, b.x, b.y};
-}
-// The same as a poll: a volatile load, so a loop that waits for the entry reads it every time.
-__device__ __forceinline__ mgm_entry<int> mgm_poll_entry(const int* q, int i) {
     int4 v;
     asm volatile("ld.relaxed.gpu.global.v4.s32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"((const int4*)q + i) : "memory");
     return {v.x, v.y, v.z, v.w};
 }
-__device__ __forceinline__ mgm_entry<long long> mgm_poll_entry(const long long* q, long long i) {
+__device__ __forceinline__ mgm_entry<long long> mgm_load_entry(const long long* q, long long i) {
     longlong2 a, b;
     asm volatile("ld.relaxed.gpu.global.v2.s64 {%0, %1}, [%2];" : "=l"(a.x), "=l"(a.y) : "l"((const longlong2*)q + 2 * i) : "memory");
     asm volatile("ld.relaxed.gpu.global.v2.s64 {%0, %1}, [%2];" : "=l"(b.x), "=l"(b.y) : "l"((const longlong2*)q + 2 * i + 1) : "memory");
@@ -655,7 +648,7 @@ __device__ __forceinline__ void mgm_queue_traverse(I* queue, I n_cols, I* head, 
             slot = __shfl_sync(MGM_FULL_MASK, base, 0) + lg.gid;
         }
         mgm_entry<I> e = {-1, -1, -1, -1};
-        if (slot >= 0 && slot < n_cols) e = mgm_poll_entry(queue, slot);
+        if (slot >= 0 && slot < n_cols) e = mgm_load_entry(queue, slot);
         const bool ready = e.c >= 0 && e.end >= 0;  // both halves stored (int64 entries take two)
         if (__any_sync(MGM_FULL_MASK, ready)) {
             idle = 0;

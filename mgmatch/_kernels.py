@@ -14,7 +14,8 @@ import os
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["kernel_dir", "kernel_source", "get_module", "get_kernel", "cooperative_blocks", "sm_count"]
+__all__ = ["kernel_dir", "kernel_source", "get_module", "get_kernel", "cooperative_blocks", "device_attribute",
+           "sm_count"]
 
 def kernel_dir() -> Path:
     """Folder holding the ``.cu`` sources: the installed package data, else the source tree."""
@@ -66,19 +67,25 @@ def get_kernel(family: str, name: str, *, defines: dict | None = None, name_expr
     return module.get_function(name)
 
 
-def sm_count() -> int:
-    """Multiprocessors of the current device (asked once per device)."""
+def device_attribute(name: str) -> int:
+    """An attribute of the current device, ``name`` as in ``cudaDevAttr<name>`` (asked once per
+    device; ``Device.attributes`` would query every attribute each time)."""
     import cupy  # noqa: PLC0415
 
-    return _sm_count(int(cupy.cuda.runtime.getDevice()))
+    return _device_attribute(int(cupy.cuda.runtime.getDevice()), name)
 
 
 @functools.cache
-def _sm_count(device_id: int) -> int:
+def _device_attribute(device_id: int, name: str) -> int:
     import cupy  # noqa: PLC0415
 
     rt = cupy.cuda.runtime
-    return int(rt.deviceGetAttribute(rt.cudaDevAttrMultiProcessorCount, device_id))
+    return int(rt.deviceGetAttribute(getattr(rt, f"cudaDevAttr{name}"), device_id))
+
+
+def sm_count() -> int:
+    """Multiprocessors of the current device."""
+    return device_attribute("MultiProcessorCount")
 
 
 def cooperative_blocks(kernel, block: int, per_sm: int) -> int:

@@ -223,7 +223,7 @@ def estimate_gpu_bytes(n_rows: int, n_cols: int, nnz: int, itemsize: int = 4) ->
 
     Counts the CSR and CSC adjacency, the temporaries of building the CSC, and the per-vertex
     arrays of the algorithms (matching, labels, active lists, BFS levels, roots, predecessors,
-    and the persistent kernel's two frontier queues of four indices per column).
+    and the persistent kernel's frontier queues: up to two of four indices per column).
 
     >>> estimate_gpu_bytes(1000, 1000, 5000)
     192008

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import cooperative_blocks, get_kernel, sm_count
+from .._kernels import cooperative_blocks, device_attribute, get_kernel, sm_count
 from ..cpu import bipartite as _cpu
 
 __all__ = [
@@ -259,8 +259,7 @@ def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, 
 
 def persistent_supported() -> bool:
     """Whether the current device takes cooperative launches (the persistent kernel needs them)."""
-    rt = _cp().cuda.runtime
-    return bool(rt.deviceGetAttribute(rt.cudaDevAttrCooperativeLaunch, rt.getDevice()))
+    return bool(device_attribute("CooperativeLaunch"))
 
 
 def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, *,
@@ -278,8 +277,8 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
     ``max_phases`` phases ran and a path was still found; ``timings`` holds the device-measured
     seconds of the traversals (``bfs``) and of ALTERNATE and FIXMATCHING (``alternate``);
     ``counts`` the traversal (``queue_traversal`` 1 for the work queue; 0 for levels, with the
-    levels run grid-wide and by block 0 alone), the lanes per frontier column and the blocks of the launch. The host
-    synchronises once, to read them."""
+    levels run grid-wide and by block 0 alone), the lanes per frontier column and the blocks of
+    the launch. The host synchronises once, to read them."""
     if not n_cols:
         return 0, 0, False, {}, {}
     cp = _cp()
