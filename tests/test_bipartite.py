@@ -399,6 +399,32 @@ def test_persistent_tunables_gpu(monkeypatch, group, local, queue):
             check_result(r, a, expected, f"{spec} group {group} local {local} {algorithm} {opts}")
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("queue", [True, False])
+@pytest.mark.parametrize(
+    "defines", [{"MGM_EDGES_PER_LANE": 1}, {"MGM_EDGES_PER_LANE": 3}, {"MGM_CLAIM_TEST": 0}, {"MGM_QUEUE_BACKOFF_NS": 0}]
+)
+def test_persistent_compile_time_settings_gpu(monkeypatch, defines, queue):
+    """The kernel's compile-time settings other than the defaults (one or three edges per lane
+    and step, the compare-and-swap without the read before it, no back-off while the work queue
+    is empty) give the maximum, with int32 and int64 indices."""
+    import mgmatch.algorithms.bipartite as mod
+    import mgmatch.gpu.bipartite as gpu_ops
+    from mgmatch.generators import parse_graph_spec
+
+    monkeypatch.setattr(gpu_ops, "PERSISTENT_DEFINES", defines)
+    monkeypatch.setattr(gpu_ops, "PERSISTENT_QUEUE", queue)
+    for spec in ("kron:k=12,edge_factor=16", "delaunay:k=13"):
+        g = parse_graph_spec(spec).bipartite_double_cover()
+        a = g.to_scipy()
+        expected = scipy_rank(a)
+        for idx in (np.int32, np.int64):
+            monkeypatch.setattr(mod, "_index_dtype", lambda graph, idx=idx: np.dtype(idx))
+            for algorithm, opts in PERSISTENT:
+                r = bipartite_matching(g, algorithm, "cheap", device="gpu", **opts)
+                check_result(r, a, expected, f"{spec} {defines} {np.dtype(idx)} {algorithm} {opts}")
+
+
 def test_persistent_search_mode_follows_the_mean_degree(monkeypatch):
     """APFB searches as a work queue on sparse graphs (groups of QUEUE_GROUP lanes), level by
     level on graphs with a larger mean degree; APsB always by levels; the tunable overrides."""

@@ -47,6 +47,9 @@ PERSISTENT_LOCAL = 2  # block 0 runs the levels alone while the frontier fits th
 PERSISTENT_QUEUE = None  # APFB's search as one work queue: True, False, or None (by the mean degree)
 QUEUE_MAX_MEAN_DEGREE = 8  # None picks the work queue up to this mean column degree
 QUEUE_GROUP = 4  # lanes per frontier column of the work queue
+# Compile-time settings of the persistent kernel, e.g. {"MGM_EDGES_PER_LANE": 1}, {"MGM_CLAIM_TEST": 0}
+# or {"MGM_QUEUE_BACKOFF_NS": 0} (see kernels/bipartite.cu); empty: the kernel's defaults.
+PERSISTENT_DEFINES: dict = {}
 _CTL_SIZE = 160  # MGM_CTL_SIZE of kernels/bipartite.cu
 
 
@@ -284,7 +287,8 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
     cp = _cp()
     t = mu_row.dtype.type
     name = f"apfb_persistent<{_CTYPES[np.dtype(mu_row.dtype)]}>"
-    kernel = get_kernel("bipartite", name, name_expressions=(name,), cooperative=True)
+    kernel = get_kernel("bipartite", name, defines=PERSISTENT_DEFINES or None, name_expressions=(name,),
+                        cooperative=True)
     queue_mode = _queue_mode(n_cols, int(col_rows.shape[0]), stop_at_first)
     if queue_mode:  # one queue of (column, begin, end, root) entries, every slot empty (-1)
         queue = cp.full(4 * n_cols, -1, dtype=mu_row.dtype)
