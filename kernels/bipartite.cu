@@ -445,9 +445,9 @@ __global__ void alternate(I n_rows, I n_cols, I* mu_row, I* mu_col, const I* __r
 // grid-wide levels, rotating with the count g of grid-wide levels run (level g fills ctl[(g+1)%3]
 // and ctl[3 + g%3] and zeroes the slots of level g + 1 and g + 2, which every thread has read
 // by then); ctl[9..11] and ctl[13] block 0's report after a run of block-local levels (level,
-// frontier length, found, levels run); ctl[12] the number of roots; ctl[14] the depth of the
-// search. The queue traversal's counters are ctl[32], ctl[64], ctl[96] (head, tail, finished)
-// and ctl[128] (the last phase done). All threads read the same
+// frontier length, found, levels run); ctl[14] the depth of the search. The queue traversal's
+// counters are ctl[32], ctl[64], ctl[96] (head, tail, finished) and ctl[128] (the last phase
+// done); ctl[64] also counts the roots of every phase. All threads read the same
 // values after every barrier, so they all take the same branches and meet at every barrier.
 // The launch's results go to stats (see the kernel): the host reads them with one copy.
 #ifndef MGM_FULL_MASK
@@ -718,7 +718,7 @@ template <typename I>
 __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, const I* __restrict__ col_ptr, const I* __restrict__ col_rows,
                                 I* mu_row, I* mu_col, I* bfs, I* root, I* pred, I* queue, I* ctl,
                                 unsigned long long* bar, I l0, int with_root, int stop_at_first, I max_phases,
-                                int group, I local_max, int queue_mode, unsigned long long* stats) {
+                                int group, I local_max, int queue_mode, I queue_roots, unsigned long long* stats) {
     __shared__ I s_len[3];
     __shared__ I s_found[3];
     __shared__ int s_done;
@@ -737,19 +737,18 @@ __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, cons
     lg.gbase = lg.gid * group;
     lg.gmask = group == 32 ? MGM_FULL_MASK : ((1u << group) - 1u) << lg.gbase;
     I* const half[2] = {queue, queue + (size_t)4 * (size_t)n_cols};  // 4 n_cols may not fit in int
-    // stats[0..6], kept by thread 0: nanoseconds in INITBFSARRAY, grid-wide levels (or the queue
-    // traversals), block-local runs, ALTERNATE and FIXMATCHING (each up to the barrier that ends
-    // it); grid-wide levels,
-    // block-local runs, block-local levels. At the end stats[7..9]: phases, BFS levels, and 1
-    // when max_phases was reached.
-    unsigned long long st[7] = {0, 0, 0, 0, 0, 0, 0};
+    // stats[0..8], kept by thread 0: nanoseconds in INITBFSARRAY, grid-wide levels and queue
+    // traversals, block-local runs, ALTERNATE and FIXMATCHING (each up to the barrier that ends
+    // it); grid-wide levels, block-local runs, block-local levels, queue traversals and their
+    // levels. At the end stats[9..11]: phases, BFS levels, and 1 when max_phases was reached.
+    unsigned long long st[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     unsigned long long clock = mgm_now();
     unsigned long long epoch = 0;
     I g = 0;  // grid-wide levels run: picks the ctl slots
     I phases = 0;
     I levels = 0;
     bool capped = false;
-    I* const roots_len = queue_mode ? ctl + MGM_CTL_TAIL : ctl + 12;
+    I* const roots_len = ctl + MGM_CTL_TAIL;
     for (;;) {
         if (threadIdx.x == 0) s_done = 0;
         // INITBFSARRAY; the unmatched columns (roots) form the first frontier, in half[0].
@@ -769,9 +768,12 @@ __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, cons
         ++phases;
         bool found = false;
         I t = 0;  // BFS level, minus L0
-        I n = mgm_load<I>(ctl + 12);
+        I n = mgm_load<I>(roots_len);
         I depth = 0;  // deepest level claimed, minus L0
-        if (queue_mode && mgm_load<I>(ctl + MGM_CTL_TAIL) > 0) {  // no roots: nothing to search
+        // The work queue takes the phases that start with at most queue_roots roots; the wide
+        // phases before them run level by level.
+        const bool qm = queue_mode && n <= queue_roots;
+        if (qm && n > 0) {  // no roots: nothing to search
             mgm_queue_traverse<I>(queue, n_cols, ctl + MGM_CTL_HEAD, ctl + MGM_CTL_TAIL, ctl + MGM_CTL_FINISHED,
                                   ctl + MGM_CTL_DONE, phases, &s_done, ctl + 3, col_ptr, col_rows, mu_row, bfs, root,
                                   pred, l0, unvisited, with_root, lg, depth);
@@ -781,8 +783,10 @@ __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, cons
             found = mgm_load<I>(ctl + 3) != 0;
             levels += mgm_load<I>(ctl + MGM_CTL_DEPTH) + 1;
             mgm_lap(st[1], clock, tid);
+            st[7] += 1;
+            st[8] += (unsigned long long)mgm_load<I>(ctl + MGM_CTL_DEPTH) + 1;
         }
-        if (queue_mode) n = 0;  // the level loop below has nothing to do
+        if (qm) n = 0;  // the level loop below has nothing to do
         for (;;) {
             if (n == 0 || (stop_at_first && found)) break;
             if (n <= local_max) {
@@ -860,9 +864,11 @@ __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, cons
             mgm_grid_sync(bar, epoch);
             for (I c = tid; c < n_cols; c += nthreads) mgm_fix_col<I>(c, mu_row, mu_col);
         }
+        if (queue_mode && !qm) {  // the levels used the queue's slots: empty them for the work queue
+            for (size_t i = (size_t)tid; i < (size_t)4 * (size_t)n_cols; i += (size_t)nthreads) queue[i] = -1;
+        }
         if (tid == 0) {
             for (int k = 0; k < 6; ++k) ctl[k] = 0;
-            ctl[12] = 0;
             ctl[MGM_CTL_DEPTH] = 0;
             ctl[MGM_CTL_HEAD] = 0;
             ctl[MGM_CTL_TAIL] = 0;
@@ -876,9 +882,9 @@ __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, cons
         }
     }
     if (tid == 0) {
-        for (int k = 0; k < 7; ++k) stats[k] = st[k];
-        stats[7] = (unsigned long long)phases;
-        stats[8] = (unsigned long long)levels;
-        stats[9] = capped ? 1ull : 0ull;
+        for (int k = 0; k < 9; ++k) stats[k] = st[k];
+        stats[9] = (unsigned long long)phases;
+        stats[10] = (unsigned long long)levels;
+        stats[11] = capped ? 1ull : 0ull;
     }
 }

@@ -370,33 +370,42 @@ def test_persistent_on_generated_graphs_gpu(spec):
             r = bipartite_matching(g, algorithm, init, device="gpu", **opts)
             check_result(r, a, expected, f"{spec} {algorithm} {init} {opts}")
             assert r.bfs_levels >= r.iterations >= 1
-            if r.counts["queue_traversal"]:
-                assert algorithm == "apfb" and "grid_levels" not in r.counts
+            c = r.counts
+            assert c["grid_levels"] + c["block_levels"] + c["queue_levels"] == r.bfs_levels
+            if c["queue_traversal"]:
+                assert algorithm == "apfb" and c["queue_phases"] >= 1
             else:
-                assert r.counts["grid_levels"] + r.counts["block_levels"] == r.bfs_levels
+                assert c["queue_phases"] == c["queue_levels"] == 0
             assert 0 < r.timings["match_bfs"] + r.timings["match_alternate"] <= r.timings["match"]
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("queue", [True, False])
+@pytest.mark.parametrize("queue", [True, False, "after 64 roots"])
 @pytest.mark.parametrize(("group", "local"), [(4, 2), (8, 2), (16, 2), (32, 2), (None, 0), (None, 10**6)])
 def test_persistent_tunables_gpu(monkeypatch, group, local, queue):
     """Every width of the lane groups that expand a frontier column gives the maximum, with
-    APFB's search as a work queue and level by level; level by level with the block-local
-    levels off (local 0), on for small frontiers, and used for every level."""
+    APFB's search as a work queue, level by level, and level by level until a phase starts with
+    at most 64 roots; level by level with the block-local levels off (local 0), on for small
+    frontiers, and used for every level."""
     import mgmatch.gpu.bipartite as gpu_ops
     from mgmatch.generators import parse_graph_spec
 
     monkeypatch.setattr(gpu_ops, "PERSISTENT_GROUP", group)
     monkeypatch.setattr(gpu_ops, "PERSISTENT_LOCAL", local)
-    monkeypatch.setattr(gpu_ops, "PERSISTENT_QUEUE", queue)
+    monkeypatch.setattr(gpu_ops, "PERSISTENT_QUEUE", bool(queue))
+    if isinstance(queue, str):
+        monkeypatch.setattr(gpu_ops, "QUEUE_MAX_ROOTS", 64)
     for spec in ("kron:k=12,edge_factor=16", "delaunay:k=13"):
         g = parse_graph_spec(spec).bipartite_double_cover()
         a = g.to_scipy()
         expected = scipy_rank(a)
         for algorithm, opts in PERSISTENT:
             r = bipartite_matching(g, algorithm, "cheap", device="gpu", **opts)
-            check_result(r, a, expected, f"{spec} group {group} local {local} {algorithm} {opts}")
+            check_result(r, a, expected, f"{spec} group {group} local {local} {queue} {algorithm} {opts}")
+            if queue == "after 64 roots" and algorithm == "apfb" and spec.startswith("delaunay"):
+                # a perfect matching: the first phase has hundreds of roots, the last none
+                assert 0 < r.counts["queue_phases"] < r.iterations - 1
+                assert r.counts["grid_levels"] + r.counts["block_levels"] > 0
 
 
 @pytest.mark.gpu

@@ -112,8 +112,9 @@ class BipartiteMatchingResult:
         matching is maximum.
     counts : dict
         Further counters: G-PR's shrinks; for the persistent kernel, whether the search ran as
-        one work queue (``queue_traversal``), else the levels run grid-wide (``grid_levels``) and
-        by one block alone (``block_runs``, ``block_levels``), the lanes that expand a frontier
+        one work queue (``queue_traversal``), the phases and levels it searched so
+        (``queue_phases``, ``queue_levels``), the levels run grid-wide (``grid_levels``) and by
+        one block alone (``block_runs``, ``block_levels``), the lanes that expand a frontier
         column and the blocks of the launch.
     """
 

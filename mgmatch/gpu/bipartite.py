@@ -47,6 +47,11 @@ PERSISTENT_LOCAL = 2  # block 0 runs the levels alone while the frontier fits th
 PERSISTENT_QUEUE = None  # APFB's search as one work queue: True, False, or None (by the mean degree)
 QUEUE_MAX_MEAN_DEGREE = 8  # None picks the work queue up to this mean column degree
 QUEUE_GROUP = 4  # lanes per frontier column of the work queue
+# The work queue takes the phases that start with at most this many roots, the others run level
+# by level; None: every phase. On one H200, 1024 took delaunay k=20 and k=22 to 0.95x and 0.93x of
+# the time, but a 2048 x 2048 grid with 10% of its edges deleted to 1.13x (256: 0.98x, 0.90x and
+# 1.71x): the grid's phases keep thousands of roots for long. So it is off by default.
+QUEUE_MAX_ROOTS = None
 # Compile-time settings of the persistent kernel, e.g. {"MGM_EDGES_PER_LANE": 1}, {"MGM_CLAIM_TEST": 0}
 # or {"MGM_QUEUE_BACKOFF_NS": 0} (see kernels/bipartite.cu); empty: the kernel's defaults.
 PERSISTENT_DEFINES: dict = {}
@@ -273,15 +278,18 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
 
     On sparse graphs APFB's search is one FIFO work queue per phase (:func:`_queue_mode`): no
     barrier between BFS levels. Otherwise, and for APsB (which stops at the first level that
-    finds a path), the levels run one by one, with a barrier per level.
+    finds a path), the levels run one by one, with a barrier per level. With ``QUEUE_MAX_ROOTS``
+    the work queue takes only the phases that start with at most that many roots, and the wide
+    first phases run level by level.
 
     Returns ``(phases, levels, capped, timings, counts)``: ``levels`` sums, over the phases, the
     depth of the search (the levels a level-synchronous BFS runs); ``capped`` is True when
     ``max_phases`` phases ran and a path was still found; ``timings`` holds the device-measured
     seconds of the traversals (``bfs``) and of ALTERNATE and FIXMATCHING (``alternate``);
-    ``counts`` the traversal (``queue_traversal`` 1 for the work queue; 0 for levels, with the
-    levels run grid-wide and by block 0 alone), the lanes per frontier column and the blocks of
-    the launch. The host synchronises once, to read them."""
+    ``counts`` the traversal (``queue_traversal`` 1 when the work queue is on; the phases it
+    searched and their levels, ``queue_phases`` and ``queue_levels``; the levels run grid-wide
+    and by block 0 alone), the lanes per frontier column and the blocks of the launch. The host
+    synchronises once, to read them."""
     if not n_cols:
         return 0, 0, False, {}, {}
     cp = _cp()
@@ -290,25 +298,28 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
     kernel = get_kernel("bipartite", name, defines=PERSISTENT_DEFINES or None, name_expressions=(name,),
                         cooperative=True)
     queue_mode = _queue_mode(n_cols, int(col_rows.shape[0]), stop_at_first)
-    if queue_mode:  # one queue of (column, begin, end, root) entries, every slot empty (-1)
+    queue_roots = n_cols if QUEUE_MAX_ROOTS is None else min(int(QUEUE_MAX_ROOTS), n_cols)
+    if queue_mode and queue_roots >= n_cols:  # one queue of (column, begin, end, root) entries, every slot empty (-1)
         queue = cp.full(4 * n_cols, -1, dtype=mu_row.dtype)
-    else:  # two halves: the frontier and the next
+    else:  # two halves: the frontier and the next; the first empty for a work queue
         queue = cp.empty(8 * n_cols, dtype=mu_row.dtype)
+        if queue_mode:
+            queue[: 4 * n_cols] = -1
     words = _CTL_SIZE * mu_row.dtype.itemsize // 8  # ctl, the barrier count and stats: one zeroed buffer
-    scratch = cp.zeros(words + 11, dtype=np.uint64)
+    scratch = cp.zeros(words + 13, dtype=np.uint64)
     ctl, bar, stats = scratch[:words].view(mu_row.dtype), scratch[words : words + 1], scratch[words + 1 :]
     grid = cooperative_blocks(kernel, PERSISTENT_BLOCK, PERSISTENT_BLOCKS_PER_SM)
     group = _group_size(n_cols, int(col_rows.shape[0]), queue_mode)
     local_max = PERSISTENT_LOCAL * (PERSISTENT_BLOCK // group)
     kernel((grid,), (PERSISTENT_BLOCK,), (t(n_rows), t(n_cols), col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, queue,
                                           ctl, bar, t(L0), np.int32(bool(with_root)), np.int32(bool(stop_at_first)),
-                                          t(max_phases), np.int32(group), t(local_max), np.int32(queue_mode), stats))
+                                          t(max_phases), np.int32(group), t(local_max), np.int32(queue_mode), t(queue_roots), stats))
     st = [int(x) for x in stats.get()]
     timings = {"bfs": (st[0] + st[1] + st[2]) * 1e-9, "alternate": st[3] * 1e-9}
-    counts = {"queue_traversal": int(queue_mode), "lanes_per_column": group, "blocks": grid}
-    if not queue_mode:
-        counts.update(grid_levels=st[4], block_runs=st[5], block_levels=st[6])
-    return st[7], st[8], bool(st[9]), timings, counts
+    counts = {"queue_traversal": int(queue_mode), "lanes_per_column": group, "blocks": grid,
+              "grid_levels": st[4], "block_runs": st[5], "block_levels": st[6], "queue_phases": st[7],
+              "queue_levels": st[8]}
+    return st[9], st[10], bool(st[11]), timings, counts
 
 
 # ----------------------------------------------------------------------------- helpers
