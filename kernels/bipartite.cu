@@ -740,13 +740,12 @@ __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, cons
     // stats[0..8], kept by thread 0: nanoseconds in INITBFSARRAY, grid-wide levels and queue
     // traversals, block-local runs, ALTERNATE and FIXMATCHING (each up to the barrier that ends
     // it); grid-wide levels, block-local runs, block-local levels, queue traversals and their
-    // levels. At the end stats[9..11]: phases, BFS levels, and 1 when max_phases was reached.
+    // levels. At the end stats[9..10]: phases, and 1 when max_phases was reached.
     unsigned long long st[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     unsigned long long clock = mgm_now();
     unsigned long long epoch = 0;
     I g = 0;  // grid-wide levels run: picks the ctl slots
     I phases = 0;
-    I levels = 0;
     bool capped = false;
     I* const roots_len = ctl + MGM_CTL_TAIL;
     for (;;) {
@@ -781,7 +780,6 @@ __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, cons
             if (lane == 0 && depth > 0) mgm_atomic_max(ctl + MGM_CTL_DEPTH, depth);
             mgm_grid_sync(bar, epoch);
             found = mgm_load<I>(ctl + 3) != 0;
-            levels += mgm_load<I>(ctl + MGM_CTL_DEPTH) + 1;
             mgm_lap(st[1], clock, tid);
             st[7] += 1;
             st[8] += (unsigned long long)mgm_load<I>(ctl + MGM_CTL_DEPTH) + 1;
@@ -826,7 +824,6 @@ __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, cons
                 t = mgm_load<I>(ctl + 9);
                 n = mgm_load<I>(ctl + 10);
                 found = found || mgm_load<I>(ctl + 11) != 0;
-                levels += mgm_load<I>(ctl + 13);
                 mgm_lap(st[2], clock, tid);
                 st[5] += 1;
                 st[6] += (unsigned long long)mgm_load<I>(ctl + 13);
@@ -847,7 +844,6 @@ __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, cons
             found = found || mgm_load<I>(level_found) != 0;
             ++t;
             ++g;
-            ++levels;
             mgm_lap(st[1], clock, tid);
             st[4] += 1;
         }
@@ -884,7 +880,6 @@ __global__ void __launch_bounds__(1024) apfb_persistent(I n_rows, I n_cols, cons
     if (tid == 0) {
         for (int k = 0; k < 9; ++k) stats[k] = st[k];
         stats[9] = (unsigned long long)phases;
-        stats[10] = (unsigned long long)levels;
-        stats[11] = capped ? 1ull : 0ull;
+        stats[10] = capped ? 1ull : 0ull;
     }
 }

@@ -299,14 +299,14 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
                         cooperative=True)
     queue_mode = _queue_mode(n_cols, int(col_rows.shape[0]), stop_at_first)
     queue_roots = n_cols if QUEUE_MAX_ROOTS is None else min(int(QUEUE_MAX_ROOTS), n_cols)
-    if queue_mode and queue_roots >= n_cols:  # one queue of (column, begin, end, root) entries, every slot empty (-1)
-        queue = cp.full(4 * n_cols, -1, dtype=mu_row.dtype)
-    else:  # two halves: the frontier and the next; the first empty for a work queue
-        queue = cp.empty(8 * n_cols, dtype=mu_row.dtype)
-        if queue_mode:
-            queue[: 4 * n_cols] = -1
+    # (column, begin, end, root) entries: the work queue's slots, or the two halves (frontier and
+    # next) of the levels; the work queue's slots start empty (-1)
+    levels_too = not queue_mode or queue_roots < n_cols
+    queue = cp.empty((8 if levels_too else 4) * n_cols, dtype=mu_row.dtype)
+    if queue_mode:
+        queue[: 4 * n_cols] = -1
     words = _CTL_SIZE * mu_row.dtype.itemsize // 8  # ctl, the barrier count and stats: one zeroed buffer
-    scratch = cp.zeros(words + 13, dtype=np.uint64)
+    scratch = cp.zeros(words + 12, dtype=np.uint64)
     ctl, bar, stats = scratch[:words].view(mu_row.dtype), scratch[words : words + 1], scratch[words + 1 :]
     grid = cooperative_blocks(kernel, PERSISTENT_BLOCK, PERSISTENT_BLOCKS_PER_SM)
     group = _group_size(n_cols, int(col_rows.shape[0]), queue_mode)
@@ -319,7 +319,8 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
     counts = {"queue_traversal": int(queue_mode), "lanes_per_column": group, "blocks": grid,
               "grid_levels": st[4], "block_runs": st[5], "block_levels": st[6], "queue_phases": st[7],
               "queue_levels": st[8]}
-    return st[9], st[10], bool(st[11]), timings, counts
+    levels = st[4] + st[6] + st[8]  # every level is run grid-wide, by block 0 alone, or in a queue phase
+    return st[9], levels, bool(st[10]), timings, counts
 
 
 # ----------------------------------------------------------------------------- helpers

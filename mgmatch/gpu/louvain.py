@@ -68,8 +68,6 @@ def _kernel(name: str):
     )
 
 
-
-
 def _grid(work: int, per_block: int) -> int:
     return max(1, min(-(-work // per_block), sm_count() * 32))
 
