@@ -542,7 +542,8 @@ def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, para
     """APFB / APsB [2], Algorithm 1: BFS, ALTERNATE, FIXMATCHING until no augmenting path is found."""
     n_rows, n_cols = adj.n_rows, adj.n_cols
     bfs_level = xp.empty(n_cols, dtype=idx)  # bfs_array
-    root = xp.empty(n_cols, dtype=idx)  # root column of each visited column (GPUBFS-WR)
+    # root column of each visited column (GPUBFS-WR); the persistent kernel keeps the parent column there
+    root = xp.empty(n_cols, dtype=idx)
     pred = xp.full(n_rows, -1, dtype=idx)  # predecessor column of each visited row
     with_root = params["bfs"] == "gpubfs-wr"
     stop_at_first = algorithm == "apsb"

@@ -275,6 +275,9 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
     """APFB / APsB in one cooperative launch (``apfb_persistent``): every phase's traversal,
     ALTERNATE and FIXMATCHING (GPUBFS only; with the root array the paths are vertex-disjoint)
     run on the device, separated by grid-wide barriers, with a group of lanes per frontier column.
+    With the root array (GPUBFS-WR) the frontier entries carry the roots, and ``root`` holds each
+    claimed column's parent column instead, for ALTERNATE's walk; ``pred`` is then set for the
+    ends of the paths only.
 
     On sparse graphs APFB's search is one FIFO work queue per phase (:func:`_queue_mode`): no
     barrier between BFS levels. Otherwise, and for APsB (which stops at the first level that
