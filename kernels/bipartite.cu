@@ -440,10 +440,10 @@ __global__ void alternate(I n_rows, I n_cols, I* mu_row, I* mu_col, const I* __r
 //
 // With queue_mode (APFB; the host sets it on sparse graphs) a phase's search is one FIFO work
 // queue (mgm_queue_traverse): groups take entries as they are stored, with no barrier between
-// levels. APFB needs every column
-// reachable from a root that has no path yet, in any order: a column is still claimed once, the
-// forest and the paths are the same kind, and a phase that finds no path has visited every
-// column reachable from the roots, so the matching is then maximum. On a mesh most of a phase
+// levels. APFB needs every column reachable from a root that has no path yet, in any order: a
+// column is still claimed once, the forest and the paths are the same kind, and a phase that
+// finds no path has visited every column reachable from the roots, so the matching is then
+// maximum. On a mesh most of a phase
 // is hundreds of levels of a few hundred to a few thousand columns; level by level, each cost a
 // grid barrier as long as its expansion.
 //

@@ -9,6 +9,7 @@ peer's name) and ``speedup`` (peer time / our time).
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -20,8 +21,6 @@ def named_graph(spec):
     :func:`mgmatch.generators.parse_graph_spec`), from a graph file (``"file:PATH"``, or a
     path to a file that exists; read by :func:`mgmatch.io.read_graph` and named by its file
     name), or from a ready ``(name, Graph)`` pair."""
-    import os  # noqa: PLC0415
-
     if isinstance(spec, tuple):
         return spec
     path = spec[5:] if spec.startswith("file:") else spec

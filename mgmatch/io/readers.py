@@ -1025,9 +1025,10 @@ def _read_metis(req: _Request) -> tuple[Graph, dict]:
 def _read_parquet(req: _Request) -> tuple[Graph, dict]:
     import pyarrow.parquet as pq  # noqa: PLC0415
 
-    names = pq.read_schema(req.path).names
+    handle = pq.ParquetFile(req.path)  # one footer read for the schema and the table
+    names = handle.schema_arrow.names
     _check_edge_columns(names, req.path)
-    table = pq.read_table(req.path, columns=_edge_columns(names, req.weighted))
+    table = handle.read(columns=_edge_columns(names, req.weighted))
     arrays = _edge_table_arrays(table, req.path)
     graph, details = _graph_from_arrays(arrays, req, n=None, shape=None)
     return graph, {"columns": list(names), **details}
