@@ -422,6 +422,147 @@ __global__ void alternate(I n_rows, I n_cols, I* mu_row, I* mu_col, const I* __r
     }
 }
 
+// ------------------------------------------------------------------ deterministic runs
+// In the kernels above races decide which maximum matching a run returns: the last write of a
+// cheap proposal, the first claim of a column by a BFS tree, the first tree to reach a free row.
+// The kernels below resolve every such race by the smallest id (atomicMin), so the result
+// depends on the graph alone, whatever the launch configuration and thread timing. The CPU twins
+// in mgmatch/cpu/bipartite.py run the same rules sequentially and return the same matching.
+// `none` is the largest value of I (no claim yet); counts are unsigned 64-bit counters.
+
+// Cheap matching, one round, step 1 of 3: every unmatched column proposes to its first row that
+// is free at the start of the round (cursor(v) keeps its place) by atomicMin on prop(u); a column
+// with no free row left is marked -3 (exhausted). *flag <- 1 when a column proposed.
+template <typename I>
+__global__ void cheap_det_propose(I n_cols, const I* __restrict__ col_ptr, const I* __restrict__ col_rows,
+                                  const I* __restrict__ mu_row, I* mu_col, I* cursor, I* prop, int* flag) {
+    for (I v = mgm_thread_id<I>(); v < n_cols; v += mgm_thread_count<I>()) {
+        if (mu_col[v] != -1) continue;
+        I j = cursor[v];
+        const I end = col_ptr[v + 1];
+        while (j < end && mu_row[col_rows[j]] != -1) ++j;
+        cursor[v] = j;
+        if (j == end) {
+            mu_col[v] = -3;
+            continue;
+        }
+        atomicMin(prop + col_rows[j], v);
+        *flag = 1;
+    }
+}
+
+// Step 2 of 3: each row takes its smallest proposer; the others propose again next round.
+template <typename I>
+__global__ void cheap_det_accept(I n_cols, const I* __restrict__ col_rows, I* mu_row, I* mu_col,
+                                 const I* __restrict__ cursor, const I* __restrict__ prop) {
+    for (I v = mgm_thread_id<I>(); v < n_cols; v += mgm_thread_count<I>()) {
+        if (mu_col[v] != -1) continue;
+        const I u = col_rows[cursor[v]];
+        if (prop[u] == v) {
+            mu_row[u] = v;
+            mu_col[v] = u;
+        }
+    }
+}
+
+// Step 3 of 3: prop back to none at every row a column's cursor points at.
+template <typename I>
+__global__ void cheap_det_reset(I n_cols, const I* __restrict__ col_ptr, const I* __restrict__ col_rows,
+                                const I* __restrict__ cursor, I* prop, I none) {
+    for (I v = mgm_thread_id<I>(); v < n_cols; v += mgm_thread_count<I>())
+        if (cursor[v] < col_ptr[v + 1]) prop[col_rows[cursor[v]]] = none;
+}
+
+// Counters of one level of the deterministic search: new columns, claimed ends, paths, next
+// frontier, frontier. A single thread starts the next level: the next frontier becomes the
+// frontier and the other counters return to zero.
+extern "C" __global__ void det_level_start(unsigned long long* counts) {
+    counts[4] = counts[3];
+    counts[0] = counts[1] = counts[2] = counts[3] = 0;
+}
+
+// One BFS level of the deterministic GPUBFS-WR search, step 1 of 4: every frontier column whose
+// tree has not ended claims the unvisited mates of its rows (claim(c') <- min c) and the free
+// rows (end_claim(r) <- min c). The first claim of each lands in new_cols (counts[0]) or ends
+// (counts[1]); their order does not matter, only the minima do. A group of `group` lanes (a
+// power of two up to 32) takes a column and strides over its adjacency, so hubs are shared.
+template <typename I>
+__global__ void det_expand(unsigned long long* counts, const I* __restrict__ frontier,
+                           const I* __restrict__ col_ptr, const I* __restrict__ col_rows,
+                           const I* __restrict__ mu_row, const I* __restrict__ bfs, const I* __restrict__ root,
+                           I unvisited, I none, I* claim, I* end_claim, I* new_cols, I* ends, int group) {
+    const I nf = (I)counts[4];
+    const I lane = mgm_thread_id<I>() % group;
+    for (I i = mgm_thread_id<I>() / group; i < nf; i += mgm_thread_count<I>() / group) {
+        const I c = frontier[i];
+        if (bfs[root[c]] < 0) continue;  // the tree ended at an earlier level
+        for (I j = col_ptr[c] + lane; j < col_ptr[c + 1]; j += group) {
+            const I r = col_rows[j];
+            const I cm = mu_row[r];
+            if (cm > -1) {
+                if (bfs[cm] == unvisited && atomicMin(claim + cm, c) == none)
+                    new_cols[atomicAdd(counts, 1ull)] = cm;
+            } else if (cm == -1) {
+                if (atomicMin(end_claim + r, c) == none) ends[atomicAdd(counts + 1, 1ull)] = r;
+            }
+        }
+    }
+}
+
+// Step 2 of 4: each tree keeps the smallest of the free rows it claimed (best_end(root) <- min r).
+template <typename I>
+__global__ void det_pick_ends(const unsigned long long* __restrict__ counts, const I* __restrict__ ends,
+                              const I* __restrict__ end_claim, const I* __restrict__ root, I* best_end) {
+    const I n = (I)counts[1];
+    for (I k = mgm_thread_id<I>(); k < n; k += mgm_thread_count<I>()) {
+        const I r = ends[k];
+        atomicMin(best_end + root[end_claim[r]], r);
+    }
+}
+
+// Step 3 of 4: the row a tree kept ends its augmenting path (mu_row(r) <- -2, pred(r)) and the
+// tree stops (bfs(root) <- -1); counts[2] counts the paths. Every end claim is released.
+template <typename I>
+__global__ void det_commit_ends(unsigned long long* counts, const I* __restrict__ ends, I* end_claim,
+                                const I* __restrict__ root, const I* __restrict__ best_end, I* mu_row, I* pred,
+                                I* bfs, I none) {
+    const I n = (I)counts[1];
+    for (I k = mgm_thread_id<I>(); k < n; k += mgm_thread_count<I>()) {
+        const I r = ends[k];
+        const I c = end_claim[r];
+        const I rt = root[c];
+        if (best_end[rt] == r) {
+            mu_row[r] = -2;
+            pred[r] = c;
+            bfs[rt] = -1;
+            atomicAdd(counts + 2, 1ull);
+        }
+        end_claim[r] = none;
+    }
+}
+
+// Step 4 of 4: a claimed column of a tree still searching joins the next level (bfs, root, and
+// pred of the row that leads to it) and the next frontier (counts[3]); one of a tree that ended
+// at this level is released, free to be claimed by another tree later.
+template <typename I>
+__global__ void det_commit_cols(unsigned long long* counts, const I* __restrict__ new_cols, I* claim, I* root,
+                                I* bfs, const I* __restrict__ mu_col, I* pred, I next_level, I none, I* next) {
+    const I n = (I)counts[0];
+    for (I k = mgm_thread_id<I>(); k < n; k += mgm_thread_count<I>()) {
+        const I cm = new_cols[k];
+        const I c = claim[cm];
+        const I rt = root[c];
+        if (bfs[rt] < 0) {
+            claim[cm] = none;
+            continue;
+        }
+        bfs[cm] = next_level;
+        root[cm] = rt;
+        pred[mu_col[cm]] = c;
+        next[atomicAdd(counts + 3, 1ull)] = cm;
+    }
+}
+
 // ------------------------------------------------------------------ persistent APFB / APsB
 // The whole of APFB / APsB [APFB Alg. 1] in one launch: INITBFSARRAY, the BFS levels, ALTERNATE
 // and FIXMATCHING of every phase, separated by grid-wide barriers instead of kernel launches and

@@ -137,6 +137,9 @@ def main():
 @click.option("--b", "b", default=None, help="b-Suitor capacity: an integer, or a file of one integer per vertex.")
 @click.option("--init", "init", type=click.Choice(["cheap", "karp-sipser", "none"]), default="cheap",
               show_default=True, help="Initial matching of gpr/apfb/apsb.")
+@click.option("--deterministic", is_flag=True,
+              help="apfb/apsb: the same matching on every run and device (races resolved by the smallest id; "
+                   "slower on a GPU, whose default kernels may match different pairs from run to run).")
 @click.option("--resolution", type=float, default=1.0, show_default=True, help="Louvain resolution (gamma).")
 @click.option("--all-levels", is_flag=True, help="Louvain: write every level, with a level column.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
@@ -158,7 +161,8 @@ def main():
                    "process. Needs --workers, --scheduler or --scheduler-file and a matching algorithm.")
 @_canon_options
 @_friendly
-def run(input_path, algorithm, output, summary, b, init, resolution, all_levels, device, partitions, workers,
+def run(input_path, algorithm, output, summary, b, init, deterministic, resolution, all_levels, device, partitions,
+        workers,
         scheduler, scheduler_file, report, quiet, read_on_workers, fmt, one_based, negative, zeros, duplicates,
         random_weights, bipartite):
     """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
@@ -178,7 +182,8 @@ def run(input_path, algorithm, output, summary, b, init, resolution, all_levels,
     if read_on_workers:
         _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite)
     with _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet, report) as client:
-        run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init, resolution=resolution,
+        run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init,
+                deterministic=deterministic, resolution=resolution,
                 all_levels=all_levels, device=device, partitions=partitions, quiet=quiet, client=client,
                 report=report, on_cluster=on_cluster, read_on_workers=read_on_workers,
                 read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
@@ -191,7 +196,8 @@ def run(input_path, algorithm, output, summary, b, init, resolution, all_levels,
 AUTO_ALGORITHM = "suitor"
 
 
-def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init="cheap", resolution=1.0,
+def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init="cheap", deterministic=False,
+            resolution=1.0,
             all_levels=False, device="auto", partitions=None, quiet=False, client=None, report=None,
             on_cluster=None, read_options=None, read_on_workers=False):
     """One job: read INPUT, run the algorithm, write the table and its summary atomically.
@@ -207,6 +213,8 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         algorithm = AUTO_ALGORITHM
     if algorithm not in ALGORITHM_CHOICES:
         raise ParameterError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHM_CHOICES)}")
+    if not isinstance(deterministic, bool):
+        raise ParameterError(f"deterministic must be true or false, not {deterministic!r}")
     on_cluster = client is not None if on_cluster is None else on_cluster
     if (on_cluster or report is not None) and algorithm not in MATCHING:
         raise ParameterError(f"--algorithm {algorithm} runs on one device; the cluster options (--workers, "
@@ -229,8 +237,8 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     else:
         graph = _read(input_path, **opts)
     t_read = time.perf_counter() - t0
-    result = _run_algorithm(graph, algorithm, b=b, init=init, resolution=resolution, device=device,
-                            partitions=partitions, quiet=quiet, client=client)
+    result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
+                            device=device, partitions=partitions, quiet=quiet, client=client)
     record = result.summary()
     record.update({
         "input": str(input_path),
@@ -310,7 +318,8 @@ def _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet
             yield client
 
 
-def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions, quiet, client=None):
+def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions, quiet, client=None,
+                   deterministic=False):
     progress = _progress(algorithm, quiet)
     with progress as callback:
         if algorithm in MATCHING:
@@ -322,7 +331,8 @@ def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions,
         if algorithm in BIPARTITE:
             from .algorithms.bipartite import bipartite_matching  # noqa: PLC0415
 
-            return bipartite_matching(graph, algorithm=algorithm, init=init, device=device)
+            return bipartite_matching(graph, algorithm=algorithm, init=init, device=device,
+                                      deterministic=deterministic)
         from .algorithms.louvain import louvain  # noqa: PLC0415
 
         return louvain(graph, resolution=resolution, device=device)

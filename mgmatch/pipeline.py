@@ -32,7 +32,8 @@ from .errors import InputError, ParameterError
 __all__ = ["load_pipeline", "run_pipeline"]
 
 JOB_KEYS = {
-    "name", "input", "output", "algorithm", "summary", "b", "init", "resolution", "all_levels", "device",
+    "name", "input", "output", "algorithm", "summary", "b", "init", "deterministic", "resolution", "all_levels",
+    "device",
     "partitions", "format", "one_based", "negative", "zeros", "duplicates", "random_weights", "bipartite",
 }
 READ_KEYS = {"format": "fmt", "one_based": "one_based", "negative": "negative", "zeros": "zeros",

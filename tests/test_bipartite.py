@@ -280,7 +280,7 @@ def test_result_object_and_summary(device):
     assert s["cardinality"] == 27 and s["init_cardinality"] <= 27
     assert {"init", "match", "total"} <= set(s["time_s"])
     assert s["counts"]["iterations"] >= 1
-    assert r.params == {"init": "karp-sipser", "bfs": "gpubfs-wr", "launch": "persistent"}
+    assert r.params == {"init": "karp-sipser", "bfs": "gpubfs-wr", "launch": "persistent", "deterministic": False}
     g = bipartite_matching(bip(a), "gpr", device=device)
     assert g.params == {"init": "cheap", "variant": "shrink", "relabel": "adaptive", "relabel_k": 0.7}
     assert g.global_relabels >= 1 or g.init_cardinality == 27
@@ -300,6 +300,10 @@ def test_result_object_and_summary(device):
         {"bfs": "dfs"},
         {"launch": "warp"},
         {"device": "tpu"},
+        {"deterministic": "yes"},
+        {"deterministic": 1},
+        {"algorithm": "gpr", "deterministic": True},
+        {"bfs": "gpubfs", "deterministic": True},
     ],
 )
 def test_bad_parameters(kwargs):
@@ -475,3 +479,89 @@ def test_persistent_is_the_gpu_default_and_agrees_with_ct():
 def test_default_algorithm_is_apfb():
     r = bipartite_matching(Graph.from_edges([0, 1], [1, 0], bipartite=True), device="cpu")
     assert r.algorithm == "apfb" and r.cardinality == 2
+
+
+# ----------------------------------------------------------------------------- deterministic runs
+DETERMINISTIC = (("apfb", {"deterministic": True}), ("apsb", {"deterministic": True}))
+
+
+def deterministic_cases():
+    """(name, graph, matrix) for the deterministic runs: real matrices both ways, a symmetric graph's
+    double cover, SciPy's layered graph, and generated graphs with many phases and levels."""
+    from mgmatch.generators import parse_graph_spec
+
+    cases = []
+    for name in sorted(REAL):
+        a = mmread(DATA / name)
+        cases.append((name, bip(a), sp.csr_array(a)))
+        cases.append((name + ".T", bip(sp.csr_array(a).T), sp.csr_array(a).T))
+    cases.append(("layered", bip(layered_graph(12)), layered_graph(12)))
+    for spec in ("delaunay:k=11", "kron:k=10,edge_factor=16", "grid2d:nx=40,ny=40,delete_fraction=0.1",
+                 "random_bipartite:n_rows=3000,n_cols=2000,avg_degree=2"):
+        g = parse_graph_spec(spec)
+        g = g if g.bipartite else g.bipartite_double_cover()
+        cases.append((spec, g, g.to_scipy()))
+    return cases
+
+
+def test_deterministic_runs_are_maximum(device):
+    """deterministic=True keeps every invariant and the maximum cardinality, for every initial matching."""
+    for name, g, a in deterministic_cases():
+        run_all(g, a, scipy_rank(a), device, configs=DETERMINISTIC)
+
+
+def test_deterministic_cheap_matching_is_maximal():
+    """The deterministic cheap rounds give a maximal matching: no edge joins two free vertices."""
+    from mgmatch.cpu.bipartite import cheap_matching_deterministic
+
+    for name, g, a in deterministic_cases():
+        csc = sp.csc_array(a)
+        csc.sort_indices()
+        mr = np.full(a.shape[0], -1, dtype=np.int64)
+        mc = np.full(a.shape[1], -1, dtype=np.int64)
+        cheap_matching_deterministic(a.shape[0], a.shape[1], csc.indptr.astype(np.int64),
+                                     csc.indices.astype(np.int64), mr, mc)
+        rows = np.flatnonzero(mr >= 0)
+        assert (mc[mr[rows]] == rows).all(), name
+        coo = csc.tocoo()
+        assert not ((mr[coo.row] < 0) & (mc[coo.col] < 0)).any(), f"{name}: an edge joins two free vertices"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("blocks", [None, 1, 7])
+@pytest.mark.parametrize("index", ["int32", "int64"])
+def test_deterministic_gpu_equals_cpu_pair_for_pair(monkeypatch, blocks, index):
+    """The deterministic GPU kernels return the CPU twin's matching, whatever the launch size (one
+    block, seven, or the default grid) and the index type; the default kernels need not."""
+    import mgmatch.algorithms.bipartite as mod
+    import mgmatch.gpu.bipartite as gb
+
+    monkeypatch.setattr(gb, "DETERMINISTIC_BLOCKS", blocks)
+    if index == "int64":
+        monkeypatch.setattr(mod, "_index_dtype", lambda graph: np.dtype(np.int64))
+    for name, g, a in deterministic_cases():
+        for algorithm, opts in DETERMINISTIC:
+            for init in INITS:
+                cpu = bipartite_matching(g, algorithm, init, device="cpu", **opts)
+                gpu = bipartite_matching(g, algorithm, init, device="gpu", **opts)
+                what = f"{name} {algorithm} {init} blocks={blocks} {index}"
+                check_result(gpu, a, scipy_rank(a), what)
+                assert gpu.init_cardinality == cpu.init_cardinality, what
+                assert np.array_equal(gpu.row_match, cpu.row_match), f"{what}: the pairs differ"
+                assert np.array_equal(gpu.cover_rows, cpu.cover_rows) and np.array_equal(gpu.cover_cols, cpu.cover_cols)
+                assert (gpu.iterations, gpu.bfs_levels) == (cpu.iterations, cpu.bfs_levels), what
+
+
+@pytest.mark.gpu
+@settings(max_examples=25, deadline=None)
+@given(nr=st.integers(0, 60), nc=st.integers(0, 60), density=st.floats(0.0, 0.3), seed=st.integers(0, 2**31 - 1))
+def test_deterministic_gpu_equals_cpu_random(nr, nc, density, seed):
+    rng = np.random.default_rng(seed)
+    a = sp.random_array((nr, nc), density=density, random_state=rng, format="csr")
+    a.data[:] = 1
+    g = bip(a)
+    for algorithm, opts in DETERMINISTIC:
+        cpu = bipartite_matching(g, algorithm, "cheap", device="cpu", **opts)
+        gpu = bipartite_matching(g, algorithm, "cheap", device="gpu", **opts)
+        check_result(gpu, a, scipy_rank(a), f"{algorithm} {nr}x{nc}")
+        assert np.array_equal(gpu.row_match, cpu.row_match)

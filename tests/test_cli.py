@@ -86,6 +86,13 @@ def test_run_bipartite_and_louvain(runner, tmp_path, data_dir, karate):
     assert res.exit_code == 0, res.output
     assert list(pq.read_table(out).column_names) == ["row", "col"]
     assert pq.read_table(out).num_rows == 27
+    assert json.loads((tmp_path / "bm.json").read_text())["parameters"]["deterministic"] is False
+    det = tmp_path / "det.csv"
+    res = runner.invoke(main, ["run", "-a", "apsb", "--deterministic", "--device", "cpu", "-q", "--negative", "abs",
+                               str(data_dir / "lp_afiro.mtx"), "-o", str(det)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "det.json").read_text())["parameters"]["deterministic"] is True
+    assert len(det.read_text().splitlines()) == 1 + 27
     out = tmp_path / "c.parquet"
     res = runner.invoke(main, ["run", "-a", "louvain", "--device", "cpu", "-q", "--all-levels", str(karate), "-o", str(out)])
     assert res.exit_code == 0, res.output
@@ -154,6 +161,7 @@ def test_directory_as_input(runner, tmp_path):
         (["--partitions", "0"], "partitions"),
         (["-a", "apfb", "--workers", "2"], "runs on one device"),
         (["--report", "r.html"], "--report needs"),
+        (["-a", "gpr", "--deterministic"], "deterministic=True needs algorithm 'apfb' or 'apsb'"),
     ],
 )
 def test_bad_parameters_exit_2(runner, weighted_csv, tmp_path, args, message):

@@ -183,7 +183,7 @@ class BipartiteMatchingResult:
 
 # ----------------------------------------------------------------------------- parameters
 def check_parameters(algorithm="apfb", init="cheap", variant="shrink", relabel="adaptive", relabel_k=0.7,
-                     bfs="gpubfs-wr", launch="persistent", device="auto") -> None:
+                     bfs="gpubfs-wr", launch="persistent", device="auto", deterministic=False) -> None:
     """Validate the parameters of :func:`bipartite_matching`; raise ParameterError naming the bad one.
 
     >>> check_parameters(algorithm="hk")
@@ -209,6 +209,14 @@ def check_parameters(algorithm="apfb", init="cheap", variant="shrink", relabel="
         or float(relabel_k) <= 0
     ):
         raise ParameterError(f"relabel_k must be a positive number, not {relabel_k!r}")
+    if not isinstance(deterministic, (bool, np.bool_)):
+        raise ParameterError(f"deterministic must be True or False, not {deterministic!r}")
+    if deterministic and algorithm == "gpr":
+        raise ParameterError("deterministic=True needs algorithm 'apfb' or 'apsb': G-PR's pushes race by design "
+                             "(the paper's lock- and atomic-free kernel), so its matching varies between GPU runs")
+    if deterministic and bfs != "gpubfs-wr":
+        raise ParameterError("deterministic=True runs the GPUBFS-WR search (one path per BFS tree); "
+                             f"bfs={bfs!r} is not available with it")
 
 
 def _next_relabel(strategy: str, k: float, loop: int, max_level: int) -> int:
@@ -259,6 +267,7 @@ def bipartite_matching(
     bfs: str = "gpubfs-wr",
     launch: str = "persistent",
     device: str = "auto",
+    deterministic: bool = False,
 ) -> BipartiteMatchingResult:
     """Maximum cardinality matching of a bipartite graph.
 
@@ -289,6 +298,11 @@ def bipartite_matching(
         level with a constant number of threads or a thread per vertex.
     device : {"auto", "cpu", "gpu"}
         ``auto`` uses the GPU when CuPy sees one.
+    deterministic : bool
+        APFB/APsB: resolve every race by the smallest vertex id instead of by thread timing, so
+        that the same graph gives the same matching on every run and on both devices (see the
+        notes). The search then runs level by level (``launch`` does not apply) and is slower
+        on the GPU; ``init="cheap"`` becomes its deterministic rounds. Not available for G-PR.
 
     Returns
     -------
@@ -315,6 +329,14 @@ def bipartite_matching(
     reached columns and unreached rows (G-PR), or unreached columns and the mates of reached ones
     (APFB/APsB).
 
+    The cardinality never depends on the run, but which maximum matching is returned may. On
+    the CPU every algorithm is sequential and returns the same matching on every run. On the GPU
+    the papers' kernels let threads race (the cheap matching's proposals, G-PR's pushes, the BFS
+    claims of APFB/APsB) and the winner of a race depends on timing, so two runs may match
+    different pairs. With ``deterministic=True`` APFB/APsB resolve each race by the smallest id
+    (:func:`mgmatch.cpu.bipartite.augmenting_bfs_deterministic` states the rules); the matching
+    is then the same on every run, on the CPU and on the GPU.
+
     References
     ----------
     .. [1] M. Deveci, K. Kaya, B. Ucar, U. V. Catalyurek, "A push-relabel-based maximum
@@ -332,13 +354,13 @@ def bipartite_matching(
     >>> bipartite_matching(a, "apfb", init="karp-sipser", device="cpu").cardinality
     3
     """
-    check_parameters(algorithm, init, variant, relabel, relabel_k, bfs, launch, device)
+    check_parameters(algorithm, init, variant, relabel, relabel_k, bfs, launch, device, deterministic)
     graph = _as_bipartite(graph)
     dev = resolve_device(device)
     if algorithm == "gpr":
         params = {"init": init, "variant": variant, "relabel": relabel, "relabel_k": float(relabel_k)}
     else:
-        params = {"init": init, "bfs": bfs, "launch": launch}
+        params = {"init": init, "bfs": bfs, "launch": launch, "deterministic": bool(deterministic)}
     if dev == "gpu":
         from .._array import cupy_or_none  # noqa: PLC0415
 
@@ -428,7 +450,9 @@ def _run(graph: Graph, algorithm: str, params: dict, dev: str) -> BipartiteMatch
 
     t0 = time.perf_counter()
     init = params["init"]
-    if init == "cheap":
+    if init == "cheap" and params.get("deterministic"):
+        ops.cheap_matching_deterministic(adj.n_rows, adj.n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col)
+    elif init == "cheap":
         ops.cheap_matching(adj.n_rows, adj.n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col)
     elif init == "karp-sipser":
         ops.karp_sipser_matching(adj.n_rows, adj.n_cols, adj.row_ptr, adj.row_cols, adj.col_ptr, adj.col_rows,
@@ -551,7 +575,20 @@ def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, para
     launch = params["launch"]
     counts = {"iterations": 0, "bfs_levels": 0}
     cap = 4 * (min(n_rows, n_cols) + 4)  # each phase augments at least one path
-    if launch == "persistent" and ops.persistent_supported():
+    if params.get("deterministic"):
+        # every race resolved by the smallest id: the same vertex-disjoint paths on every run and device
+        while True:
+            found, levels = ops.augmenting_bfs_deterministic(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row,
+                                                             mu_col, bfs_level, root, pred,
+                                                             stop_at_first=stop_at_first)
+            counts["iterations"] += 1
+            counts["bfs_levels"] += levels
+            if not found:
+                break
+            ops.alternate(n_rows, mu_row, mu_col, pred, bfs_level, root, level_encoding=False, launch="mt")
+            if counts["iterations"] > cap:
+                raise RuntimeError(f"{algorithm} made no progress after {cap} phases")
+    elif launch == "persistent" and ops.persistent_supported():
         phases, levels, capped, device_timings, device_counts = ops.augmenting_paths_persistent(
             n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col, bfs_level, root, pred,
             stop_at_first=stop_at_first, with_root=with_root, max_phases=cap)

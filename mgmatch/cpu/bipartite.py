@@ -40,6 +40,8 @@ __all__ = [
     "pr_push",
     "augmenting_bfs",
     "alternate",
+    "cheap_matching_deterministic",
+    "augmenting_bfs_deterministic",
     "persistent_supported",
     "cardinality",
     "unmatched_columns",
@@ -481,6 +483,172 @@ def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, 
     """ALTERNATE [APFB Alg. 3]: flip the edges of the augmenting paths found by the BFS."""
     if n_rows:
         _alternate(n_rows, mu_row, mu_col, pred, bfs, root, bool(level_encoding))
+
+
+# ----------------------------------------------------------------------------- deterministic runs
+# The same rules as the GPU twins' deterministic kernels, executed sequentially: every race of the
+# papers' kernels is resolved by the smallest id instead of by arrival order, so the result does not
+# depend on the order in which the vertices are taken, and the CPU and GPU twins agree pair for pair.
+
+
+@njit(cache=True)
+def _cheap_deterministic(n_cols, col_ptr, col_rows, mu_row, mu_col, cursor, prop, none):
+    for v in range(n_cols):
+        cursor[v] = col_ptr[v]
+    while True:
+        proposed = False
+        for v in range(n_cols):  # propose: the first row free at the start of the round
+            if mu_col[v] != -1:
+                continue
+            j = cursor[v]
+            end = col_ptr[v + 1]
+            while j < end and mu_row[col_rows[j]] != -1:
+                j += 1
+            cursor[v] = j
+            if j == end:
+                mu_col[v] = -3  # exhausted: rows never become free again
+                continue
+            u = col_rows[j]
+            if v < prop[u]:
+                prop[u] = v
+            proposed = True
+        if not proposed:
+            break
+        for v in range(n_cols):  # accept: a row takes its smallest proposer
+            if mu_col[v] != -1:
+                continue
+            u = col_rows[cursor[v]]
+            if prop[u] == v:
+                mu_row[u] = v
+                mu_col[v] = u
+        for v in range(n_cols):
+            if cursor[v] < col_ptr[v + 1]:
+                prop[col_rows[cursor[v]]] = none
+    for v in range(n_cols):
+        if mu_col[v] == -3:
+            mu_col[v] = -1
+
+
+def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
+    """Cheap matching by proposal rounds whose outcome does not depend on thread timing, in place.
+
+    In each round every unmatched column proposes to its first row that was free when the round
+    began, and each row takes its smallest proposer; the others try again in the next round. The
+    result is maximal (no edge joins two free vertices), like the sequential greedy matching, but
+    not always the same one. The GPU twin takes the same decisions.
+
+    >>> mr, mc = np.full(2, -1, np.int64), np.full(2, -1, np.int64)
+    >>> cheap_matching_deterministic(2, 2, np.array([0, 1, 2]), np.array([0, 0]), mr, mc)
+    >>> mr.tolist(), mc.tolist()
+    ([0, -1], [0, -1])
+    """
+    if n_cols:
+        none = np.iinfo(mu_row.dtype).max
+        cursor = np.empty(n_cols, dtype=mu_row.dtype)
+        prop = np.full(n_rows, none, dtype=mu_row.dtype)
+        _cheap_deterministic(n_cols, col_ptr, col_rows, mu_row, mu_col, cursor, prop, mu_row.dtype.type(none))
+
+
+@njit(cache=True)
+def _bfs_deterministic(n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, stop_at_first, claim, end_claim,
+                       best_end, frontier, nxt, new, ends, none):
+    unvisited = L0 - 1
+    nf = 0
+    for c in range(n_cols):  # INITBFSARRAY
+        claim[c] = none
+        best_end[c] = none
+        if mu_col[c] == -1:
+            bfs[c] = L0
+            root[c] = c
+            frontier[nf] = c
+            nf += 1
+        else:
+            bfs[c] = unvisited
+            root[c] = -1
+    level = L0
+    levels = 0
+    found = False
+    while nf > 0:
+        levels += 1
+        n_new = 0
+        n_end = 0
+        for i in range(nf):  # expand: claims keep the smallest parent column
+            c = frontier[i]
+            if bfs[root[c]] < 0:
+                continue  # this tree ended at an earlier level
+            for j in range(col_ptr[c], col_ptr[c + 1]):
+                r = col_rows[j]
+                cm = mu_row[r]
+                if cm > -1:
+                    if bfs[cm] == unvisited:
+                        if claim[cm] == none:
+                            new[n_new] = cm
+                            n_new += 1
+                        if c < claim[cm]:
+                            claim[cm] = c
+                elif cm == -1:
+                    if end_claim[r] == none:
+                        ends[n_end] = r
+                        n_end += 1
+                    if c < end_claim[r]:
+                        end_claim[r] = c
+        for k in range(n_end):  # each tree keeps its smallest end row
+            r = ends[k]
+            rt = root[end_claim[r]]
+            if r < best_end[rt]:
+                best_end[rt] = r
+        for k in range(n_end):
+            r = ends[k]
+            c = end_claim[r]
+            rt = root[c]
+            if best_end[rt] == r:
+                mu_row[r] = -2
+                pred[r] = c
+                bfs[rt] = -1
+                found = True
+            end_claim[r] = none
+        nn = 0
+        for k in range(n_new):  # commit the claims of trees still searching
+            cm = new[k]
+            c = claim[cm]
+            rt = root[c]
+            if bfs[rt] < 0:
+                claim[cm] = none  # its tree ended at this level: cm stays free for others
+                continue
+            bfs[cm] = level + 1
+            root[cm] = rt
+            pred[mu_col[cm]] = c
+            nxt[nn] = cm
+            nn += 1
+        if found and stop_at_first:
+            break
+        frontier, nxt = nxt, frontier
+        nf = nn
+        level += 1
+    return found, levels
+
+
+def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, *,
+                                 stop_at_first: bool):
+    """One phase's search of APFB/APsB with GPUBFS-WR, every race resolved by the smallest id.
+
+    Level by level from all unmatched columns: a column reached by several frontier columns
+    joins the tree of the smallest of them; an unmatched row reached by several is claimed by the
+    smallest, and a tree that claims rows keeps its smallest one as its path's end (``mu_row[r] =
+    -2``, ``pred[r]``) and stops; the columns it claimed at that level are released. So the paths
+    are vertex-disjoint and ``alternate`` needs no stop rule. With ``stop_at_first`` (APsB) the
+    search ends after the first level that ends a path. Returns ``(found, levels)``.
+    """
+    if not n_cols:
+        return False, 0
+    none = np.iinfo(mu_row.dtype).max
+    dt = mu_row.dtype
+    end_claim = np.full(n_rows, none, dtype=dt)
+    work = [np.empty(n_cols, dtype=dt) for _ in range(5)]
+    found, levels = _bfs_deterministic(n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred,
+                                       bool(stop_at_first), work[0], end_claim, work[1], work[2], work[3], work[4],
+                                       np.empty(n_rows, dtype=dt), dt.type(none))
+    return bool(found), int(levels)
 
 
 def persistent_supported() -> bool:

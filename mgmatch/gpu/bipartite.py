@@ -29,6 +29,8 @@ __all__ = [
     "pr_push",
     "augmenting_bfs",
     "alternate",
+    "cheap_matching_deterministic",
+    "augmenting_bfs_deterministic",
     "augmenting_paths_persistent",
     "persistent_supported",
     "cardinality",
@@ -55,6 +57,9 @@ QUEUE_MAX_ROOTS = None
 # Compile-time settings of the persistent kernel, e.g. {"MGM_EDGES_PER_LANE": 1}, {"MGM_CLAIM_TEST": 0}
 # or {"MGM_QUEUE_BACKOFF_NS": 0} (see kernels/bipartite.cu); empty: the kernel's defaults.
 PERSISTENT_DEFINES: dict = {}
+# Blocks of the deterministic kernels' launches; None: a constant-thread grid (as "ct"). Their
+# result does not depend on it.
+DETERMINISTIC_BLOCKS = None
 _CTL_SIZE = 160  # MGM_CTL_SIZE of kernels/bipartite.cu
 
 
@@ -86,6 +91,8 @@ _KERNELS = (
     "cheap_propose", "clear_exhausted", "fix_cols", "fix_rows", "gr_init", "gr_level",
     "pr_push_all", "pr_init", "pr_shrink_count", "pr_shrink_write", "pr_push",
     "bfs_init", "gpubfs", "gpubfs_wr", "alternate",
+    "cheap_det_propose", "cheap_det_accept", "cheap_det_reset",
+    "det_expand", "det_pick_ends", "det_commit_ends", "det_commit_cols",
 )
 _CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 _NAME_EXPRESSIONS = tuple(f"{k}<{t}>" for t in ("int", "long long") for k in _KERNELS)
@@ -263,6 +270,81 @@ def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, 
     _launch("alternate", mu_row.dtype, n_rows,
             (t(n_rows), t(mu_col.size), mu_row, mu_col, pred, bfs, root, t(L0), np.int32(bool(level_encoding))),
             launch=launch)
+
+
+# ----------------------------------------------------------------------------- deterministic runs
+def _det_launch(name, dtype, n, args) -> None:
+    """Launch a deterministic kernel over ``n`` items (None: a count only the device knows)."""
+    if DETERMINISTIC_BLOCKS is not None:
+        grid = int(DETERMINISTIC_BLOCKS)
+    else:
+        grid = _ct_grid() if n is None else min(_ct_grid(), _grid(n))
+    _kernel(name, dtype)((grid,), (BLOCK,), args)
+
+
+def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
+    """Cheap matching by proposal rounds, every race resolved by the smallest column; see the CPU twin."""
+    if not n_cols:
+        return
+    cp = _cp()
+    dt = mu_row.dtype
+    t = dt.type
+    none = t(np.iinfo(dt).max)
+    cursor = col_ptr[:-1].copy()
+    prop = cp.full(max(n_rows, 1), none, dtype=dt)
+    flag = _flags(1)
+    while True:
+        flag.fill(0)
+        _det_launch("cheap_det_propose", dt, n_cols, (t(n_cols), col_ptr, col_rows, mu_row, mu_col, cursor, prop, flag))
+        if not int(flag.get()[0]):  # the one scalar that decides termination
+            break
+        _det_launch("cheap_det_accept", dt, n_cols, (t(n_cols), col_rows, mu_row, mu_col, cursor, prop))
+        _det_launch("cheap_det_reset", dt, n_cols, (t(n_cols), col_ptr, col_rows, cursor, prop, none))
+    _det_launch("clear_exhausted", dt, n_cols, (t(n_cols), mu_col))
+
+
+def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, *,
+                                 stop_at_first: bool):
+    """One phase's deterministic GPUBFS-WR search (see the CPU twin for the rules): four launches
+    per level over the frontier and the claims it made, and one read-back of two counters."""
+    if not n_cols:
+        return False, 0
+    cp = _cp()
+    dt = mu_row.dtype
+    t = dt.type
+    none = t(np.iinfo(dt).max)
+    _det_launch("bfs_init", dt, n_cols, (t(n_cols), mu_col, bfs, root, t(L0)))
+    roots = cp.flatnonzero(mu_col == -1)
+    cur, nxt = cp.empty(n_cols, dtype=dt), cp.empty(n_cols, dtype=dt)
+    cur[: roots.shape[0]] = roots
+    nf = int(roots.shape[0])
+    del roots
+    claim = cp.full(n_cols, none, dtype=dt)
+    best_end = cp.full(n_cols, none, dtype=dt)
+    end_claim = cp.full(max(n_rows, 1), none, dtype=dt)
+    new_cols = cp.empty(n_cols, dtype=dt)
+    ends = cp.empty(max(n_rows, 1), dtype=dt)
+    counts = cp.zeros(5, dtype=np.uint64)  # new columns, claimed ends, paths, next frontier, frontier
+    counts[3] = nf
+    group = _group_size(n_cols, int(col_rows.shape[0]))
+    start = get_kernel("bipartite", "det_level_start", name_expressions=_NAME_EXPRESSIONS)
+    level, levels, found = L0, 0, False
+    while nf:
+        levels += 1
+        start((1,), (1,), (counts,))
+        _det_launch("det_expand", dt, nf * group, (counts, cur, col_ptr, col_rows, mu_row, bfs, root, t(L0 - 1),
+                                                   none, claim, end_claim, new_cols, ends, np.int32(group)))
+        _det_launch("det_pick_ends", dt, None, (counts, ends, end_claim, root, best_end))
+        _det_launch("det_commit_ends", dt, None, (counts, ends, end_claim, root, best_end, mu_row, pred, bfs, none))
+        _det_launch("det_commit_cols", dt, None, (counts, new_cols, claim, root, bfs, mu_col, pred, t(level + 1),
+                                                  none, nxt))
+        paths, nf = (int(x) for x in counts[2:4].get())  # the scalars that decide termination
+        found = found or paths > 0
+        if found and stop_at_first:
+            break
+        cur, nxt = nxt, cur
+        level += 1
+    return found, levels
 
 
 def persistent_supported() -> bool:
