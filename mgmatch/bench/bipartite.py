@@ -43,6 +43,7 @@ IMPLEMENTATIONS = (  # (row name, algorithm, parameters); the CT rows launch per
     ("apfb", "apfb", {"bfs": "gpubfs-wr", "launch": "persistent"}),
     ("apsb", "apsb", {"bfs": "gpubfs-wr", "launch": "persistent"}),
     ("apfb-ct", "apfb", {"bfs": "gpubfs-wr", "launch": "ct"}),
+    ("apfb-det", "apfb", {"deterministic": True}),  # the same pairs on every run (level by level)
 )
 
 
@@ -116,7 +117,7 @@ def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60
     >>> g = Graph.from_edges([0, 1, 2], [1, 2, 0])
     >>> rows = run([("triangle", g)], device="cpu", repeats=1, timeout=30)
     >>> [(r["impl"], r["max_size"]) for r in rows]
-    [('gpr', 3), ('apfb', 3), ('apsb', 3), ('scipy', 3)]
+    [('gpr', 3), ('apfb', 3), ('apsb', 3), ('apfb-det', 3), ('scipy', 3)]
     """
     from ..algorithms.bipartite import bipartite_matching  # noqa: PLC0415
 
