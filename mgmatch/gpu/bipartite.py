@@ -305,8 +305,10 @@ def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
 
 def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, *,
                                  stop_at_first: bool):
-    """One phase's deterministic GPUBFS-WR search (see the CPU twin for the rules): four launches
-    per level over the frontier and the claims it made, and one read-back of two counters."""
+    """One phase's deterministic GPUBFS-WR search (see the CPU twin for the rules): per level one
+    single-thread launch that resets the counters, four over the frontier and the claims it made
+    (a group of lanes per frontier column, as in the persistent kernel), and one read-back of
+    two counters."""
     if not n_cols:
         return False, 0
     cp = _cp()
