@@ -162,9 +162,8 @@ def main():
 @_canon_options
 @_friendly
 def run(input_path, algorithm, output, summary, b, init, deterministic, resolution, all_levels, device, partitions,
-        workers,
-        scheduler, scheduler_file, report, quiet, read_on_workers, fmt, one_based, negative, zeros, duplicates,
-        random_weights, bipartite):
+        workers, scheduler, scheduler_file, report, quiet, read_on_workers, fmt, one_based, negative, zeros,
+        duplicates, random_weights, bipartite):
     """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
 
     With --workers, --scheduler or --scheduler-file the matching rounds run on a Dask cluster,
@@ -197,8 +196,7 @@ AUTO_ALGORITHM = "suitor"
 
 
 def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init="cheap", deterministic=False,
-            resolution=1.0,
-            all_levels=False, device="auto", partitions=None, quiet=False, client=None, report=None,
+            resolution=1.0, all_levels=False, device="auto", partitions=None, quiet=False, client=None, report=None,
             on_cluster=None, read_options=None, read_on_workers=False):
     """One job: read INPUT, run the algorithm, write the table and its summary atomically.
 

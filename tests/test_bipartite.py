@@ -99,6 +99,13 @@ def run_all(graph, a, expected, device, inits=INITS, configs=None):
             check_result(r, a, expected, f"{algorithm} {init} {opts}")
 
 
+def random_pattern(nr, nc, density, seed):
+    """A random ``nr x nc`` 0/1 matrix (CSR) of about ``density`` filled entries."""
+    a = sp.random_array((nr, nc), density=density, random_state=np.random.default_rng(seed), format="csr")
+    a.data[:] = 1
+    return a
+
+
 def bip(a) -> Graph:
     a = sp.coo_array(a)
     return Graph.from_scipy(a, bipartite=True, negative="abs")
@@ -253,9 +260,7 @@ def test_shrink_lists(device):
     seed=st.integers(0, 2**31 - 1),
 )
 def test_random_bipartite_cpu(nr, nc, density, seed):
-    rng = np.random.default_rng(seed)
-    a = sp.random_array((nr, nc), density=density, random_state=rng, format="csr")
-    a.data[:] = 1
+    a = random_pattern(nr, nc, density, seed)
     run_all(bip(a), a, scipy_rank(a), "cpu", inits=("cheap", "none"))
 
 
@@ -263,9 +268,7 @@ def test_random_bipartite_cpu(nr, nc, density, seed):
 @settings(max_examples=15, deadline=None)
 @given(nr=st.integers(0, 40), nc=st.integers(0, 40), density=st.floats(0.0, 0.3), seed=st.integers(0, 2**31 - 1))
 def test_random_bipartite_gpu(nr, nc, density, seed):
-    rng = np.random.default_rng(seed)
-    a = sp.random_array((nr, nc), density=density, random_state=rng, format="csr")
-    a.data[:] = 1
+    a = random_pattern(nr, nc, density, seed)
     run_all(bip(a), a, scipy_rank(a), "gpu", inits=("cheap", "none"))
 
 
@@ -556,9 +559,7 @@ def test_deterministic_gpu_equals_cpu_pair_for_pair(monkeypatch, blocks, index):
 @settings(max_examples=25, deadline=None)
 @given(nr=st.integers(0, 60), nc=st.integers(0, 60), density=st.floats(0.0, 0.3), seed=st.integers(0, 2**31 - 1))
 def test_deterministic_gpu_equals_cpu_random(nr, nc, density, seed):
-    rng = np.random.default_rng(seed)
-    a = sp.random_array((nr, nc), density=density, random_state=rng, format="csr")
-    a.data[:] = 1
+    a = random_pattern(nr, nc, density, seed)
     g = bip(a)
     for algorithm, opts in DETERMINISTIC:
         cpu = bipartite_matching(g, algorithm, "cheap", device="cpu", **opts)

@@ -575,20 +575,8 @@ def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, para
     launch = params["launch"]
     counts = {"iterations": 0, "bfs_levels": 0}
     cap = 4 * (min(n_rows, n_cols) + 4)  # each phase augments at least one path
-    if params.get("deterministic"):
-        # every race resolved by the smallest id: the same vertex-disjoint paths on every run and device
-        while True:
-            found, levels = ops.augmenting_bfs_deterministic(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row,
-                                                             mu_col, bfs_level, root, pred,
-                                                             stop_at_first=stop_at_first)
-            counts["iterations"] += 1
-            counts["bfs_levels"] += levels
-            if not found:
-                break
-            ops.alternate(n_rows, mu_row, mu_col, pred, bfs_level, root, level_encoding=False, launch="mt")
-            if counts["iterations"] > cap:
-                raise RuntimeError(f"{algorithm} made no progress after {cap} phases")
-    elif launch == "persistent" and ops.persistent_supported():
+    deterministic = bool(params.get("deterministic"))
+    if not deterministic and launch == "persistent" and ops.persistent_supported():
         phases, levels, capped, device_timings, device_counts = ops.augmenting_paths_persistent(
             n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col, bfs_level, root, pred,
             stop_at_first=stop_at_first, with_root=with_root, max_phases=cap)
@@ -597,19 +585,27 @@ def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, para
         if capped:
             raise RuntimeError(f"{algorithm} made no progress after {cap} phases")
     else:
-        # the CPU twins, or a GPU without cooperative launches: the papers' launches
-        launch = "ct" if launch == "persistent" else launch
+        # the CPU twins, a GPU without cooperative launches (the papers' launches), or the
+        # deterministic search, whose paths are vertex-disjoint (no level encoding, nothing to repair)
+        launch = "mt" if deterministic else ("ct" if launch == "persistent" else launch)
+        level_encoding = level_encoding and not deterministic
         while True:
-            found, levels = ops.augmenting_bfs(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col,
-                                               bfs_level, root, pred, stop_at_first=stop_at_first,
-                                               with_root=with_root, level_encoding=level_encoding, launch=launch)
+            if deterministic:
+                found, levels = ops.augmenting_bfs_deterministic(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row,
+                                                                 mu_col, bfs_level, root, pred,
+                                                                 stop_at_first=stop_at_first)
+            else:
+                found, levels = ops.augmenting_bfs(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col,
+                                                   bfs_level, root, pred, stop_at_first=stop_at_first,
+                                                   with_root=with_root, level_encoding=level_encoding, launch=launch)
             counts["iterations"] += 1
             counts["bfs_levels"] += levels
             if not found:
                 break
             ops.alternate(n_rows, mu_row, mu_col, pred, bfs_level, root, level_encoding=level_encoding,
                           launch=launch)
-            ops.fix_matching(mu_row, mu_col, rows_are_truth=False)
+            if not deterministic:
+                ops.fix_matching(mu_row, mu_col, rows_are_truth=False)
             if counts["iterations"] > cap:
                 raise RuntimeError(f"{algorithm} made no progress after {cap} phases")
 

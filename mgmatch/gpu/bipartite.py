@@ -316,7 +316,7 @@ def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     t = dt.type
     none = t(np.iinfo(dt).max)
     _det_launch("bfs_init", dt, n_cols, (t(n_cols), mu_col, bfs, root, t(L0)))
-    roots = cp.flatnonzero(mu_col == -1)
+    roots = unmatched_columns(mu_col)
     cur, nxt = cp.empty(n_cols, dtype=dt), cp.empty(n_cols, dtype=dt)
     cur[: roots.shape[0]] = roots
     nf = int(roots.shape[0])
