@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = ["kernel_dir", "kernel_source", "get_module", "get_kernel", "cooperative_blocks", "device_attribute",
-           "sm_count"]
+           "sm_count", "compute_capability"]
 
 def kernel_dir() -> Path:
     """Folder holding the ``.cu`` sources: the installed package data, else the source tree."""
@@ -35,20 +35,23 @@ def kernel_source(family: str) -> str:
 
 
 @functools.cache
-def _module(device_id: int, family: str, defines: tuple, name_expressions: tuple, cooperative: bool):
+def _module(device_id: int, family: str, defines: tuple, name_expressions: tuple, cooperative: bool,
+            options: tuple = ()):
     import cupy  # noqa: PLC0415
 
     header = "".join(f"#define {k} {v}\n" for k, v in defines)
+    base = ("-std=c++17", "--use_fast_math") if os.environ.get("MGMATCH_FAST_MATH") else ("-std=c++17",)
     with cupy.cuda.Device(device_id):
         return cupy.RawModule(
             code=header + kernel_source(family),
-            options=("-std=c++17", "--use_fast_math") if os.environ.get("MGMATCH_FAST_MATH") else ("-std=c++17",),
+            options=base + tuple(options),
             name_expressions=name_expressions or None,
             enable_cooperative_groups=cooperative,
         )
 
 
-def get_module(family: str, *, defines: dict | None = None, name_expressions=(), cooperative: bool = False):
+def get_module(family: str, *, defines: dict | None = None, name_expressions=(), cooperative: bool = False,
+               options=()):
     """The compiled ``RawModule`` of a kernel family on the current device (memoised).
 
     With ``cooperative`` its kernels are launched cooperatively (``cuLaunchCooperativeKernel``):
@@ -58,12 +61,16 @@ def get_module(family: str, *, defines: dict | None = None, name_expressions=(),
     import cupy  # noqa: PLC0415
 
     dev = cupy.cuda.runtime.getDevice()
-    return _module(dev, family, tuple(sorted((defines or {}).items())), tuple(name_expressions), bool(cooperative))
+    return _module(dev, family, tuple(sorted((defines or {}).items())), tuple(name_expressions), bool(cooperative),
+                   tuple(options))
 
 
-def get_kernel(family: str, name: str, *, defines: dict | None = None, name_expressions=(), cooperative: bool = False):
-    """One kernel of a family; ``name`` may be a template instantiation listed in ``name_expressions``."""
-    module = get_module(family, defines=defines, name_expressions=name_expressions, cooperative=cooperative)
+def get_kernel(family: str, name: str, *, defines: dict | None = None, name_expressions=(), cooperative: bool = False,
+               options=()):
+    """One kernel of a family; ``name`` may be a template instantiation listed in ``name_expressions``;
+    ``options`` are added to the compiler's."""
+    module = get_module(family, defines=defines, name_expressions=name_expressions, cooperative=cooperative,
+                        options=options)
     return module.get_function(name)
 
 
@@ -86,6 +93,20 @@ def _device_attribute(device_id: int, name: str) -> int:
 def sm_count() -> int:
     """Multiprocessors of the current device."""
     return device_attribute("MultiProcessorCount")
+
+
+def compute_capability() -> int:
+    """Compute capability of the current device as ``10 * major + minor`` (90 for an H100/H200)."""
+    import cupy  # noqa: PLC0415
+
+    return _compute_capability(int(cupy.cuda.runtime.getDevice()))
+
+
+@functools.cache
+def _compute_capability(device_id: int) -> int:
+    import cupy  # noqa: PLC0415
+
+    return int(cupy.cuda.Device(device_id).compute_capability)
 
 
 def cooperative_blocks(kernel, block: int, per_sm: int) -> int:

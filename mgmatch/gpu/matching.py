@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import get_kernel
+from .._kernels import compute_capability, get_kernel
 from ..cpu.matching import DISPLACE, MATCHED, POINT, PROPOSE  # noqa: F401  (message kinds)
 from ..errors import ResourceError
 
@@ -323,13 +323,8 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
 def _wide_keys() -> bool:
     """Whether GPU-Suitor uses 128-bit keys on the current device (see :data:`WIDE_KEYS`)."""
     if WIDE_KEYS is not None:
-        return bool(WIDE_KEYS) and _compute_capability() >= 90
-    return _compute_capability() >= 90
-
-
-def _compute_capability() -> int:
-    cp = _cp()
-    return int(cp.cuda.Device().compute_capability)
+        return bool(WIDE_KEYS) and compute_capability() >= 90
+    return compute_capability() >= 90
 
 
 # ------------------------------------------------------------------------------- b-Suitor
