@@ -714,3 +714,855 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
         if (run_scan(c, loop, Sum()) && loop) atomicAdd((u64*)&new_loop[new_id[c]], (u64)loop);
     }
 }
+
+// ============================================================== Fused small-graph Louvain
+// A whole Louvain run in one kernel, for graphs small enough that launching a kernel per batch
+// costs more than the batch's work (4elt: 288 batches, 38 sweeps and 5 aggregations over 6
+// levels). One thread-block cluster of FUSED_CLUSTER blocks of FUSED_THREADS threads runs every
+// phase of Algorithms 1 to 3, level after level, and separates the phases with the cluster's
+// hardware barrier (barrier.cluster, release/acquire) instead of kernel boundaries. Its
+// decisions are those of the launch-per-phase kernels above and of the CPU twin: the same
+// degree buckets and interleaved batches, the moves of a batch decided from the state at its
+// start (computeMove on the same shared-memory tables and group sizes), exact fixed-point sums.
+//
+// One barrier per batch: the community state (C, comSize, a_c) is double-buffered. Batch p
+// reads buffer p & 1 and writes the other, which holds the state before batch p - 1; so it
+// applies the moves of batch p - 1 (read off the two buffers' C) and its own. After the last
+// batch the sweep's modularity is reduced from the written buffer while the other catches up.
+//
+// Modularity is exact too: the first term of Eq. (1) is an integer sum, and sum_c a_c^2 is
+// accumulated in three 40-bit limbs of the 120-bit squares (order-free, no overflow below 2^23
+// vertices), so every block derives the same Q from the same partial sums and the
+// termination decisions are uniform across the cluster.
+//
+// The aggregation (Algorithm 3) hashes each edge into its community's table in global memory,
+// edge-balanced over warps (for_each_index, as the kernels for the largest buckets do), then
+// counts the filled slots, takes prefix sums across the cluster, and writes the new CSR. A
+// level whose graph has a vertex of degree > 319 (a bucket without a shared-memory table) or
+// exceeds the level capacity stops the kernel ("handover"); the host continues from that
+// level's graph with the launch-per-phase kernels.
+//
+// Needs thread-block clusters (sm_90). Tunables: FUSED_CLUSTER (blocks, 8 is portable),
+// FUSED_THREADS (threads per block).
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+
+#ifndef FUSED_THREADS
+#define FUSED_THREADS 1024
+#endif
+#ifndef FUSED_CLUSTER
+#define FUSED_CLUSTER 8
+#endif
+#define FUSED_WARPS (FUSED_THREADS / 32)
+#define FUSED_T ((i64)FUSED_THREADS * FUSED_CLUSTER)
+#define FUSED_MAX_DEGREE 319
+#define FUSED_MAX_BATCHES 64
+#define FUSED_PART 8
+#define FUSED_STAT_HEAD 8
+#define FUSED_STAT_W 8
+#define FUSED_DONE 1
+#define FUSED_HANDOVER 2
+#define FUSED_NO_ROOM 3
+
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ u64 global_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// x^2 (x >= 0, below 2^60) added to three 40-bit limbs at acc[0..2].
+__device__ __forceinline__ void add_square(i64* acc, i64 x) {
+    const u64 u = (u64)x, lo = u * u, hi = __umul64hi(u, u);
+    const u64 M = (1ULL << 40) - 1;
+    acc[0] += (i64)(lo & M);
+    acc[1] += (i64)((lo >> 40) | ((hi & 0xffffULL) << 24));
+    acc[2] += (i64)(hi >> 16);
+}
+
+// Q of Eq. (1) from the internal weight and the limbs of sum_c a_c^2 (all fixed point).
+__device__ __forceinline__ double fused_modularity(i64 internal, const i64* limbs, i64 two_m, double gamma) {
+    if (two_m <= 0) return 0.0;
+    const double t = (double)two_m;
+    const double sq = ((double)limbs[2] * 1099511627776.0 + (double)limbs[1]) * 1099511627776.0 + (double)limbs[0];
+    return (double)internal / t - gamma * (sq / t / t);
+}
+
+// Block-wide sums of v[0..FUSED_PART) (slots in max_mask take the maximum); thread 0 writes the
+// block's values to part_out[blockIdx.x * FUSED_PART + k].
+__device__ __forceinline__ void block_partials(i64 (&v)[FUSED_PART], unsigned int max_mask, i64* part_out,
+                                               i64 (*s_red)[FUSED_PART]) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+    for (int k = 0; k < FUSED_PART; ++k) {
+        const bool is_max = (max_mask >> k) & 1;
+        i64 x = v[k];
+        for (int off = 16; off > 0; off >>= 1) {
+            const i64 o = __shfl_xor_sync(FULL_MASK, x, off);
+            x = is_max ? (o > x ? o : x) : x + o;
+        }
+        if (lane == 0) s_red[warp][k] = x;
+    }
+    __syncthreads();
+    if (threadIdx.x < FUSED_PART) {
+        const int k = threadIdx.x;
+        const bool is_max = (max_mask >> k) & 1;
+        i64 acc = s_red[0][k];
+#pragma unroll 1
+        for (int w = 1; w < FUSED_WARPS; ++w) {
+            const i64 o = s_red[w][k];
+            acc = is_max ? (o > acc ? o : acc) : acc + o;
+        }
+        part_out[blockIdx.x * FUSED_PART + k] = acc;
+    }
+    __syncthreads();
+}
+
+// Cluster-wide value k of the partials written by block_partials (sum, or maximum).
+__device__ __forceinline__ i64 cluster_value(const i64* part, int k, bool is_max) {
+    i64 acc = part[k];
+#pragma unroll 1
+    for (int b = 1; b < FUSED_CLUSTER; ++b) {
+        const i64 o = part[b * FUSED_PART + k];
+        acc = is_max ? (o > acc ? o : acc) : acc + o;
+    }
+    return acc;
+}
+
+// Cluster-wide exclusive scan of K values per item over items [0, n), in two passes around a
+// cluster barrier. Each thread owns the contiguous chunk [lo, hi) of ceil(n / FUSED_T) items.
+// Pass 1 (scan_local) sums the chunk, scans the sums across the block into the thread's offset
+// `pre` and writes the block's totals to part_out; pass 2 (scan_offsets, then a walk of the
+// chunk) adds the totals of the blocks before it.
+__device__ __forceinline__ void scan_chunk(i64 n, i64& lo, i64& hi) {
+    const i64 chunk = (n + FUSED_T - 1) / FUSED_T;
+    const i64 t = (i64)blockIdx.x * FUSED_THREADS + threadIdx.x;
+    lo = t * chunk < n ? t * chunk : n;
+    hi = lo + chunk < n ? lo + chunk : n;
+}
+
+// Block-wide exclusive scan of s[0..K): pre[k] = sum of s[k] over the block's earlier threads;
+// the block's totals to part_out.
+template <int K>
+__device__ __forceinline__ void block_scan(const i64 (&s)[K], i64 (&pre)[K], i64* part_out, i64 (*s_red)[FUSED_PART]) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        i64 inc = s[k];
+        for (int off = 1; off < 32; off <<= 1) {
+            const i64 o = __shfl_up_sync(FULL_MASK, inc, off);
+            if (lane >= off) inc += o;
+        }
+        pre[k] = inc - s[k];
+        if (lane == 31) s_red[warp][k] = inc;
+    }
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            i64 w = lane < FUSED_WARPS ? s_red[lane][k] : 0;
+            for (int off = 1; off < 32; off <<= 1) {
+                const i64 o = __shfl_up_sync(FULL_MASK, w, off);
+                if (lane >= off) w += o;
+            }
+            if (lane < FUSED_WARPS) s_red[lane][k] = w;
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < K; ++k) pre[k] += warp ? s_red[warp - 1][k] : 0;
+    if (threadIdx.x == FUSED_THREADS - 1) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) part_out[blockIdx.x * FUSED_PART + k] = s_red[FUSED_WARPS - 1][k];
+    }
+    __syncthreads();
+}
+
+template <int K, typename Get>
+__device__ __forceinline__ void scan_local(i64 n, Get get, i64 (&pre)[K], i64* part_out, i64 (*s_red)[FUSED_PART]) {
+    i64 lo, hi;
+    scan_chunk(n, lo, hi);
+    i64 s[K], x[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) s[k] = 0;
+    for (i64 i = lo; i < hi; ++i) {
+        get(i, x);
+#pragma unroll
+        for (int k = 0; k < K; ++k) s[k] += x[k];
+    }
+    block_scan<K>(s, pre, part_out, s_red);
+}
+
+// Pass 2, first half: `pre` becomes the thread's cluster-wide offset; `total` the scan's totals.
+template <int K>
+__device__ __forceinline__ void scan_offsets(const i64* part, i64 (&pre)[K], i64 (&total)[K]) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        total[k] = 0;
+#pragma unroll 1
+        for (int b = 0; b < FUSED_CLUSTER; ++b) {
+            const i64 o = part[b * FUSED_PART + k];
+            if (b < (int)blockIdx.x) pre[k] += o;
+            total[k] += o;
+        }
+    }
+}
+
+// Pass 2, second half: put(i, prefix) for every item of the thread's chunk.
+template <int K, typename Get, typename Put>
+__device__ __forceinline__ void scan_walk(i64 n, Get get, Put put, i64 (&pre)[K]) {
+    i64 lo, hi, x[K];
+    scan_chunk(n, lo, hi);
+    for (i64 i = lo; i < hi; ++i) {
+        get(i, x);
+        put(i, pre);
+#pragma unroll
+        for (int k = 0; k < K; ++k) pre[k] += x[k];
+    }
+}
+
+// computeMove bucket of a degree (MOVE_BUCKETS of mgmatch/algorithms/louvain.py; 6: > 319).
+__device__ __forceinline__ int move_bucket(i64 d) {
+    return d <= 4 ? 0 : d <= 8 ? 1 : d <= 16 ? 2 : d <= 32 ? 3 : d <= 84 ? 4 : d <= 319 ? 5 : 6;
+}
+
+template <int G>
+__device__ __forceinline__ void group_sync() {
+    if (G <= 32)
+        __syncwarp();
+    else
+        __syncthreads();
+}
+
+// group_reduce over G lanes; a group larger than a warp combines its warps through shared memory
+// (the result is valid in the group's first thread).
+template <int G>
+__device__ __forceinline__ void fused_group_reduce(double& best, int& best_c, i64& e_own, double* s_best, int* s_bc,
+                                                   i64* s_eo) {
+    if constexpr (G <= 32) {
+        group_reduce<G>(best, best_c, e_own);
+    } else {
+        group_reduce<32>(best, best_c, e_own);
+        const int warp = threadIdx.x / 32;
+        if (threadIdx.x % 32 == 0) {
+            s_best[warp] = best;
+            s_bc[warp] = best_c;
+            s_eo[warp] = e_own;
+        }
+        __syncthreads();
+        if (threadIdx.x % G == 0) {
+            for (int w = 1; w < G / 32; ++w) {
+                better(best, best_c, s_best[warp + w], s_bc[warp + w]);
+                e_own += s_eo[warp + w];
+            }
+        }
+        __syncthreads();
+    }
+}
+
+// Moves of the previous batch that the other buffer still lacks. A thread holds the moves it
+// decided in its first FUSED_PENDING rounds in registers and applies them with atomics alone;
+// the moves of later rounds (batch positions from `from` on) are read back off the buffers.
+#ifndef FUSED_PENDING
+#define FUSED_PENDING 2
+#endif
+struct Pending {
+    int v[FUSED_PENDING], o[FUSED_PENDING], c[FUSED_PENDING];  // c < 0: no move held
+    i64 k[FUSED_PENDING];
+    const int* verts;
+    int from, nv;
+};
+
+// Apply the held (and the read-back) moves to buffer (comm_old, csize_old, afix_old); comm_new is
+// the buffer that has them.
+__device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_new, int* comm_old, int* csize_old,
+                                               i64* afix_old, const i64* kfix) {
+#pragma unroll
+    for (int j = 0; j < FUSED_PENDING; ++j) {
+        if (pend.c[j] >= 0) {
+            comm_old[pend.v[j]] = pend.c[j];
+            atomicAdd((u64*)&afix_old[pend.c[j]], (u64)pend.k[j]);
+            atomicAdd((u64*)&afix_old[pend.o[j]], (u64)(-pend.k[j]));
+            atomicAdd(&csize_old[pend.c[j]], 1);
+            atomicSub(&csize_old[pend.o[j]], 1);
+        }
+        pend.c[j] = -1;
+    }
+    for (i64 i = pend.from + (i64)blockIdx.x * FUSED_THREADS + threadIdx.x; i < pend.nv; i += FUSED_T) {
+        const int v = pend.verts[i];
+        const int c = comm_new[v], o = comm_old[v];
+        if (c != o) {
+            comm_old[v] = c;
+            atomicAdd((u64*)&afix_old[c], (u64)kfix[v]);
+            atomicAdd((u64*)&afix_old[o], (u64)(-kfix[v]));
+            atomicAdd(&csize_old[c], 1);
+            atomicSub(&csize_old[o], 1);
+        }
+    }
+    pend.nv = 0;
+}
+
+// computeMove (Algorithm 2) for one batch: a group of G threads per vertex with a TABLE-slot
+// table in shared memory, as compute_move_group (G <= 32) and compute_move_block (G = 128, the
+// paper's block per vertex for [85, 319]) do; the vertices of the batch are spread over the
+// cluster's groups. Decisions read buffer r (comm_r, csize_r, afix_r); a move is written at once
+// to buffer w, which nothing reads during the batch, and held in `pend` for the other buffer.
+//
+// The same decisions as scan_table and decide, with the global loads of a round issued in as
+// few dependent steps as possible (each step is a round trip to L2): the batch's vertices with
+// their edge offsets and degrees (verts, vstart, vdeg, in batch order); the edges of a lane
+// (at most MAXDEG / G) and the vertex's own state; their communities; then, after hashing, the
+// state of every community in the lane's table slots at once.
+template <int G, int TABLE, int MAXDEG>
+__device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, const i64* kfix, const int* comm_r,
+                                           const int* csize_r, const i64* afix_r, int* comm_w, int* csize_w,
+                                           i64* afix_w, const int* verts, const i64* vstart, const int* vdeg, int nv,
+                                           const int* s_ts, double gamma_over_2m, char* s_tables, double* s_best,
+                                           int* s_bc, i64* s_eo, Pending& pend) {
+    constexpr int GROUPS = FUSED_THREADS / G;
+    constexpr int EDGES = (MAXDEG + G - 1) / G;
+    constexpr int SLOTS = (TABLE + G - 1) / G;
+    i64* vals = (i64*)s_tables + (threadIdx.x / G) * TABLE;
+    int* keys = (int*)((i64*)s_tables + GROUPS * TABLE) + (threadIdx.x / G) * TABLE;
+    const int lane = threadIdx.x % G;
+    const int stride = GROUPS * FUSED_CLUSTER;
+    const int first = blockIdx.x * GROUPS + threadIdx.x / G;
+    const int rounds = (nv + stride - 1) / stride;
+    for (int round = 0; round < rounds; ++round) {
+        const int idx = round * stride + first;
+        const bool active = idx < nv;
+        int v = 0, deg = 0, own = 0;
+        i64 start = 0, kv = 0;
+        if (active) {
+            v = verts[idx];
+            start = vstart[idx];
+            deg = vdeg[idx];
+        }
+        if (active) {
+            own = comm_r[v];
+            kv = kfix[v];
+        }
+        int cu[EDGES];
+        i64 wu[EDGES];
+#pragma unroll
+        for (int j = 0; j < EDGES; ++j) {
+            const int e = lane + j * G;
+            cu[j] = -1;
+            wu[j] = 0;
+            if (e < deg) {
+                cu[j] = indices[start + e];
+                wu[j] = wfix[start + e];
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < EDGES; ++j)
+            if (cu[j] >= 0) cu[j] = comm_r[cu[j]];
+        int cs_own = 0;
+        i64 a_own = 0;
+        if (active) {
+            cs_own = csize_r[own];
+            a_own = afix_r[own];
+        }
+        const unsigned int p = active ? (unsigned int)s_ts[deg] : 2u;
+        for (unsigned int s = lane; s < p; s += G) {
+            keys[s] = EMPTY_SLOT;
+            vals[s] = 0;
+        }
+        group_sync<G>();
+#pragma unroll
+        for (int j = 0; j < EDGES; ++j)
+            if (cu[j] >= 0) hash_add(keys, vals, p, cu[j], wu[j]);
+        group_sync<G>();
+        const double gk = __dmul_rn((double)kv, gamma_over_2m);
+        const bool singleton = cs_own == 1;
+        int kc[SLOTS], ks[SLOTS];
+        i64 kw[SLOTS], ka[SLOTS];
+#pragma unroll
+        for (int j = 0; j < SLOTS; ++j) {
+            const unsigned int s = lane + j * G;
+            kc[j] = EMPTY_SLOT;
+            kw[j] = 0;
+            if (s < p) {
+                kc[j] = keys[s];
+                kw[j] = vals[s];
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < SLOTS; ++j) {
+            ks[j] = 0;
+            ka[j] = 0;
+            if (kc[j] >= 0 && kc[j] != own) {
+                ks[j] = csize_r[kc[j]];
+                ka[j] = afix_r[kc[j]];
+            }
+        }
+        double best = NEG_INF;
+        int best_c = -1;
+        i64 e_own = 0;
+#pragma unroll
+        for (int j = 0; j < SLOTS; ++j) {
+            if (kc[j] < 0) continue;
+            if (kc[j] == own) {
+                e_own = kw[j];
+                continue;
+            }
+            if (singleton && ks[j] == 1 && kc[j] > own) continue;  // singleton rule, section 4
+            better(best, best_c, move_score(kw[j], gk, ka[j]), kc[j]);
+        }
+        fused_group_reduce<G>(best, best_c, e_own, s_best, s_bc, s_eo);
+        if (active && lane == 0) {
+            const double stay = move_score(e_own, gk, a_own - kv);  // decide()
+            const int c = (best_c >= 0 && best > stay) ? best_c : own;
+            if (c != own) {
+                comm_w[v] = c;
+                atomicAdd((u64*)&afix_w[c], (u64)kv);
+                atomicAdd((u64*)&afix_w[own], (u64)(-kv));
+                atomicAdd(&csize_w[c], 1);
+                atomicSub(&csize_w[own], 1);
+#pragma unroll
+                for (int j = 0; j < FUSED_PENDING; ++j) {
+                    if (j == round) {
+                        pend.v[j] = v;
+                        pend.o[j] = own;
+                        pend.c[j] = c;
+                        pend.k[j] = kv;
+                    }
+                }
+            }
+        }
+        group_sync<G>();
+    }
+    pend.verts = verts;
+    pend.from = FUSED_PENDING * stride;
+    pend.nv = nv;
+}
+
+// The whole Louvain method (Algorithms 1 to 3, level after level) on one cluster; see above.
+//
+// Input: the level-0 CSR (indptr0, indices0, float64 weights0) of n0 vertices and nnz0 entries.
+// Two level-graph buffers (a, b) take the levels' graphs in turn (level l in buffer l & 1; level
+// 0's edge lists are the input's, its fixed-point weights and self-loops are buffer a's). ts:
+// table sizes by degree (the smallest prime above 1.5 d, at least max(n0, 320) + 1 entries).
+// work: scratch of work_bytes bytes, carved below; table_cap: slots of the aggregation's tables.
+// Output: levels_out[l * n0 + i], the community of vertex i after level l; o2l, the level vertex
+// of each original vertex when the kernel stops; stats: a header (status, levels written, the
+// level/n/nnz of a handover, the records written) and one record per level processed (n, nnz,
+// sweeps, modularity bits, nanoseconds moving and aggregating, and 1 if the level was aggregated
+// and written, 2 if it was written without aggregating: the first level, when nothing moved).
+extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds__(FUSED_THREADS, 1)
+    louvain_fused(const i64* indptr0, const int* indices0, const double* weights0, int n0, i64 nnz0,
+                  i64* indptr_a, int* indices_a, i64* wfix_a, i64* loop_a, i64* indptr_b, int* indices_b,
+                  i64* wfix_b, i64* loop_b, const int* ts, char* work, i64 work_bytes, i64 table_cap,
+                  double resolution, double t_bin, double t_final, int bin_vertices, int fixed_bits,
+                  int max_levels, int max_iterations, int slices, int slice_min, int level_cap,
+                  int* levels_out, int* o2l, i64* stats) {
+    extern __shared__ __align__(16) char s_tables[];
+    __shared__ i64 s_red[FUSED_WARPS][FUSED_PART];
+    __shared__ int s_ts[FUSED_MAX_DEGREE + 1];
+    __shared__ int s_bstart[FUSED_MAX_BATCHES + 1];
+    __shared__ int s_bbucket[FUSED_MAX_BATCHES];
+    __shared__ int s_bfirst[6], s_beff[6], s_batches;
+    __shared__ double s_best[FUSED_WARPS];
+    __shared__ int s_bc[FUSED_WARPS];
+    __shared__ i64 s_eo[FUSED_WARPS];
+
+    const i64 gtid = (i64)blockIdx.x * FUSED_THREADS + threadIdx.x;
+    const bool leader = gtid == 0;
+    const u64 t_start = global_ns();
+
+    // ---- scratch (the host sizes `work` by the same rule: 16-byte aligned arrays in this order)
+    char* at = work;
+    auto take = [&](i64 bytes) {
+        char* p = at;
+        at += (bytes + 15) / 16 * 16;
+        return p;
+    };
+    const i64 N = n0;
+    i64* kfix = (i64*)take(8 * N);
+    i64* afix_base = (i64*)take(8 * 2 * N);  // two buffers of N (buffer r at afix_base + r * N)
+    i64* sav_afix_base = (i64*)take(8 * 2 * N);
+    i64* com_degree = (i64*)take(8 * N);
+    i64* tpos = (i64*)take(8 * (N + 1));
+    i64* counts = (i64*)take(8 * N);
+    i64* ostart = (i64*)take(8 * N);  // batch order: the edge offset and degree of order[i]
+    i64* part = (i64*)take(8 * 2 * FUSED_CLUSTER * FUSED_PART);
+    i64* spart = (i64*)take(8 * 2 * FUSED_CLUSTER * FUSED_PART);
+    i64* tvals = (i64*)take(8 * table_cap);
+    int* comm_base = (int*)take(4 * 2 * N);
+    int* csize_base = (int*)take(4 * 2 * N);
+    int* sav_comm_base = (int*)take(4 * 2 * N);
+    int* sav_csize_base = (int*)take(4 * 2 * N);
+    int* order = (int*)take(4 * N);
+    int* odeg = (int*)take(4 * N);
+    int* new_id = (int*)take(4 * N);
+    int* tkeys = (int*)take(4 * table_cap);
+    // buffer r of each pair (indexed arithmetically: an array of pointers would live on the stack)
+    auto comm = [&](int r) { return comm_base + r * N; };
+    auto csize = [&](int r) { return csize_base + r * N; };
+    auto afix = [&](int r) { return afix_base + r * N; };
+    auto sav_comm = [&](int r) { return sav_comm_base + r * N; };
+    auto sav_csize = [&](int r) { return sav_csize_base + r * N; };
+    auto sav_afix = [&](int r) { return sav_afix_base + r * N; };
+    if (at - work > work_bytes) {
+        if (leader) stats[0] = FUSED_NO_ROOM;
+        return;
+    }
+    for (int d = threadIdx.x; d <= FUSED_MAX_DEGREE; d += FUSED_THREADS) s_ts[d] = ts[d];
+
+    // Partial sums written in one phase are read in the next; two slots, by the phase's parity.
+    int phase = 0;
+    auto sync = [&]() {
+        cluster_sync();
+        ++phase;
+    };
+    auto part_w = [&](i64* base) { return base + (phase & 1) * (FUSED_CLUSTER * FUSED_PART); };
+    auto part_r = [&](i64* base) { return base + ((phase + 1) & 1) * (FUSED_CLUSTER * FUSED_PART); };
+    i64 v8[FUSED_PART];
+    auto zero8 = [&]() {
+#pragma unroll
+        for (int k = 0; k < FUSED_PART; ++k) v8[k] = 0;
+    };
+
+    // ---- fixed-point scale (algorithms/louvain.py init): 2^(fixed_bits - exponent(wmax) - bits(nnz))
+    zero8();
+    for (i64 e = gtid; e < nnz0; e += FUSED_T) {
+        const i64 b = __double_as_longlong(weights0[e]);  // weights >= 0: the bits order as the values
+        v8[0] = b > v8[0] ? b : v8[0];
+    }
+    block_partials(v8, 1u, part_w(part), s_red);
+    sync();
+    double scale = 0.0;
+    {
+        const double wmax = __longlong_as_double(cluster_value(part_r(part), 0, true));
+        if (wmax > 0) {
+            int ex;
+            frexp(wmax, &ex);
+            scale = ldexp(1.0, fixed_bits - ex - (64 - __clzll((u64)nnz0)));
+        }
+    }
+
+    int level = 0, written = 0, records = 0, status = FUSED_DONE;
+    int n = n0;
+    i64 nnz = nnz0;
+    while (true) {
+        const int buf = level & 1;
+        i64* indptr = level == 0 ? (i64*)indptr0 : (buf ? indptr_b : indptr_a);
+        int* indices = level == 0 ? (int*)indices0 : (buf ? indices_b : indices_a);
+        i64* wfix = buf ? wfix_b : wfix_a;
+        i64* loop = buf ? loop_b : loop_a;
+        const u64 t_level = global_ns();
+
+        // ---- level start (algorithms/louvain.py _start_level): k_i, every vertex alone, buckets
+        zero8();  // 0: 2m, 1: internal weight, 2-4: limbs of sum k_i^2, 5: largest degree
+        for (i64 v = gtid; v < n; v += FUSED_T) {
+            const i64 s0 = indptr[v], s1 = indptr[v + 1];
+            i64 k = 0, self = 0;
+            if (level == 0) {
+                loop[v] = 0;
+                for (i64 e = s0; e < s1; ++e) {
+                    const i64 w = (i64)rint(weights0[e] * scale);
+                    wfix[e] = w;
+                    k += w;
+                    if (indices[e] == v) self += w;
+                }
+            } else {
+                k = self = loop[v];
+                for (i64 e = s0; e < s1; ++e) {
+                    k += wfix[e];
+                    if (indices[e] == v) self += wfix[e];
+                }
+            }
+            kfix[v] = k;
+            comm(0)[v] = comm(1)[v] = sav_comm(1)[v] = (int)v;
+            csize(0)[v] = csize(1)[v] = sav_csize(1)[v] = 1;
+            afix(0)[v] = afix(1)[v] = sav_afix(1)[v] = k;
+            com_degree[v] = 0;
+            if (level == 0) o2l[v] = (int)v;
+            v8[0] += k;
+            v8[1] += self;
+            add_square(v8 + 2, k);
+            v8[5] = s1 - s0 > v8[5] ? s1 - s0 : v8[5];
+        }
+        block_partials(v8, 1u << 5, part_w(part), s_red);
+        auto bucket_of = [&](i64 v, i64 (&x)[6]) {
+            const i64 d = indptr[v + 1] - indptr[v];
+            const int b = d > 0 ? move_bucket(d) : -1;
+#pragma unroll
+            for (int k = 0; k < 6; ++k) x[k] = b == k;
+        };
+        i64 pre6[6], tot6[6];
+        scan_local<6>(n, bucket_of, pre6, part_w(spart), s_red);
+        sync();
+
+        const i64 two_m = cluster_value(part_r(part), 0, false);
+        if (cluster_value(part_r(part), 5, true) > FUSED_MAX_DEGREE || level >= level_cap) {
+            status = FUSED_HANDOVER;
+            break;
+        }
+        i64 limbs[3];
+        for (int k = 0; k < 3; ++k) limbs[k] = cluster_value(part_r(part), 2 + k, false);
+        const double threshold = n > bin_vertices ? t_bin : t_final;
+        double q_current = fused_modularity(cluster_value(part_r(part), 1, false), limbs, two_m, resolution);
+        const double q_level_start = q_current;
+        const double gamma_over_2m = two_m > 0 ? resolution / (double)two_m : 0.0;
+        // the batches bucket[j::s] of every bucket, in order (cpu/louvain.py move_batches)
+        scan_offsets<6>(part_r(spart), pre6, tot6);
+        if (threadIdx.x == 0) {
+            int P = 0, off = 0;
+#pragma unroll 1
+            for (int b = 0; b < 6; ++b) {
+                const int cnt = (int)tot6[b];
+                s_bfirst[b] = P;
+                s_beff[b] = 1;
+                if (cnt == 0) continue;
+                const int eff = (cnt >= slice_min && cnt > 1 && slices > 1) ? (slices < cnt ? slices : cnt) : 1;
+                s_beff[b] = eff;
+#pragma unroll 1
+                for (int j = 0; j < eff; ++j) {
+                    s_bstart[P] = off;
+                    s_bbucket[P] = b;
+                    off += (cnt - j + eff - 1) / eff;
+                    ++P;
+                }
+            }
+            s_bstart[P] = off;
+            s_batches = P;
+        }
+        __syncthreads();
+        scan_walk<6>(n, bucket_of, [&](i64 v, i64 (&rank)[6]) {
+            const i64 d = indptr[v + 1] - indptr[v];
+            if (d == 0) return;
+            const int b = move_bucket(d);
+            const int r = (int)rank[b], eff = s_beff[b];
+            const int pos = s_bstart[s_bfirst[b] + r % eff] + r / eff;
+            order[pos] = (int)v;
+            ostart[pos] = indptr[v];
+            odeg[pos] = (int)d;
+        }, pre6);
+        const int P = s_batches;
+        sync();
+
+        // ---- modularity optimisation (Algorithm 1), sweep after sweep
+        int iter = 0;
+        i64 changed = 0;  // vertices outside their own community in the kept state
+        bool undo = false;
+        bool moving = nnz > 0 && two_m > 0;
+        Pending pend;  // nothing pending before the level's first batch
+        for (int j = 0; j < FUSED_PENDING; ++j) pend.c[j] = -1;
+        pend.verts = order;
+        pend.from = pend.nv = 0;
+        while (moving) {
+            for (int p = 0; p < P; ++p) {
+                const int r = p & 1, w = r ^ 1;
+                fused_catch_up(pend, comm(r), comm(w), csize(w), afix(w), kfix);
+                const int b0 = s_bstart[p];
+                const int nv = s_bstart[p + 1] - b0;
+#define FUSED_MOVE(G, TABLE, MAXDEG)                                                                                \
+    fused_move<G, TABLE, MAXDEG>(indices, wfix, kfix, comm(r), csize(r), afix(r), comm(w), csize(w), afix(w),     \
+                                 order + b0, ostart + b0, odeg + b0, nv, s_ts, gamma_over_2m, s_tables, s_best, s_bc, \
+                                 s_eo, pend)
+                switch (s_bbucket[p]) {
+                    case 0: FUSED_MOVE(4, 7, 4); break;
+                    case 1: FUSED_MOVE(8, 13, 8); break;
+                    case 2: FUSED_MOVE(16, 29, 16); break;
+                    case 3: FUSED_MOVE(32, 53, 32); break;
+                    case 4: FUSED_MOVE(32, 127, 84); break;
+                    default: FUSED_MOVE(128, MOVE_SHARED_TABLE, FUSED_MAX_DEGREE); break;
+                }
+#undef FUSED_MOVE
+                sync();
+            }
+            // the sweep's modularity from the written buffer; the other catches up; the state is
+            // saved (slot iter & 1) in case the next sweep has to be undone
+            const int wl = ((P - 1) & 1) ^ 1, rl = wl ^ 1, slot = iter & 1;
+            fused_catch_up(pend, comm(wl), comm(rl), csize(rl), afix(rl), kfix);
+            zero8();  // 0: internal weight, 1-3: limbs of sum a_c^2, 4: vertices moved
+            for (i64 v = gtid; v < n; v += FUSED_T) {
+                const int cv = comm(wl)[v];
+                i64 s = loop[v];
+                const i64 s1 = indptr[v + 1];
+                for (i64 e0 = indptr[v]; e0 < s1; e0 += 8) {  // 8 edges' loads in flight at once
+                    int x[8];
+#pragma unroll
+                    for (int j = 0; j < 8; ++j) x[j] = e0 + j < s1 ? indices[e0 + j] : -1;
+#pragma unroll
+                    for (int j = 0; j < 8; ++j) x[j] = x[j] >= 0 ? comm(wl)[x[j]] : -1;
+#pragma unroll
+                    for (int j = 0; j < 8; ++j)
+                        if (x[j] == cv) s += wfix[e0 + j];
+                }
+                v8[0] += s;
+                v8[4] += cv != v;
+                const i64 a = afix(wl)[v];
+                add_square(v8 + 1, a);
+                sav_comm(slot)[v] = cv;
+                sav_csize(slot)[v] = csize(wl)[v];
+                sav_afix(slot)[v] = a;
+            }
+            block_partials(v8, 0u, part_w(part), s_red);
+            sync();
+            for (int k = 0; k < 3; ++k) limbs[k] = cluster_value(part_r(part), 1 + k, false);
+            const double q = fused_modularity(cluster_value(part_r(part), 0, false), limbs, two_m, resolution);
+            ++iter;
+            const double gain = q - q_current;
+            if (gain < 0) {  // the sweep lowered Q: undo it and end the phase
+                undo = true;
+                break;
+            }
+            q_current = q;
+            changed = cluster_value(part_r(part), 4, false);
+            if (gain < threshold || iter >= max_iterations) break;
+        }
+        if (undo) {  // back to the state saved before the last sweep
+            const int slot = iter & 1;
+            for (i64 v = gtid; v < n; v += FUSED_T) {
+                comm(0)[v] = comm(1)[v] = sav_comm(slot)[v];
+                csize(0)[v] = csize(1)[v] = sav_csize(slot)[v];
+                afix(0)[v] = afix(1)[v] = sav_afix(slot)[v];
+            }
+            sync();
+        }
+        const u64 t_aggregate = global_ns();
+        i64* rec = stats + FUSED_STAT_HEAD + (i64)records * FUSED_STAT_W;
+        if (leader) {
+            rec[0] = n;
+            rec[1] = nnz;
+            rec[2] = iter;
+            rec[3] = __double_as_longlong(q_current);
+            rec[4] = (i64)(t_aggregate - t_level);
+            rec[5] = 0;
+            rec[6] = 0;
+        }
+        ++records;
+        if (changed == 0) {  // nothing moved: the level loop ends
+            if (written == 0) {  // every vertex is its own community
+                for (i64 i = gtid; i < n0; i += FUSED_T) levels_out[i] = o2l[i];
+                if (leader) rec[6] = 2;
+                written = 1;
+            }
+            break;
+        }
+
+        // ---- aggregation (Algorithm 3): community degrees, then new ids and table offsets
+        for (i64 v = gtid; v < n; v += FUSED_T)
+            atomicAdd((u64*)&com_degree[comm(0)[v]], (u64)(indptr[v + 1] - indptr[v]));
+        sync();
+        auto nonempty_tables = [&](i64 c, i64 (&x)[2]) {
+            const bool used = csize(0)[c] > 0;
+            const i64 d = com_degree[c];
+            x[0] = used;
+            x[1] = used ? ts[d < n ? d : n] : 0;  // a community has fewer than n neighbours
+        };
+        i64 pre2[2], tot2[2];
+        scan_local<2>(n, nonempty_tables, pre2, part_w(spart), s_red);
+        sync();
+        scan_offsets<2>(part_r(spart), pre2, tot2);
+        const int n_new = (int)tot2[0];
+        const i64 slots = tot2[1];
+        if (slots > table_cap) {
+            status = FUSED_NO_ROOM;
+            break;
+        }
+        scan_walk<2>(n, nonempty_tables, [&](i64 c, i64 (&x)[2]) {
+            new_id[c] = csize(0)[c] > 0 ? (int)x[0] : -1;
+            tpos[c] = x[1];
+        }, pre2);
+        if (leader) tpos[n] = slots;
+        const int nbuf = buf ^ 1;
+        i64* new_indptr = nbuf ? indptr_b : indptr_a;
+        int* new_indices = nbuf ? indices_b : indices_a;
+        i64* new_wfix = nbuf ? wfix_b : wfix_a;
+        i64* new_loop = nbuf ? loop_b : loop_a;
+        for (i64 s = gtid; s < slots; s += FUSED_T) {
+            tkeys[s] = EMPTY_SLOT;
+            tvals[s] = 0;
+        }
+        for (i64 c = gtid; c < n_new; c += FUSED_T) {
+            counts[c] = 0;
+            new_loop[c] = 0;
+        }
+        sync();
+        // mergeCommunity: every edge into its community's table, by the far end's new community
+        // (edges inside the community add to its self-loop); every vertex's level map moves on
+        for_each_index(indptr, 0, n, [&](bool ok, i64 u, i64 e) {
+            i64 lp = 0;
+            int nc = 0;
+            if (ok) {
+                const int c = comm(0)[u];
+                nc = new_id[c];
+                const int d = new_id[comm(0)[indices[e]]];
+                if (d == nc)
+                    lp = wfix[e];
+                else
+                    hash_add(tkeys + tpos[c], tvals + tpos[c], (unsigned int)(tpos[c + 1] - tpos[c]), d, wfix[e]);
+            }
+            if (run_scan(ok ? u : -1, lp, Sum()) && lp) atomicAdd((u64*)&new_loop[nc], (u64)lp);
+        });
+        for (i64 u = gtid; u < n; u += FUSED_T)
+            if (loop[u]) atomicAdd((u64*)&new_loop[new_id[comm(0)[u]]], (u64)loop[u]);
+        for (i64 i = gtid; i < n0; i += FUSED_T) {
+            const int x = new_id[comm(0)[o2l[i]]];
+            o2l[i] = x;
+            levels_out[(i64)written * n0 + i] = x;
+        }
+        sync();
+        // the filled slots of each table are the new vertex's edges
+        for_each_index(tpos, 0, n, [&](bool ok, i64 c, i64 s) {
+            i64 one = ok && tkeys[s] != EMPTY_SLOT;
+            if (run_scan(ok ? c : -1, one, Sum()) && one) atomicAdd((u64*)&counts[new_id[c]], (u64)one);
+        });
+        sync();
+        i64 pre1[1], tot1[1];
+        auto count_of = [&](i64 c, i64 (&x)[1]) { x[0] = counts[c]; };
+        scan_local<1>(n_new, count_of, pre1, part_w(spart), s_red);
+        sync();
+        scan_offsets<1>(part_r(spart), pre1, tot1);
+        const i64 nnz_new = tot1[0];
+        scan_walk<1>(n_new, count_of, [&](i64 c, i64 (&x)[1]) { new_indptr[c] = x[0]; }, pre1);
+        if (leader) new_indptr[n_new] = nnz_new;
+        sync();
+        // compaction: each table's entries to its new vertex's edge list (counts[] counted down
+        // hands out the places, one atomic per run of a warp's lanes)
+        const int lane = threadIdx.x % 32;
+        for_each_index(tpos, 0, n, [&](bool ok, i64 c, i64 s) {
+            const int key = ok ? tkeys[s] : EMPTY_SLOT;
+            i64 rank = key != EMPTY_SLOT;
+            const int nc = new_id[c];
+            const bool last = run_scan(ok ? c : -1, rank, Sum());
+            i64 base = 0;
+            if (last && rank) base = (i64)atomicAdd((u64*)&counts[nc], (u64)(-rank)) - rank;
+            const unsigned int ends = __ballot_sync(FULL_MASK, last);
+            base = __shfl_sync(FULL_MASK, base, __ffs(ends & (FULL_MASK << lane)) - 1);
+            if (key != EMPTY_SLOT) {
+                const i64 pos = new_indptr[nc] + base + rank - 1;
+                new_indices[pos] = key;
+                new_wfix[pos] = tvals[s];
+            }
+        });
+        sync();
+        if (leader) {
+            rec[5] = (i64)(global_ns() - t_aggregate);
+            rec[6] = 1;
+        }
+        ++written;
+        ++level;
+        if (level >= max_levels || q_current - q_level_start < threshold) break;
+        n = n_new;
+        nnz = nnz_new;
+    }
+    if (leader) {
+        stats[0] = status;
+        stats[1] = written;
+        stats[2] = level;
+        stats[3] = n;
+        stats[4] = nnz;
+        stats[5] = records;
+        stats[6] = (i64)(global_ns() - t_start);
+    }
+
+}
+
+#endif  // __CUDA_ARCH__ >= 900

@@ -20,6 +20,19 @@ KARATE_OPTIMUM = 0.4197896
 
 
 # ------------------------------------------------------------------------------ helpers
+@pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu),
+                        pytest.param("gpu-phases", marks=pytest.mark.gpu)])
+def device(request, monkeypatch):
+    """``cpu``; ``gpu`` (small graphs take the fused kernel); ``gpu-phases`` (the fused path off,
+    so every graph takes the phase-per-kernel driver)."""
+    if request.param == "gpu-phases":
+        from mgmatch.gpu import louvain as gl
+
+        monkeypatch.setattr(gl, "FUSED_MAX_EDGES", 0)
+        return "gpu"
+    return request.param
+
+
 def _read(data_dir, name: str) -> Graph:
     if name == "football":
         return Graph.from_networkx(nx.read_gml(data_dir / "football.gml", label="id"))
@@ -360,6 +373,102 @@ def test_cpu_and_gpu_agree_edge_balanced(budget, steps, monkeypatch):
     for x, y in zip(c.levels, d.levels):
         assert np.array_equal(x, y)
     assert d.modularity == pytest.approx(c.modularity, abs=1e-9)
+
+
+def _hub_graph(cliques=600) -> Graph:
+    """A 5-clique joined by light edges to ``cliques`` heavy triangles: after the first level the
+    clique's community has one neighbour per triangle (degree above 319)."""
+    u, v, w = [], [], []
+    for a in range(5):
+        for b in range(a + 1, 5):
+            u.append(a), v.append(b), w.append(1.0)
+    for i in range(cliques):
+        x = 5 + 3 * i
+        u += [x, x, x + 1, x]
+        v += [x + 1, x + 2, x + 2, i % 5]
+        w += [3.0, 3.0, 3.0, 0.01]
+    return Graph.from_edges(np.array(u), np.array(v), np.array(w))
+
+
+def _fused_graphs(data_dir) -> dict:
+    from mgmatch.io import read_graph
+
+    u, v, _ = generators.delaunay(10, seed=3).edges()
+    u, v = np.asarray(u), np.asarray(v)
+    graphs = {name: _read(data_dir, name) for name in ("karate", "dolphins", "polbooks", "football", "netscience")}
+    graphs["4elt"] = read_graph(data_dir / "4elt.graph")
+    graphs["planted"] = _planted(seed=3)
+    graphs["delaunay"] = generators.delaunay(12, seed=1)
+    graphs["weighted"] = Graph.from_edges(u, v, 1.0 + 1000.0 * ((u * 7 + v) % 5 == 0), n=2**10)
+    return graphs
+
+
+def _assert_same(c, d):
+    assert len(c.levels) == len(d.levels)
+    for x, y in zip(c.levels, d.levels):
+        assert np.array_equal(x, y)
+    assert d.modularity == pytest.approx(c.modularity, abs=1e-12)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("slices", [4, 1, 3])
+def test_fused_equals_cpu(data_dir, slices, monkeypatch):
+    # one cluster running every phase in one kernel decides as the CPU twin does, move for move
+    monkeypatch.setattr(L, "MOVE_SLICES", slices)
+    for name, g in _fused_graphs(data_dir).items():
+        for resolution in ((1.0, 0.5, 2.0) if name == "netscience" else (1.0,)):
+            c, d = louvain(g, resolution, device="cpu"), louvain(g, resolution, device="gpu")
+            assert "fused_kernel_s" in d.timings, name
+            assert len(d.timings["levels"]) == len(c.timings["levels"]), name
+            _assert_same(c, d)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("cluster", "threads"), [(8, 1024), (16, 1024), (16, 512), (8, 256)])
+def test_fused_cluster_shapes(data_dir, cluster, threads, monkeypatch):
+    from mgmatch.gpu import louvain as gl
+
+    monkeypatch.setattr(gl, "FUSED_CLUSTER", cluster)
+    monkeypatch.setattr(gl, "FUSED_THREADS", threads)
+    graphs = _fused_graphs(data_dir)
+    # delaunay k=15: batches of several rounds per group, whose later moves are read back
+    graphs["delaunay15"] = generators.delaunay(15, seed=2)
+    for name in ("netscience", "4elt", "weighted", "delaunay15"):
+        c, d = louvain(graphs[name], device="cpu"), louvain(graphs[name], device="gpu")
+        assert "fused_kernel_s" in d.timings
+        _assert_same(c, d)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("why", ["degree", "levels"])
+def test_fused_hands_over_to_the_phase_driver(data_dir, why, monkeypatch):
+    # a level the fused kernel cannot take (a vertex of degree > 319, or no room for its labels)
+    # goes on in the phase-per-kernel driver from that level's graph
+    from mgmatch.gpu import louvain as gl
+    from mgmatch.io import read_graph
+
+    calls = []
+    real = gl.move_sweep
+    monkeypatch.setattr(gl, "move_sweep", lambda *a: calls.append(1) or real(*a))
+    if why == "degree":
+        g = _hub_graph()
+    else:
+        g = read_graph(data_dir / "4elt.graph")
+        monkeypatch.setattr(gl, "FUSED_LEVEL_BYTES", 4 * g.n)  # room for one level
+    c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
+    assert "fused_kernel_s" in d.timings and calls
+    assert [lv["n"] for lv in d.timings["levels"]] == [lv["n"] for lv in c.timings["levels"]]
+    _assert_same(c, d)
+
+
+@pytest.mark.gpu
+def test_fused_not_taken_for_hubs():
+    # a vertex of degree > 319 in the input: the phase driver runs from the start
+    g = generators.kron(12, seed=1)
+    assert int(np.diff(np.asarray(g.indptr)).max()) > 319
+    c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
+    assert "fused_kernel_s" not in d.timings
+    _assert_same(c, d)
 
 
 @pytest.mark.gpu

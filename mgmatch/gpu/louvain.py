@@ -29,13 +29,14 @@ import functools
 
 import numpy as np
 
-from .._kernels import sm_count
+from .._kernels import compute_capability, sm_count
 from ..algorithms.louvain import MERGE_BUCKETS
 from ..cpu.louvain import move_batches, table_sizes
 from ..errors import ResourceError
 
 __all__ = [
     "check_memory", "fixed_point", "strengths", "make_move_workspace", "move_sweep", "internal_weight", "aggregate",
+    "fused_eligible", "run_fused",
 ]
 
 BLOCK = 128
@@ -142,9 +143,10 @@ def estimate_bytes(n: int, nnz: int, max_degree: int) -> int:
     return int(24 * nnz + 96 * (n + 1) + min(GLOBAL_TABLE_BUDGET, 18 * nnz) + table)
 
 
-def check_memory(n: int, nnz: int, max_degree: int) -> int:
-    """Raise :class:`~mgmatch.errors.ResourceError` unless a run of this size fits the device."""
-    need = estimate_bytes(n, nnz, max_degree)
+def check_memory(n: int, nnz: int, max_degree: int, need: int | None = None) -> int:
+    """Raise :class:`~mgmatch.errors.ResourceError` unless a run of this size fits the device
+    (``need`` bytes, by default :func:`estimate_bytes`)."""
+    need = estimate_bytes(n, nnz, max_degree) if need is None else int(need)
     have = free_bytes()
     if need > have:
         raise ResourceError(
@@ -369,3 +371,161 @@ def _merge_pass(buckets, graph, edge_pos, write, out_pos, out_idx, out_w, counts
                 (_ranged_grid(n_slots),), (BLOCK,),
                 (comms, btp, lo64, hi64, new_id, keys, vals, w32, counts, out_pos, out_idx, out_w),
             )
+
+
+# ------------------------------------------------------------------------ fused small graphs
+#: Graphs of at most this many stored edges (and :data:`FUSED_MAX_VERTICES` vertices) run as
+#: one fused kernel on a thread-block cluster (``louvain_fused`` in ``kernels/louvain.cu``) when
+#: the device has clusters (compute capability 9.0 or newer): on them the launches and
+#: read-backs of the phase-per-kernel driver cost more than the work. 0 turns the path off. On
+#: one H200 the fused kernel took 3.4 ms on 4elt (the driver 46 ms), 14.9 ms on delaunay k=18
+#: (38.7 ms) and 28.4 ms on delaunay k=19, 3.1M stored edges (41.9 ms).
+FUSED_MAX_EDGES = 1 << 22
+FUSED_MAX_VERTICES = 1 << 20
+#: Blocks of the cluster (8 is the portable maximum; 16, the most an H100/H200 takes, needs the
+#: non-portable attribute, and a device that refuses it gets 8) and threads per block of the
+#: fused kernel.
+FUSED_CLUSTER = 16
+FUSED_THREADS = 1024
+#: Compiler options of the fused kernel (development switch).
+FUSED_OPTIONS: tuple = ()
+#: An edge-balanced warp of the fused kernel's aggregation takes 32 x this many edges or slots.
+FUSED_RANGE_STEPS = 2
+#: Bytes for the levels the fused kernel writes (n per level); with more levels than fit, the
+#: kernel stops there and the phase-per-kernel driver goes on.
+FUSED_LEVEL_BYTES = 64 << 20
+_FUSED_BUCKETS = (4, 8, 16, 32, 84, 319)  # the kernel's computeMove buckets (its move_bucket)
+_FUSED_MAX_BATCHES = 64
+_FUSED_STAT_HEAD = 8
+_FUSED_STAT_W = 8
+_FUSED_PART = 8
+#: (group size, table slots) of the kernel's computeMove buckets: its shared-memory tables
+_FUSED_TABLES = _GROUP_CONFIG + ((BLOCK, 479),)
+_NON_PORTABLE_CLUSTER = 14  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+_FUSED_STATUS = {1: "done", 2: "handover", 3: "no_room"}
+
+
+def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int) -> bool:
+    """Whether :func:`run_fused` takes a graph of this size with these move parameters."""
+    return (
+        0 < nnz <= FUSED_MAX_EDGES
+        and n <= min(FUSED_MAX_VERTICES, (1 << 23) - 1)  # the kernel's 40-bit limbs of sum a_c^2
+        and tuple(move_buckets) == _FUSED_BUCKETS
+        and 6 * int(slices) <= _FUSED_MAX_BATCHES
+        and compute_capability() >= 90
+    )
+
+
+def _fused_kernel(cluster: int):
+    from .._kernels import get_kernel  # noqa: PLC0415
+
+    defines = {"FUSED_CLUSTER": cluster, "FUSED_THREADS": FUSED_THREADS, "RANGE_STEPS": FUSED_RANGE_STEPS}
+    kernel = get_kernel("louvain", "louvain_fused", defines=defines, options=FUSED_OPTIONS)
+    smem = _fused_smem()
+    if kernel.max_dynamic_shared_size_bytes < smem:
+        kernel.max_dynamic_shared_size_bytes = smem
+    if cluster > 8:
+        from cupy_backends.cuda.api import driver  # noqa: PLC0415
+
+        driver.funcSetAttribute(kernel.kernel.ptr, _NON_PORTABLE_CLUSTER, 1)
+    return kernel
+
+
+#: (device, FUSED_CLUSTER) pairs whose device refused that cluster size (they get the portable 8).
+_CLUSTER_REFUSED: set = set()
+
+
+def _fused_cluster() -> int:
+    key = (int(_cp().cuda.runtime.getDevice()), FUSED_CLUSTER)
+    return min(FUSED_CLUSTER, 8) if key in _CLUSTER_REFUSED else FUSED_CLUSTER
+
+
+def _fused_smem() -> int:
+    """Dynamic shared memory of the fused kernel: the largest bucket's computeMove tables."""
+    return max(FUSED_THREADS // g * t for g, t in _FUSED_TABLES) * _SLOT_BYTES
+
+
+def _fused_table_cap(n: int, nnz: int) -> int:
+    """Slots the aggregation's tables can need: sum over communities of the table size of their
+    degree d (capped at n), at most 1.5 d plus the largest excess of a table size over 1.5 d."""
+    sizes = table_sizes(max(n, 320))
+    excess = float(np.max(sizes - 1.5 * np.arange(sizes.shape[0])))
+    return int(1.5 * nnz + n * excess) + 16
+
+
+def _fused_work_bytes(n: int, table_cap: int, cluster: int) -> int:
+    """Bytes of the kernel's scratch: its arrays in the order it carves them, 16-byte aligned."""
+    part = 8 * 2 * cluster * _FUSED_PART
+    sizes = (8 * n, 16 * n, 16 * n, 8 * n, 8 * (n + 1), 8 * n, 8 * n, part, part, 8 * table_cap,
+             8 * n, 8 * n, 8 * n, 8 * n, 4 * n, 4 * n, 4 * n, 4 * table_cap)
+    return sum(-(-s // 16) * 16 for s in sizes)
+
+
+def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min: int, bin_vertices: int,
+              fixed_bits: int) -> dict:
+    """Louvain on one thread-block cluster, every level in one kernel launch (``louvain_fused``).
+
+    Returns a dict: ``status`` (``"done"``, ``"handover"`` when a level's graph has a vertex of
+    degree above 319 or the level buffer is full, ``"no_room"``), ``levels`` (host int64 arrays,
+    the communities of the original vertices after each written level), ``modularity`` (per
+    written level), ``level_timings`` (one dict per level processed, as the phase driver keeps),
+    ``kernel_s``; after a handover also ``level`` (the level to go on with), ``graph`` (its
+    ``indptr, indices, wfix, loop_fix`` on the device) and ``orig_to_level``.
+    """
+    cp = _cp()
+    n = int(indptr.shape[0]) - 1
+    nnz = int(indices.shape[0])
+    indptr = indptr.astype(cp.int64, copy=False)
+    indices = indices.astype(cp.int32, copy=False)
+    weights = weights.astype(cp.float64, copy=False)
+    level_cap = max(1, min(int(params["max_levels"]), FUSED_LEVEL_BYTES // (4 * max(n, 1))))
+    ts = _device_table_sizes(max(n, 320))
+    table_cap = _fused_table_cap(n, nnz)
+    work_bytes = _fused_work_bytes(n, table_cap, max(FUSED_CLUSTER, 8))  # room for the fallback too
+    check_memory(n, nnz, 0, need=work_bytes + 2 * (16 * (n + 1) + 12 * nnz) + 4 * (level_cap + 1) * n)
+    work = cp.empty(work_bytes, dtype=cp.uint8)
+    bufs = []
+    for _ in range(2):
+        bufs += [cp.empty(n + 1, dtype=cp.int64), cp.empty(nnz, dtype=cp.int32),
+                 cp.empty(nnz, dtype=cp.int64), cp.empty(max(n, 1), dtype=cp.int64)]
+    levels_out = cp.empty(level_cap * n, dtype=cp.int32)
+    o2l = cp.empty(max(n, 1), dtype=cp.int32)
+    stats = cp.zeros(_FUSED_STAT_HEAD + _FUSED_STAT_W * (level_cap + 1) , dtype=cp.int64)
+    args = (indptr, indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work, np.int64(work_bytes),
+            np.int64(table_cap), np.float64(params["resolution"]), np.float64(params["t_bin"]),
+            np.float64(params["t_final"]), np.int32(bin_vertices), np.int32(fixed_bits),
+            np.int32(params["max_levels"]), np.int32(params["max_iterations"]), np.int32(slices),
+            np.int32(slice_min), np.int32(level_cap), levels_out, o2l, stats)
+    cluster = _fused_cluster()
+    try:
+        _fused_kernel(cluster)((cluster,), (FUSED_THREADS,), args, shared_mem=_fused_smem())
+    except Exception as exc:  # a device without non-portable clusters: the portable size
+        if cluster <= 8 or "CLUSTER" not in str(exc).upper():
+            raise
+        _CLUSTER_REFUSED.add((int(cp.cuda.runtime.getDevice()), FUSED_CLUSTER))
+        _fused_kernel(8)((8,), (FUSED_THREADS,), args, shared_mem=_fused_smem())
+    st = stats.get()
+    status = _FUSED_STATUS.get(int(st[0]), "no_room")
+    written, level, n_at, nnz_at, records = (int(x) for x in st[1:6])
+    recs = st[_FUSED_STAT_HEAD: _FUSED_STAT_HEAD + _FUSED_STAT_W * records].reshape(records, _FUSED_STAT_W)
+    q = recs[:, 3].copy().view(np.float64)
+    levels = levels_out[: written * n].get().reshape(written, n).astype(np.int64)
+    out = {
+        "status": status,
+        "levels": list(levels),
+        "modularity": [float(q[i]) for i in range(records) if recs[i, 6]],
+        "level_timings": [],
+        "kernel_s": float(st[6]) * 1e-9,
+    }
+    for i in range(records):
+        rec = {"level": i, "n": int(recs[i, 0]), "nnz": int(recs[i, 1]), "move_s": float(recs[i, 4]) * 1e-9,
+               "iterations": int(recs[i, 2]), "aggregate_s": float(recs[i, 5]) * 1e-9}
+        if recs[i, 6] == 1:  # aggregated (2: the first level, where nothing moved)
+            rec["modularity"] = float(q[i])
+        out["level_timings"].append(rec)
+    if status == "handover":
+        b = 4 * (level & 1)
+        out["level"] = level
+        out["graph"] = (bufs[b][: n_at + 1], bufs[b + 1][:nnz_at], bufs[b + 2][:nnz_at], bufs[b + 3][:n_at])
+        out["orig_to_level"] = o2l[:n]
+    return out
