@@ -387,7 +387,7 @@ FUSED_MAX_VERTICES = 1 << 20
 #: fused kernel.
 FUSED_CLUSTER = 16
 FUSED_THREADS = 1024
-#: Compiler options of the fused kernel (development switch).
+#: Extra compiler options of the fused kernel (e.g. ("-lineinfo",) for a memory checker).
 FUSED_OPTIONS: tuple = ()
 #: An edge-balanced warp of the fused kernel's aggregation takes 32 x this many edges or slots.
 FUSED_RANGE_STEPS = 2
