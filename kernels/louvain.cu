@@ -240,6 +240,16 @@ extern "C" __global__ void compute_move_block(const i64* __restrict__ indptr, co
     }
 }
 
+// Vertex v (strength kv) moves from community o to c in one community state: C[v], comSize and
+// a_c (integer atomics: the same values as recomputing them from scratch).
+__device__ __forceinline__ void move_vertex(int v, int o, int c, i64 kv, int* comm, int* csize, i64* afix) {
+    atomicAdd((u64*)&afix[c], (u64)kv);
+    atomicAdd((u64*)&afix[o], (u64)(-kv));
+    atomicAdd(&csize[c], 1);
+    atomicSub(&csize[o], 1);
+    comm[v] = c;
+}
+
 // Algorithm 1, lines 8-11: commit a batch's moves, C[i] = newComm[i], and update a_c and the
 // community sizes by the moved vertices' k_i (integer atomics: the same values as recomputing
 // a_c from scratch). One thread per vertex of the batch, grid-stride.
@@ -249,13 +259,7 @@ extern "C" __global__ void apply_moves(const int* __restrict__ verts, int nv, co
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < nv; i += (i64)gridDim.x * blockDim.x) {
         const int v = verts[i];
         const int c = new_comm[v], o = comm[v];
-        if (c != o) {
-            atomicAdd((u64*)&afix[c], (u64)kfix[v]);
-            atomicAdd((u64*)&afix[o], (u64)(-kfix[v]));
-            atomicAdd(&csize[c], 1);
-            atomicSub(&csize[o], 1);
-            comm[v] = c;
-        }
+        if (c != o) move_vertex(v, o, c, kfix[v], comm, csize, afix);
     }
 }
 
@@ -653,6 +657,31 @@ extern "C" __global__ void merge_hash_edges(const int* __restrict__ comms, const
     }
 }
 
+// One table slot per lane of a warp-synchronous walk over items' tables (every lane calls it;
+// `ok` false past the end, `key` EMPTY_SLOT for an empty slot, `nc` the item's new vertex). With
+// write = 0 the filled slots are counted into counts[nc]; with write = 1 they are written from
+// out_pos[nc] on, counts[nc] counted back down to hand out the places. One atomic per run of
+// lanes of one item.
+__device__ __forceinline__ void emit_table_slot(bool ok, i64 item, int nc, int key, i64 w, int write, i64* counts,
+                                                const i64* out_pos, int* out_idx, i64* out_w) {
+    const int lane = threadIdx.x % 32;
+    i64 rank = key != EMPTY_SLOT;  // becomes the inclusive count within the run
+    const bool last = run_scan(ok ? item : -1, rank, Sum());
+    if (!write) {
+        if (last && rank) atomicAdd((u64*)&counts[nc], (u64)rank);
+        return;
+    }
+    i64 base = 0;
+    if (last && rank) base = (i64)atomicAdd((u64*)&counts[nc], (u64)(-rank)) - rank;
+    const unsigned int ends = __ballot_sync(FULL_MASK, last);
+    base = __shfl_sync(FULL_MASK, base, __ffs(ends & (FULL_MASK << lane)) - 1);
+    if (key != EMPTY_SLOT) {
+        const i64 pos = out_pos[nc] + base + rank - 1;
+        out_idx[pos] = key;
+        out_w[pos] = w;
+    }
+}
+
 // mergeCommunity, community degree > 479, step 2 of 2 (of each pass): the filled slots of each
 // community's table are counted into counts[new id] (write = 0), or written from
 // out_pos[new id] on (write = 1; counts[new id] is counted back down to hand out the places).
@@ -663,7 +692,6 @@ extern "C" __global__ void merge_write_tables(const int* __restrict__ comms, con
                                               const i64* __restrict__ out_pos, int* __restrict__ out_idx,
                                               i64* __restrict__ out_w) {
     const i64 slot0 = btp[lo];
-    const int lane = threadIdx.x % 32;
     for_each_index(btp, lo, hi, [&](bool ok, i64 i, i64 s) {
         int key = EMPTY_SLOT;
         i64 w = 0;
@@ -675,22 +703,7 @@ extern "C" __global__ void merge_write_tables(const int* __restrict__ comms, con
                 vals[s - slot0] = 0;
             }
         }
-        i64 rank = key != EMPTY_SLOT;  // becomes the inclusive count within the run
-        const int nc = new_id[comms[i]];
-        const bool last = run_scan(ok ? i : -1, rank, Sum());
-        if (!write) {
-            if (last && rank) atomicAdd((u64*)&counts[nc], (u64)rank);
-            return;
-        }
-        i64 base = 0;
-        if (last && rank) base = (i64)atomicAdd((u64*)&counts[nc], (u64)(-rank)) - rank;
-        const unsigned int ends = __ballot_sync(FULL_MASK, last);
-        base = __shfl_sync(FULL_MASK, base, __ffs(ends & (FULL_MASK << lane)) - 1);
-        if (key != EMPTY_SLOT) {
-            const i64 pos = out_pos[nc] + base + rank - 1;
-            out_idx[pos] = key;
-            out_w[pos] = w;
-        }
+        emit_table_slot(ok, i, new_id[comms[i]], key, w, write, counts, out_pos, out_idx, out_w);
     });
 }
 
@@ -982,25 +995,13 @@ __device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_ne
                                                i64* afix_old, const i64* kfix) {
 #pragma unroll
     for (int j = 0; j < FUSED_PENDING; ++j) {
-        if (pend.c[j] >= 0) {
-            comm_old[pend.v[j]] = pend.c[j];
-            atomicAdd((u64*)&afix_old[pend.c[j]], (u64)pend.k[j]);
-            atomicAdd((u64*)&afix_old[pend.o[j]], (u64)(-pend.k[j]));
-            atomicAdd(&csize_old[pend.c[j]], 1);
-            atomicSub(&csize_old[pend.o[j]], 1);
-        }
+        if (pend.c[j] >= 0) move_vertex(pend.v[j], pend.o[j], pend.c[j], pend.k[j], comm_old, csize_old, afix_old);
         pend.c[j] = -1;
     }
     for (i64 i = pend.from + (i64)blockIdx.x * FUSED_THREADS + threadIdx.x; i < pend.nv; i += FUSED_T) {
         const int v = pend.verts[i];
         const int c = comm_new[v], o = comm_old[v];
-        if (c != o) {
-            comm_old[v] = c;
-            atomicAdd((u64*)&afix_old[c], (u64)kfix[v]);
-            atomicAdd((u64*)&afix_old[o], (u64)(-kfix[v]));
-            atomicAdd(&csize_old[c], 1);
-            atomicSub(&csize_old[o], 1);
-        }
+        if (c != o) move_vertex(v, o, c, kfix[v], comm_old, csize_old, afix_old);
     }
     pend.nv = 0;
 }
@@ -1117,11 +1118,7 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
             const double stay = move_score(e_own, gk, a_own - kv);  // decide()
             const int c = (best_c >= 0 && best > stay) ? best_c : own;
             if (c != own) {
-                comm_w[v] = c;
-                atomicAdd((u64*)&afix_w[c], (u64)kv);
-                atomicAdd((u64*)&afix_w[own], (u64)(-kv));
-                atomicAdd(&csize_w[c], 1);
-                atomicSub(&csize_w[own], 1);
+                move_vertex(v, own, c, kv, comm_w, csize_w, afix_w);
 #pragma unroll
                 for (int j = 0; j < FUSED_PENDING; ++j) {
                     if (j == round) {
@@ -1511,8 +1508,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         sync();
         // the filled slots of each table are the new vertex's edges
         for_each_index(tpos, 0, n, [&](bool ok, i64 c, i64 s) {
-            i64 one = ok && tkeys[s] != EMPTY_SLOT;
-            if (run_scan(ok ? c : -1, one, Sum()) && one) atomicAdd((u64*)&counts[new_id[c]], (u64)one);
+            emit_table_slot(ok, c, new_id[c], ok ? tkeys[s] : EMPTY_SLOT, 0, 0, counts, nullptr, nullptr, nullptr);
         });
         sync();
         i64 pre1[1], tot1[1];
@@ -1524,23 +1520,11 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         scan_walk<1>(n_new, count_of, [&](i64 c, i64 (&x)[1]) { new_indptr[c] = x[0]; }, pre1);
         if (leader) new_indptr[n_new] = nnz_new;
         sync();
-        // compaction: each table's entries to its new vertex's edge list (counts[] counted down
-        // hands out the places, one atomic per run of a warp's lanes)
-        const int lane = threadIdx.x % 32;
+        // compaction: each table's entries to its new vertex's edge list
         for_each_index(tpos, 0, n, [&](bool ok, i64 c, i64 s) {
             const int key = ok ? tkeys[s] : EMPTY_SLOT;
-            i64 rank = key != EMPTY_SLOT;
-            const int nc = new_id[c];
-            const bool last = run_scan(ok ? c : -1, rank, Sum());
-            i64 base = 0;
-            if (last && rank) base = (i64)atomicAdd((u64*)&counts[nc], (u64)(-rank)) - rank;
-            const unsigned int ends = __ballot_sync(FULL_MASK, last);
-            base = __shfl_sync(FULL_MASK, base, __ffs(ends & (FULL_MASK << lane)) - 1);
-            if (key != EMPTY_SLOT) {
-                const i64 pos = new_indptr[nc] + base + rank - 1;
-                new_indices[pos] = key;
-                new_wfix[pos] = tvals[s];
-            }
+            emit_table_slot(ok, c, new_id[c], key, key != EMPTY_SLOT ? tvals[s] : 0, 1, counts, new_indptr,
+                            new_indices, new_wfix);
         });
         sync();
         if (leader) {

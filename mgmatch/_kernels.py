@@ -35,23 +35,20 @@ def kernel_source(family: str) -> str:
 
 
 @functools.cache
-def _module(device_id: int, family: str, defines: tuple, name_expressions: tuple, cooperative: bool,
-            options: tuple = ()):
+def _module(device_id: int, family: str, defines: tuple, name_expressions: tuple, cooperative: bool):
     import cupy  # noqa: PLC0415
 
     header = "".join(f"#define {k} {v}\n" for k, v in defines)
-    base = ("-std=c++17", "--use_fast_math") if os.environ.get("MGMATCH_FAST_MATH") else ("-std=c++17",)
     with cupy.cuda.Device(device_id):
         return cupy.RawModule(
             code=header + kernel_source(family),
-            options=base + tuple(options),
+            options=("-std=c++17", "--use_fast_math") if os.environ.get("MGMATCH_FAST_MATH") else ("-std=c++17",),
             name_expressions=name_expressions or None,
             enable_cooperative_groups=cooperative,
         )
 
 
-def get_module(family: str, *, defines: dict | None = None, name_expressions=(), cooperative: bool = False,
-               options=()):
+def get_module(family: str, *, defines: dict | None = None, name_expressions=(), cooperative: bool = False):
     """The compiled ``RawModule`` of a kernel family on the current device (memoised).
 
     With ``cooperative`` its kernels are launched cooperatively (``cuLaunchCooperativeKernel``):
@@ -61,16 +58,12 @@ def get_module(family: str, *, defines: dict | None = None, name_expressions=(),
     import cupy  # noqa: PLC0415
 
     dev = cupy.cuda.runtime.getDevice()
-    return _module(dev, family, tuple(sorted((defines or {}).items())), tuple(name_expressions), bool(cooperative),
-                   tuple(options))
+    return _module(dev, family, tuple(sorted((defines or {}).items())), tuple(name_expressions), bool(cooperative))
 
 
-def get_kernel(family: str, name: str, *, defines: dict | None = None, name_expressions=(), cooperative: bool = False,
-               options=()):
-    """One kernel of a family; ``name`` may be a template instantiation listed in ``name_expressions``;
-    ``options`` are added to the compiler's."""
-    module = get_module(family, defines=defines, name_expressions=name_expressions, cooperative=cooperative,
-                        options=options)
+def get_kernel(family: str, name: str, *, defines: dict | None = None, name_expressions=(), cooperative: bool = False):
+    """One kernel of a family; ``name`` may be a template instantiation listed in ``name_expressions``."""
+    module = get_module(family, defines=defines, name_expressions=name_expressions, cooperative=cooperative)
     return module.get_function(name)
 
 

@@ -337,12 +337,10 @@ def louvain(
     dev = resolve_device(params["device"])
     t0 = time.perf_counter()
     g = graph.to(dev) if _device_of(graph) != dev else graph
-    result = _louvain_fused(g, params) if dev == "gpu" else None
-    if result is not None:
-        result.timings["total_s"] = time.perf_counter() - t0
-        return result
-    part = g.partition(1)[0]
-    state = init(part, params, device=dev)
+    state = _fused_start(g, params) if dev == "gpu" else None
+    if state is None:
+        part = g.partition(1)[0]
+        state = init(part, params, device=dev)
     inbox: dict = {}
     while not state.done:
         state, outbox = step(state, inbox)
@@ -353,15 +351,16 @@ def louvain(
     return result
 
 
-def _louvain_fused(g: Graph, params: dict) -> LouvainResult | None:
-    """The whole method as one kernel on a GPU thread-block cluster, for small graphs.
+def _fused_start(g: Graph, params: dict) -> LouvainState | None:
+    """Run the whole method as one kernel on a GPU thread-block cluster, for small graphs.
 
-    On a graph of a few thousand edges a sweep of the phase-per-kernel driver below is a
-    dozen launches of microseconds' work each; the fused kernel (``louvain_fused`` in
+    On a graph of a few thousand edges a sweep of the phase-per-kernel driver is a dozen
+    launches of microseconds' work each; the fused kernel (``louvain_fused`` in
     ``kernels/louvain.cu``) runs the same phases, batches and decisions, so its communities are
     the same as the CPU twin's. Returns ``None`` when the graph or the device does not qualify
-    (:func:`mgmatch.gpu.louvain.fused_eligible`). When a later level's graph does not fit the
-    kernel (a vertex of degree > 319), the phase-per-kernel driver goes on from that level.
+    (:func:`mgmatch.gpu.louvain.fused_eligible`) or the kernel stopped before doing anything the
+    driver would not redo; else the state the kernel left: finished, or started on the level it
+    handed over (a level with a vertex of degree > 319), for the driver's steps to go on from.
     """
     twin = _twin("gpu")
     _move_slices([])  # MOVE_SLICES and MOVE_SLICE_MIN checked as for the driver
@@ -373,32 +372,21 @@ def _louvain_fused(g: Graph, params: dict) -> LouvainResult | None:
             g.indptr, g.indices, g.weights, params, slices=MOVE_SLICES, slice_min=MOVE_SLICE_MIN,
             bin_vertices=BIN_VERTICES, fixed_bits=FIXED_BITS,
         )
+        if out["status"] == "no_room" or (out["status"] == "handover" and out["level"] == 0):
+            return None
+        state = LouvainState(
+            part=None, params=params, device="gpu", twin=twin, xp=get_namespace(g.indptr), graph=None,
+            two_m_fix=0, levels=out["levels"], modularity=out["modularity"], phase="done",
+            timings={"levels": out["level_timings"], "fused_kernel_s": out["kernel_s"]},
+        )
+        if out["status"] == "handover":
+            state.graph, state.orig_to_level = _LevelGraph(*out["graph"]), out["orig_to_level"]
+            state.level = out["level"]
+            _start_level(state)
     except Exception as exc:
         _reraise_oom(exc, g.n, g.nnz)
         raise
-    if out["status"] == "no_room" or (out["status"] == "handover" and out["level"] == 0):
-        return None  # nothing done that the driver would not redo
-    timings = {"levels": out["level_timings"], "fused_kernel_s": out["kernel_s"]}
-    if out["status"] == "done":
-        final = out["levels"][-1]
-        return LouvainResult(
-            levels=out["levels"], communities=final, modularity=out["modularity"],
-            n_communities=int(final.max(initial=-1)) + 1, timings=timings, params=params, device="gpu",
-        )
-    xp = get_namespace(g.indptr)
-    state = LouvainState(
-        part=None, params=params, device="gpu", twin=twin, xp=xp, graph=_LevelGraph(*out["graph"]),
-        two_m_fix=0, orig_to_level=out["orig_to_level"], level=out["level"], levels=out["levels"],
-        modularity=out["modularity"], timings=timings,
-    )
-    try:
-        _start_level(state)
-        while not state.done:
-            step(state, {})
-    except Exception as exc:
-        _reraise_oom(exc, state.graph.n, state.graph.nnz)
-        raise
-    return finish(state)
+    return state
 
 
 def modularity(graph: Graph, communities, resolution: float = 1.0) -> float:

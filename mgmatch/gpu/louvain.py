@@ -387,8 +387,6 @@ FUSED_MAX_VERTICES = 1 << 20
 #: fused kernel.
 FUSED_CLUSTER = 16
 FUSED_THREADS = 1024
-#: Extra compiler options of the fused kernel (e.g. ("-lineinfo",) for a memory checker).
-FUSED_OPTIONS: tuple = ()
 #: An edge-balanced warp of the fused kernel's aggregation takes 32 x this many edges or slots.
 FUSED_RANGE_STEPS = 2
 #: Bytes for the levels the fused kernel writes (n per level); with more levels than fit, the
@@ -420,7 +418,7 @@ def _fused_kernel(cluster: int):
     from .._kernels import get_kernel  # noqa: PLC0415
 
     defines = {"FUSED_CLUSTER": cluster, "FUSED_THREADS": FUSED_THREADS, "RANGE_STEPS": FUSED_RANGE_STEPS}
-    kernel = get_kernel("louvain", "louvain_fused", defines=defines, options=FUSED_OPTIONS)
+    kernel = get_kernel("louvain", "louvain_fused", defines=defines)
     smem = _fused_smem()
     if kernel.max_dynamic_shared_size_bytes < smem:
         kernel.max_dynamic_shared_size_bytes = smem
@@ -490,7 +488,7 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
                  cp.empty(nnz, dtype=cp.int64), cp.empty(max(n, 1), dtype=cp.int64)]
     levels_out = cp.empty(level_cap * n, dtype=cp.int32)
     o2l = cp.empty(max(n, 1), dtype=cp.int32)
-    stats = cp.zeros(_FUSED_STAT_HEAD + _FUSED_STAT_W * (level_cap + 1) , dtype=cp.int64)
+    stats = cp.zeros(_FUSED_STAT_HEAD + _FUSED_STAT_W * (level_cap + 1), dtype=cp.int64)
     args = (indptr, indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work, np.int64(work_bytes),
             np.int64(table_cap), np.float64(params["resolution"]), np.float64(params["t_bin"]),
             np.float64(params["t_final"]), np.int32(bin_vertices), np.int32(fixed_bits),
