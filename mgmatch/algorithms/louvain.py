@@ -699,7 +699,7 @@ def _aggregate_step(state: LouvainState) -> None:
 
 def finish(state: LouvainState) -> LouvainResult:
     """The :class:`LouvainResult` of a finished partition program (arrays copied to the host)."""
-    levels = [to_numpy(lv).astype(np.int64) for lv in state.levels]
+    levels = [np.asarray(to_numpy(lv), dtype=np.int64) for lv in state.levels]
     final = levels[-1] if levels else np.zeros(0, dtype=np.int64)
     return LouvainResult(
         levels=levels,

@@ -378,8 +378,8 @@ def _merge_pass(buckets, graph, edge_pos, write, out_pos, out_idx, out_w, counts
 #: one fused kernel on a thread-block cluster (``louvain_fused`` in ``kernels/louvain.cu``) when
 #: the device has clusters (compute capability 9.0 or newer): on them the launches and
 #: read-backs of the phase-per-kernel driver cost more than the work. 0 turns the path off. On
-#: one H200 the fused kernel took 3.4 ms on 4elt (the driver 46 ms), 14.9 ms on delaunay k=18
-#: (38.7 ms) and 28.4 ms on delaunay k=19, 3.1M stored edges (41.9 ms).
+#: an H200 a whole run took 2.1 ms on 4elt (the driver 34 ms), 10.4 ms on delaunay k=18
+#: (37.2 ms) and 20.5 ms on delaunay k=19, 3.1M stored edges (46.3 ms).
 FUSED_MAX_EDGES = 1 << 22
 FUSED_MAX_VERTICES = 1 << 20
 #: Blocks of the cluster (8 is the portable maximum; 16, the most an H100/H200 takes, needs the
@@ -415,9 +415,15 @@ def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int) -> bool:
 
 
 def _fused_kernel(cluster: int):
+    return _configured_fused_kernel(int(_cp().cuda.runtime.getDevice()), cluster, FUSED_THREADS, FUSED_RANGE_STEPS)
+
+
+@functools.cache
+def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_steps: int):
+    """The fused kernel for one shape, with its shared-memory and cluster attributes set (once)."""
     from .._kernels import get_kernel  # noqa: PLC0415
 
-    defines = {"FUSED_CLUSTER": cluster, "FUSED_THREADS": FUSED_THREADS, "RANGE_STEPS": FUSED_RANGE_STEPS}
+    defines = {"FUSED_CLUSTER": cluster, "FUSED_THREADS": threads, "RANGE_STEPS": range_steps}
     kernel = get_kernel("louvain", "louvain_fused", defines=defines)
     smem = _fused_smem()
     if kernel.max_dynamic_shared_size_bytes < smem:
@@ -446,9 +452,24 @@ def _fused_smem() -> int:
 def _fused_table_cap(n: int, nnz: int) -> int:
     """Slots the aggregation's tables can need: sum over communities of the table size of their
     degree d (capped at n), at most 1.5 d plus the largest excess of a table size over 1.5 d."""
-    sizes = table_sizes(max(n, 320))
-    excess = float(np.max(sizes - 1.5 * np.arange(sizes.shape[0])))
-    return int(1.5 * nnz + n * excess) + 16
+    return int(1.5 * nnz + n * _table_excess(max(n, 320))) + 16
+
+
+@functools.lru_cache(maxsize=64)
+def _table_excess(max_degree: int) -> float:
+    sizes = table_sizes(max_degree)
+    return float(np.max(sizes - 1.5 * np.arange(sizes.shape[0])))
+
+
+def _carve(sizes) -> list:
+    """One device allocation cut into arrays of the given ``(count, dtype)``, each 256-byte aligned."""
+    cp = _cp()
+    offsets, total = [], 0
+    for count, dtype in sizes:
+        offsets.append(total)
+        total += -(-int(count) * np.dtype(dtype).itemsize // 256) * 256
+    base = cp.empty(max(total, 1), dtype=cp.uint8)
+    return [cp.ndarray((int(count),), dtype=dtype, memptr=base.data + off) for (count, dtype), off in zip(sizes, offsets)]
 
 
 def _fused_work_bytes(n: int, table_cap: int, cluster: int) -> int:
@@ -473,22 +494,22 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     cp = _cp()
     n = int(indptr.shape[0]) - 1
     nnz = int(indices.shape[0])
-    indptr = indptr.astype(cp.int64, copy=False)
-    indices = indices.astype(cp.int32, copy=False)
-    weights = weights.astype(cp.float64, copy=False)
+    indptr, indices, weights = (
+        x if x.dtype == dtype else x.astype(dtype)
+        for x, dtype in ((indptr, cp.int64), (indices, cp.int32), (weights, cp.float64))
+    )
     level_cap = max(1, min(int(params["max_levels"]), FUSED_LEVEL_BYTES // (4 * max(n, 1))))
     ts = _device_table_sizes(max(n, 320))
     table_cap = _fused_table_cap(n, nnz)
     work_bytes = _fused_work_bytes(n, table_cap, max(FUSED_CLUSTER, 8))  # room for the fallback too
     check_memory(n, nnz, 0, need=work_bytes + 2 * (16 * (n + 1) + 12 * nnz) + 4 * (level_cap + 1) * n)
-    work = cp.empty(work_bytes, dtype=cp.uint8)
-    bufs = []
-    for _ in range(2):
-        bufs += [cp.empty(n + 1, dtype=cp.int64), cp.empty(nnz, dtype=cp.int32),
-                 cp.empty(nnz, dtype=cp.int64), cp.empty(max(n, 1), dtype=cp.int64)]
-    levels_out = cp.empty(level_cap * n, dtype=cp.int32)
-    o2l = cp.empty(max(n, 1), dtype=cp.int32)
-    stats = cp.zeros(_FUSED_STAT_HEAD + _FUSED_STAT_W * (level_cap + 1), dtype=cp.int64)
+    level_graph = ((n + 1, np.int64), (nnz, np.int32), (nnz, np.int64), (max(n, 1), np.int64))
+    *bufs, levels_out, o2l, stats, work = _carve(
+        level_graph + level_graph + ((level_cap * n, np.int32), (max(n, 1), np.int32),
+                                     (_FUSED_STAT_HEAD + _FUSED_STAT_W * (level_cap + 1), np.int64),
+                                     (work_bytes, np.uint8))
+    )
+    stats.data.memset_async(0, stats.nbytes)
     args = (indptr, indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work, np.int64(work_bytes),
             np.int64(table_cap), np.float64(params["resolution"]), np.float64(params["t_bin"]),
             np.float64(params["t_final"]), np.int32(bin_vertices), np.int32(fixed_bits),
@@ -524,6 +545,8 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     if status == "handover":
         b = 4 * (level & 1)
         out["level"] = level
-        out["graph"] = (bufs[b][: n_at + 1], bufs[b + 1][:nnz_at], bufs[b + 2][:nnz_at], bufs[b + 3][:n_at])
-        out["orig_to_level"] = o2l[:n]
+        # copies: views would keep the whole allocation (levels, scratch) for the driver's levels
+        out["graph"] = (bufs[b][: n_at + 1].copy(), bufs[b + 1][:nnz_at].copy(), bufs[b + 2][:nnz_at].copy(),
+                        bufs[b + 3][:n_at].copy())
+        out["orig_to_level"] = o2l[:n].copy()
     return out
