@@ -455,12 +455,16 @@ __device__ __forceinline__ i64 find_item(const i64* pre, i64 lo, i64 hi, i64 j) 
 // Run body(ok, i, j) for every index j of [pre[lo], pre[hi]) with its item i, warp-synchronously:
 // every lane calls body at every step, `ok` false for lanes past the end. Those lanes' i is a
 // valid item but may repeat an earlier lane's: warp-wide reductions key them apart (-1).
-template <typename Body>
+//
+// With INTERLEAVE the grid's warps are numbered across blocks first (warp w of block b is warp
+// w * gridDim.x + b), so that few ranges still reach every block (the fused kernel's cluster).
+template <bool INTERLEAVE = false, typename Body>
 __device__ __forceinline__ void for_each_index(const i64* pre, i64 lo, i64 hi, Body body) {
     constexpr i64 W = 32 * RANGE_STEPS;
     const i64 begin = pre[lo], end = pre[hi];
     const int lane = threadIdx.x % 32;
-    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const i64 warp = INTERLEAVE ? (i64)(threadIdx.x / 32) * gridDim.x + blockIdx.x
+                                : ((i64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const i64 warps = ((i64)gridDim.x * blockDim.x) / 32;
     for (i64 r0 = begin + warp * W; r0 < end; r0 += warps * W) {
         i64 item = find_item(pre, lo, hi, r0);
@@ -736,7 +740,9 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 // hardware barrier (barrier.cluster, release/acquire) instead of kernel boundaries. Its
 // decisions are those of the launch-per-phase kernels above and of the CPU twin: the same
 // degree buckets and interleaved batches, the moves of a batch decided from the state at its
-// start (computeMove on the same shared-memory tables and group sizes), exact fixed-point sums.
+// start (computeMove with the same group sizes; the same (community, weight) pairs, summed
+// across the lanes of a group where each lane holds one edge, else in the same shared-memory
+// tables), exact fixed-point sums.
 //
 // One barrier per batch: the community state (C, comSize, a_c) is double-buffered. Batch p
 // reads buffer p & 1 and writes the other, which holds the state before batch p - 1; so it
@@ -804,32 +810,41 @@ __device__ __forceinline__ double fused_modularity(i64 internal, const i64* limb
     return (double)internal / t - gamma * (sq / t / t);
 }
 
-// Block-wide sums of v[0..FUSED_PART) (slots in max_mask take the maximum); thread 0 writes the
-// block's values to part_out[blockIdx.x * FUSED_PART + k].
+// Block-wide sums of v[0..K) (slots in max_mask take the maximum, of values >= 0); the block's
+// values go to part_out[blockIdx.x * FUSED_PART + k]. Shuffles are the cost (a few thousand
+// cycles for all warps of a block): a warp whose values are all 0 skips them.
+template <int K>
 __device__ __forceinline__ void block_partials(i64 (&v)[FUSED_PART], unsigned int max_mask, i64* part_out,
                                                i64 (*s_red)[FUSED_PART]) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    bool any = false;
 #pragma unroll
-    for (int k = 0; k < FUSED_PART; ++k) {
+    for (int k = 0; k < K; ++k) any |= v[k] != 0;
+    any = __any_sync(FULL_MASK, any);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
         const bool is_max = (max_mask >> k) & 1;
         i64 x = v[k];
-        for (int off = 16; off > 0; off >>= 1) {
-            const i64 o = __shfl_xor_sync(FULL_MASK, x, off);
-            x = is_max ? (o > x ? o : x) : x + o;
+        if (any) {
+            for (int off = 16; off > 0; off >>= 1) {
+                const i64 o = __shfl_xor_sync(FULL_MASK, x, off);
+                x = is_max ? (o > x ? o : x) : x + o;
+            }
         }
         if (lane == 0) s_red[warp][k] = x;
     }
     __syncthreads();
-    if (threadIdx.x < FUSED_PART) {
-        const int k = threadIdx.x;
-        const bool is_max = (max_mask >> k) & 1;
-        i64 acc = s_red[0][k];
-#pragma unroll 1
-        for (int w = 1; w < FUSED_WARPS; ++w) {
-            const i64 o = s_red[w][k];
-            acc = is_max ? (o > acc ? o : acc) : acc + o;
+    if (warp == 0) {  // the warps' values across the lanes of warp 0 (0 is the identity of both)
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const bool is_max = (max_mask >> k) & 1;
+            i64 x = lane < FUSED_WARPS ? s_red[lane][k] : 0;
+            for (int off = 16; off > 0; off >>= 1) {
+                const i64 o = __shfl_xor_sync(FULL_MASK, x, off);
+                x = is_max ? (o > x ? o : x) : x + o;
+            }
+            if (lane == 0) part_out[blockIdx.x * FUSED_PART + k] = x;
         }
-        part_out[blockIdx.x * FUSED_PART + k] = acc;
     }
     __syncthreads();
 }
@@ -837,7 +852,7 @@ __device__ __forceinline__ void block_partials(i64 (&v)[FUSED_PART], unsigned in
 // Cluster-wide value k of the partials written by block_partials (sum, or maximum).
 __device__ __forceinline__ i64 cluster_value(const i64* part, int k, bool is_max) {
     i64 acc = part[k];
-#pragma unroll 1
+#pragma unroll  // the blocks' loads in flight together: one round trip, not FUSED_CLUSTER
     for (int b = 1; b < FUSED_CLUSTER; ++b) {
         const i64 o = part[b * FUSED_PART + k];
         acc = is_max ? (o > acc ? o : acc) : acc + o;
@@ -915,7 +930,7 @@ __device__ __forceinline__ void scan_offsets(const i64* part, i64 (&pre)[K], i64
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         total[k] = 0;
-#pragma unroll 1
+#pragma unroll
         for (int b = 0; b < FUSED_CLUSTER; ++b) {
             const i64 o = part[b * FUSED_PART + k];
             if (b < (int)blockIdx.x) pre[k] += o;
@@ -1008,15 +1023,18 @@ __device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_ne
 
 // computeMove (Algorithm 2) for one batch: a group of G threads per vertex with a TABLE-slot
 // table in shared memory, as compute_move_group (G <= 32) and compute_move_block (G = 128, the
-// paper's block per vertex for [85, 319]) do; the vertices of the batch are spread over the
-// cluster's groups. Decisions read buffer r (comm_r, csize_r, afix_r); a move is written at once
-// to buffer w, which nothing reads during the batch, and held in `pend` for the other buffer.
+// paper's block per vertex for [85, 319]) do; where G covers the bucket's degrees (one edge per
+// lane: degrees up to 32) the lanes sum their weights per community by shuffles instead. The
+// vertices of the batch go round-robin to the cluster's blocks, so a small batch occupies a warp
+// or two of every block and the other warps skip the round. Decisions read buffer r (comm_r,
+// csize_r, afix_r); a move is written at once to buffer w, which nothing reads during the
+// batch, and held in `pend` for the other buffer.
 //
 // The same decisions as scan_table and decide, with the global loads of a round issued in as
 // few dependent steps as possible (each step is a round trip to L2): the batch's vertices with
 // their edge offsets and degrees (verts, vstart, vdeg, in batch order); the edges of a lane
 // (at most MAXDEG / G) and the vertex's own state; their communities; then, after hashing, the
-// state of every community in the lane's table slots at once.
+// state of every community in the lane's table slots (or its one sum) at once.
 template <int G, int TABLE, int MAXDEG>
 __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, const i64* kfix, const int* comm_r,
                                            const int* csize_r, const i64* afix_r, int* comm_w, int* csize_w,
@@ -1025,16 +1043,22 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
                                            int* s_bc, i64* s_eo, Pending& pend) {
     constexpr int GROUPS = FUSED_THREADS / G;
     constexpr int EDGES = (MAXDEG + G - 1) / G;
-    constexpr int SLOTS = (TABLE + G - 1) / G;
+    constexpr bool LANE_SUMS = EDGES == 1;  // at most one edge per lane: no table (see below)
+    constexpr int SLOTS = LANE_SUMS ? 1 : (TABLE + G - 1) / G;
     i64* vals = (i64*)s_tables + (threadIdx.x / G) * TABLE;
     int* keys = (int*)((i64*)s_tables + GROUPS * TABLE) + (threadIdx.x / G) * TABLE;
     const int lane = threadIdx.x % G;
     const int stride = GROUPS * FUSED_CLUSTER;
-    const int first = blockIdx.x * GROUPS + threadIdx.x / G;
+    const int first = (threadIdx.x / G) * FUSED_CLUSTER + blockIdx.x;  // consecutive vertices to different blocks
     const int rounds = (nv + stride - 1) / stride;
     for (int round = 0; round < rounds; ++round) {
         const int idx = round * stride + first;
         const bool active = idx < nv;
+        // A warp (a block, for G = 128) none of whose groups has a vertex skips the round: on a
+        // small level most have none, and their idle instructions held up the working warps.
+        if (G <= 32 ? round * stride + (int)(threadIdx.x / 32 * 32 / G) * FUSED_CLUSTER + (int)blockIdx.x >= nv
+                    : round * stride + (int)blockIdx.x >= nv)
+            continue;
         int v = 0, deg = 0, own = 0;
         i64 start = 0, kv = 0;
         if (active) {
@@ -1067,30 +1091,47 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
             cs_own = csize_r[own];
             a_own = afix_r[own];
         }
-        const unsigned int p = active ? (unsigned int)s_ts[deg] : 2u;
-        for (unsigned int s = lane; s < p; s += G) {
-            keys[s] = EMPTY_SLOT;
-            vals[s] = 0;
-        }
-        group_sync<G>();
-#pragma unroll
-        for (int j = 0; j < EDGES; ++j)
-            if (cu[j] >= 0) hash_add(keys, vals, p, cu[j], wu[j]);
-        group_sync<G>();
-        const double gk = __dmul_rn((double)kv, gamma_over_2m);
-        const bool singleton = cs_own == 1;
         int kc[SLOTS], ks[SLOTS];
         i64 kw[SLOTS], ka[SLOTS];
+        if constexpr (LANE_SUMS) {
+            // The group's lanes with edges into one community (__match_any_sync, keyed by group)
+            // sum their weights by shuffles, and the first of them holds (community, weight) as
+            // a table slot would: the same (community, weight) pairs as the table, without its
+            // shared-memory compare-and-swap loops, which cost more than the whole sum.
+            const int wl = threadIdx.x % 32, base = wl / G * G;
+            const unsigned int peers = __match_any_sync(FULL_MASK, ((u64)(wl / G) << 32) | (unsigned int)cu[0]);
+            i64 sum = 0;
 #pragma unroll
-        for (int j = 0; j < SLOTS; ++j) {
-            const unsigned int s = lane + j * G;
-            kc[j] = EMPTY_SLOT;
-            kw[j] = 0;
-            if (s < p) {
-                kc[j] = keys[s];
-                kw[j] = vals[s];
+            for (int k = 0; k < G; ++k) {
+                const i64 w = __shfl_sync(FULL_MASK, wu[0], base + k);
+                if ((peers >> (base + k)) & 1) sum += w;
+            }
+            kc[0] = cu[0] >= 0 && __ffs(peers) - 1 == wl ? cu[0] : EMPTY_SLOT;
+            kw[0] = sum;
+        } else {
+            const unsigned int p = active ? (unsigned int)s_ts[deg] : 2u;
+            for (unsigned int s = lane; s < p; s += G) {
+                keys[s] = EMPTY_SLOT;
+                vals[s] = 0;
+            }
+            group_sync<G>();
+#pragma unroll
+            for (int j = 0; j < EDGES; ++j)
+                if (cu[j] >= 0) hash_add(keys, vals, p, cu[j], wu[j]);
+            group_sync<G>();
+#pragma unroll
+            for (int j = 0; j < SLOTS; ++j) {
+                const unsigned int s = lane + j * G;
+                kc[j] = EMPTY_SLOT;
+                kw[j] = 0;
+                if (s < p) {
+                    kc[j] = keys[s];
+                    kw[j] = vals[s];
+                }
             }
         }
+        const double gk = __dmul_rn((double)kv, gamma_over_2m);
+        const bool singleton = cs_own == 1;
 #pragma unroll
         for (int j = 0; j < SLOTS; ++j) {
             ks[j] = 0;
@@ -1165,8 +1206,13 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
     __shared__ double s_best[FUSED_WARPS];
     __shared__ int s_bc[FUSED_WARPS];
     __shared__ i64 s_eo[FUSED_WARPS];
+    __shared__ i64 s_part[FUSED_CLUSTER * FUSED_PART];
 
-    const i64 gtid = (i64)blockIdx.x * FUSED_THREADS + threadIdx.x;
+    // Loops over vertices, edges and slots stride over the cluster's threads in warp-interleaved
+    // order (warp w of block b is the cluster's warp w * FUSED_CLUSTER + b): a small level's items
+    // spread over every block, a warp or two each, instead of filling block 0 alone while the
+    // others wait at the barrier.
+    const i64 gtid = ((i64)(threadIdx.x / 32) * FUSED_CLUSTER + blockIdx.x) * 32 + threadIdx.x % 32;
     const bool leader = gtid == 0;
     const u64 t_start = global_ns();
 
@@ -1217,6 +1263,12 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
     };
     auto part_w = [&](i64* base) { return base + (phase & 1) * (FUSED_CLUSTER * FUSED_PART); };
     auto part_r = [&](i64* base) { return base + ((phase + 1) & 1) * (FUSED_CLUSTER * FUSED_PART); };
+    // the blocks' partials of the last phase, staged in shared memory: one round trip for them all
+    auto partials = [&]() {
+        if (threadIdx.x < FUSED_CLUSTER * FUSED_PART) s_part[threadIdx.x] = part_r(part)[threadIdx.x];
+        __syncthreads();
+        return (const i64*)s_part;
+    };
     i64 v8[FUSED_PART];
     auto zero8 = [&]() {
 #pragma unroll
@@ -1229,11 +1281,11 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         const i64 b = __double_as_longlong(weights0[e]);  // weights >= 0: the bits order as the values
         v8[0] = b > v8[0] ? b : v8[0];
     }
-    block_partials(v8, 1u, part_w(part), s_red);
+    block_partials<1>(v8, 1u, part_w(part), s_red);
     sync();
     double scale = 0.0;
     {
-        const double wmax = __longlong_as_double(cluster_value(part_r(part), 0, true));
+        const double wmax = __longlong_as_double(cluster_value(partials(), 0, true));
         if (wmax > 0) {
             int ex;
             frexp(wmax, &ex);
@@ -1283,7 +1335,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
             add_square(v8 + 2, k);
             v8[5] = s1 - s0 > v8[5] ? s1 - s0 : v8[5];
         }
-        block_partials(v8, 1u << 5, part_w(part), s_red);
+        block_partials<6>(v8, 1u << 5, part_w(part), s_red);
         auto bucket_of = [&](i64 v, i64 (&x)[6]) {
             const i64 d = indptr[v + 1] - indptr[v];
             const int b = d > 0 ? move_bucket(d) : -1;
@@ -1294,15 +1346,16 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         scan_local<6>(n, bucket_of, pre6, part_w(spart), s_red);
         sync();
 
-        const i64 two_m = cluster_value(part_r(part), 0, false);
-        if (cluster_value(part_r(part), 5, true) > FUSED_MAX_DEGREE || level >= level_cap) {
+        const i64* pv = partials();
+        const i64 two_m = cluster_value(pv, 0, false);
+        if (cluster_value(pv, 5, true) > FUSED_MAX_DEGREE || level >= level_cap) {
             status = FUSED_HANDOVER;
             break;
         }
         i64 limbs[3];
-        for (int k = 0; k < 3; ++k) limbs[k] = cluster_value(part_r(part), 2 + k, false);
+        for (int k = 0; k < 3; ++k) limbs[k] = cluster_value(pv, 2 + k, false);
         const double threshold = n > bin_vertices ? t_bin : t_final;
-        double q_current = fused_modularity(cluster_value(part_r(part), 1, false), limbs, two_m, resolution);
+        double q_current = fused_modularity(cluster_value(pv, 1, false), limbs, two_m, resolution);
         const double q_level_start = q_current;
         const double gamma_over_2m = two_m > 0 ? resolution / (double)two_m : 0.0;
         // the batches bucket[j::s] of every bucket, in order (cpu/louvain.py move_batches)
@@ -1379,30 +1432,36 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
             zero8();  // 0: internal weight, 1-3: limbs of sum a_c^2, 4: vertices moved
             for (i64 v = gtid; v < n; v += FUSED_T) {
                 const int cv = comm(wl)[v];
+                const i64 a = afix(wl)[v];
+                const int cs = csize(wl)[v];
                 i64 s = loop[v];
                 const i64 s1 = indptr[v + 1];
                 for (i64 e0 = indptr[v]; e0 < s1; e0 += 8) {  // 8 edges' loads in flight at once
                     int x[8];
+                    i64 w[8];
 #pragma unroll
-                    for (int j = 0; j < 8; ++j) x[j] = e0 + j < s1 ? indices[e0 + j] : -1;
+                    for (int j = 0; j < 8; ++j) {
+                        x[j] = e0 + j < s1 ? indices[e0 + j] : -1;
+                        w[j] = e0 + j < s1 ? wfix[e0 + j] : 0;
+                    }
 #pragma unroll
                     for (int j = 0; j < 8; ++j) x[j] = x[j] >= 0 ? comm(wl)[x[j]] : -1;
 #pragma unroll
                     for (int j = 0; j < 8; ++j)
-                        if (x[j] == cv) s += wfix[e0 + j];
+                        if (x[j] == cv) s += w[j];
                 }
                 v8[0] += s;
                 v8[4] += cv != v;
-                const i64 a = afix(wl)[v];
                 add_square(v8 + 1, a);
                 sav_comm(slot)[v] = cv;
-                sav_csize(slot)[v] = csize(wl)[v];
+                sav_csize(slot)[v] = cs;
                 sav_afix(slot)[v] = a;
             }
-            block_partials(v8, 0u, part_w(part), s_red);
+            block_partials<5>(v8, 0u, part_w(part), s_red);
             sync();
-            for (int k = 0; k < 3; ++k) limbs[k] = cluster_value(part_r(part), 1 + k, false);
-            const double q = fused_modularity(cluster_value(part_r(part), 0, false), limbs, two_m, resolution);
+            const i64* pv = partials();
+            for (int k = 0; k < 3; ++k) limbs[k] = cluster_value(pv, 1 + k, false);
+            const double q = fused_modularity(cluster_value(pv, 0, false), limbs, two_m, resolution);
             ++iter;
             const double gain = q - q_current;
             if (gain < 0) {  // the sweep lowered Q: undo it and end the phase
@@ -1410,7 +1469,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
                 break;
             }
             q_current = q;
-            changed = cluster_value(part_r(part), 4, false);
+            changed = cluster_value(pv, 4, false);
             if (gain < threshold || iter >= max_iterations) break;
         }
         if (undo) {  // back to the state saved before the last sweep
@@ -1484,7 +1543,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         sync();
         // mergeCommunity: every edge into its community's table, by the far end's new community
         // (edges inside the community add to its self-loop); every vertex's level map moves on
-        for_each_index(indptr, 0, n, [&](bool ok, i64 u, i64 e) {
+        for_each_index<true>(indptr, 0, n, [&](bool ok, i64 u, i64 e) {
             i64 lp = 0;
             int nc = 0;
             if (ok) {
@@ -1507,7 +1566,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         }
         sync();
         // the filled slots of each table are the new vertex's edges
-        for_each_index(tpos, 0, n, [&](bool ok, i64 c, i64 s) {
+        for_each_index<true>(tpos, 0, n, [&](bool ok, i64 c, i64 s) {
             emit_table_slot(ok, c, new_id[c], ok ? tkeys[s] : EMPTY_SLOT, 0, 0, counts, nullptr, nullptr, nullptr);
         });
         sync();
@@ -1521,7 +1580,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         if (leader) new_indptr[n_new] = nnz_new;
         sync();
         // compaction: each table's entries to its new vertex's edge list
-        for_each_index(tpos, 0, n, [&](bool ok, i64 c, i64 s) {
+        for_each_index<true>(tpos, 0, n, [&](bool ok, i64 c, i64 s) {
             const int key = ok ? tkeys[s] : EMPTY_SLOT;
             emit_table_slot(ok, c, new_id[c], key, key != EMPTY_SLOT ? tvals[s] : 0, 1, counts, new_indptr,
                             new_indices, new_wfix);

@@ -400,6 +400,10 @@ def _fused_graphs(data_dir) -> dict:
     graphs["planted"] = _planted(seed=3)
     graphs["delaunay"] = generators.delaunay(12, seed=1)
     graphs["weighted"] = Graph.from_edges(u, v, 1.0 + 1000.0 * ((u * 7 + v) % 5 == 0), n=2**10)
+    # degrees of about 45 and 100: the buckets [33, 84] and [85, 319], whose lanes hold several
+    # edges and fill shared-memory tables (the smaller buckets sum across lanes instead)
+    graphs["dense45"] = _planted(10, 50, 0.9, 0.01, seed=5)
+    graphs["dense100"] = _planted(6, 120, 0.8, 0.02, seed=6)
     return graphs
 
 
