@@ -461,13 +461,20 @@ def _table_excess(max_degree: int) -> float:
     return float(np.max(sizes - 1.5 * np.arange(sizes.shape[0])))
 
 
-def _carve(sizes) -> list:
-    """One device allocation cut into arrays of the given ``(count, dtype)``, each 256-byte aligned."""
-    cp = _cp()
+def _layout(sizes) -> tuple[list, int]:
+    """Offsets of arrays of the given ``(count, dtype)`` in one allocation (each 256-byte
+    aligned), and its size in bytes."""
     offsets, total = [], 0
     for count, dtype in sizes:
         offsets.append(total)
         total += -(-int(count) * np.dtype(dtype).itemsize // 256) * 256
+    return offsets, total
+
+
+def _carve(sizes) -> list:
+    """One device allocation cut into the arrays of :func:`_layout`."""
+    cp = _cp()
+    offsets, total = _layout(sizes)
     base = cp.empty(max(total, 1), dtype=cp.uint8)
     return [cp.ndarray((int(count),), dtype=dtype, memptr=base.data + off) for (count, dtype), off in zip(sizes, offsets)]
 
@@ -502,13 +509,13 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     ts = _device_table_sizes(max(n, 320))
     table_cap = _fused_table_cap(n, nnz)
     work_bytes = _fused_work_bytes(n, table_cap, max(FUSED_CLUSTER, 8))  # room for the fallback too
-    check_memory(n, nnz, 0, need=work_bytes + 2 * (16 * (n + 1) + 12 * nnz) + 4 * (level_cap + 1) * n)
     level_graph = ((n + 1, np.int64), (nnz, np.int32), (nnz, np.int64), (max(n, 1), np.int64))
-    *bufs, levels_out, o2l, stats, work = _carve(
-        level_graph + level_graph + ((level_cap * n, np.int32), (max(n, 1), np.int32),
-                                     (_FUSED_STAT_HEAD + _FUSED_STAT_W * (level_cap + 1), np.int64),
-                                     (work_bytes, np.uint8))
+    arrays = level_graph + level_graph + (
+        (level_cap * n, np.int32), (max(n, 1), np.int32),
+        (_FUSED_STAT_HEAD + _FUSED_STAT_W * (level_cap + 1), np.int64), (work_bytes, np.uint8),
     )
+    check_memory(n, nnz, 0, need=_layout(arrays)[1])
+    *bufs, levels_out, o2l, stats, work = _carve(arrays)
     stats.data.memset_async(0, stats.nbytes)
     args = (indptr, indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work, np.int64(work_bytes),
             np.int64(table_cap), np.float64(params["resolution"]), np.float64(params["t_bin"]),
