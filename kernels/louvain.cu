@@ -458,14 +458,13 @@ __device__ __forceinline__ i64 find_item(const i64* pre, i64 lo, i64 hi, i64 j) 
 //
 // With INTERLEAVE the grid's warps are numbered across blocks first (warp w of block b is warp
 // w * gridDim.x + b), so that few ranges still reach every block (the fused kernel's cluster).
-template <bool INTERLEAVE = false, typename Body>
-__device__ __forceinline__ void for_each_index(const i64* pre, i64 lo, i64 hi, Body body) {
+//
+// for_each_index_of takes the warps' numbering from the caller: warp `warp` of `warps`.
+template <typename Body>
+__device__ __forceinline__ void for_each_index_of(const i64* pre, i64 lo, i64 hi, i64 warp, i64 warps, Body body) {
     constexpr i64 W = 32 * RANGE_STEPS;
     const i64 begin = pre[lo], end = pre[hi];
     const int lane = threadIdx.x % 32;
-    const i64 warp = INTERLEAVE ? (i64)(threadIdx.x / 32) * gridDim.x + blockIdx.x
-                                : ((i64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    const i64 warps = ((i64)gridDim.x * blockDim.x) / 32;
     for (i64 r0 = begin + warp * W; r0 < end; r0 += warps * W) {
         i64 item = find_item(pre, lo, hi, r0);
         const i64 r1 = r0 + W < end ? r0 + W : end;
@@ -479,6 +478,12 @@ __device__ __forceinline__ void for_each_index(const i64* pre, i64 lo, i64 hi, B
             body(ok, mine, j);
         }
     }
+}
+
+template <typename Body>
+__device__ __forceinline__ void for_each_index(const i64* pre, i64 lo, i64 hi, Body body) {
+    const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    for_each_index_of(pre, lo, hi, warp, ((i64)gridDim.x * blockDim.x) / 32, body);
 }
 
 // Inclusive scan of `value` by `op` over runs of equal `key` (equal keys on consecutive lanes
@@ -773,7 +778,6 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 #define FUSED_CLUSTER 8
 #endif
 #define FUSED_WARPS (FUSED_THREADS / 32)
-#define FUSED_T ((i64)FUSED_THREADS * FUSED_CLUSTER)
 #define FUSED_MAX_DEGREE 319
 #define FUSED_MAX_BATCHES 64
 #define FUSED_PART 8
@@ -782,6 +786,14 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 #define FUSED_DONE 1
 #define FUSED_HANDOVER 2
 #define FUSED_NO_ROOM 3
+#define FUSED_SOLO 4  // the cluster kernel's levels are done; louvain_fused_solo goes on
+
+// The fused kernel's phases run on a team of NB blocks: the cluster (NB = FUSED_CLUSTER), or
+// block 0 alone (NB = 1) once a level fits its shared memory. A block's rank in the team:
+template <int NB>
+__device__ __forceinline__ int team_rank() {
+    return NB == 1 ? 0 : (int)blockIdx.x;
+}
 
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
@@ -813,7 +825,7 @@ __device__ __forceinline__ double fused_modularity(i64 internal, const i64* limb
 // Block-wide sums of v[0..K) (slots in max_mask take the maximum, of values >= 0); the block's
 // values go to part_out[blockIdx.x * FUSED_PART + k]. Shuffles are the cost (a few thousand
 // cycles for all warps of a block): a warp whose values are all 0 skips them.
-template <int K>
+template <int K, int NB>
 __device__ __forceinline__ void block_partials(i64 (&v)[FUSED_PART], unsigned int max_mask, i64* part_out,
                                                i64 (*s_red)[FUSED_PART]) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -843,38 +855,41 @@ __device__ __forceinline__ void block_partials(i64 (&v)[FUSED_PART], unsigned in
                 const i64 o = __shfl_xor_sync(FULL_MASK, x, off);
                 x = is_max ? (o > x ? o : x) : x + o;
             }
-            if (lane == 0) part_out[blockIdx.x * FUSED_PART + k] = x;
+            if (lane == 0) part_out[team_rank<NB>() * FUSED_PART + k] = x;
         }
     }
     __syncthreads();
 }
 
-// Cluster-wide value k of the partials written by block_partials (sum, or maximum).
+// Team-wide value k of the partials written by block_partials (sum, or maximum).
+template <int NB>
 __device__ __forceinline__ i64 cluster_value(const i64* part, int k, bool is_max) {
     i64 acc = part[k];
-#pragma unroll  // the blocks' loads in flight together: one round trip, not FUSED_CLUSTER
-    for (int b = 1; b < FUSED_CLUSTER; ++b) {
+#pragma unroll  // the blocks' loads in flight together: one round trip, not NB
+    for (int b = 1; b < NB; ++b) {
         const i64 o = part[b * FUSED_PART + k];
         acc = is_max ? (o > acc ? o : acc) : acc + o;
     }
     return acc;
 }
 
-// Cluster-wide exclusive scan of K values per item over items [0, n), in two passes around a
-// cluster barrier. Each thread owns the contiguous chunk [lo, hi) of ceil(n / FUSED_T) items.
+// Team-wide exclusive scan of K values per item over items [0, n), in two passes around a
+// barrier. Each thread owns the contiguous chunk [lo, hi) of ceil(n / (NB FUSED_THREADS)) items.
 // Pass 1 (scan_local) sums the chunk, scans the sums across the block into the thread's offset
 // `pre` and writes the block's totals to part_out; pass 2 (scan_offsets, then a walk of the
 // chunk) adds the totals of the blocks before it.
+template <int NB>
 __device__ __forceinline__ void scan_chunk(i64 n, i64& lo, i64& hi) {
-    const i64 chunk = (n + FUSED_T - 1) / FUSED_T;
-    const i64 t = (i64)blockIdx.x * FUSED_THREADS + threadIdx.x;
+    constexpr i64 T = (i64)FUSED_THREADS * NB;
+    const i64 chunk = (n + T - 1) / T;
+    const i64 t = (i64)team_rank<NB>() * FUSED_THREADS + threadIdx.x;
     lo = t * chunk < n ? t * chunk : n;
     hi = lo + chunk < n ? lo + chunk : n;
 }
 
 // Block-wide exclusive scan of s[0..K): pre[k] = sum of s[k] over the block's earlier threads;
 // the block's totals to part_out.
-template <int K>
+template <int K, int NB>
 __device__ __forceinline__ void block_scan(const i64 (&s)[K], i64 (&pre)[K], i64* part_out, i64 (*s_red)[FUSED_PART]) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 #pragma unroll
@@ -904,15 +919,15 @@ __device__ __forceinline__ void block_scan(const i64 (&s)[K], i64 (&pre)[K], i64
     for (int k = 0; k < K; ++k) pre[k] += warp ? s_red[warp - 1][k] : 0;
     if (threadIdx.x == FUSED_THREADS - 1) {
 #pragma unroll
-        for (int k = 0; k < K; ++k) part_out[blockIdx.x * FUSED_PART + k] = s_red[FUSED_WARPS - 1][k];
+        for (int k = 0; k < K; ++k) part_out[team_rank<NB>() * FUSED_PART + k] = s_red[FUSED_WARPS - 1][k];
     }
     __syncthreads();
 }
 
-template <int K, typename Get>
+template <int K, int NB, typename Get>
 __device__ __forceinline__ void scan_local(i64 n, Get get, i64 (&pre)[K], i64* part_out, i64 (*s_red)[FUSED_PART]) {
     i64 lo, hi;
-    scan_chunk(n, lo, hi);
+    scan_chunk<NB>(n, lo, hi);
     i64 s[K], x[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) s[k] = 0;
@@ -921,29 +936,29 @@ __device__ __forceinline__ void scan_local(i64 n, Get get, i64 (&pre)[K], i64* p
 #pragma unroll
         for (int k = 0; k < K; ++k) s[k] += x[k];
     }
-    block_scan<K>(s, pre, part_out, s_red);
+    block_scan<K, NB>(s, pre, part_out, s_red);
 }
 
 // Pass 2, first half: `pre` becomes the thread's cluster-wide offset; `total` the scan's totals.
-template <int K>
+template <int K, int NB>
 __device__ __forceinline__ void scan_offsets(const i64* part, i64 (&pre)[K], i64 (&total)[K]) {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         total[k] = 0;
 #pragma unroll
-        for (int b = 0; b < FUSED_CLUSTER; ++b) {
+        for (int b = 0; b < NB; ++b) {
             const i64 o = part[b * FUSED_PART + k];
-            if (b < (int)blockIdx.x) pre[k] += o;
+            if (b < team_rank<NB>()) pre[k] += o;
             total[k] += o;
         }
     }
 }
 
 // Pass 2, second half: put(i, prefix) for every item of the thread's chunk.
-template <int K, typename Get, typename Put>
+template <int K, int NB, typename Get, typename Put>
 __device__ __forceinline__ void scan_walk(i64 n, Get get, Put put, i64 (&pre)[K]) {
     i64 lo, hi, x[K];
-    scan_chunk(n, lo, hi);
+    scan_chunk<NB>(n, lo, hi);
     for (i64 i = lo; i < hi; ++i) {
         get(i, x);
         put(i, pre);
@@ -1006,6 +1021,7 @@ struct Pending {
 
 // Apply the held (and the read-back) moves to buffer (comm_old, csize_old, afix_old); comm_new is
 // the buffer that has them.
+template <int NB>
 __device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_new, int* comm_old, int* csize_old,
                                                i64* afix_old, const i64* kfix) {
 #pragma unroll
@@ -1013,7 +1029,8 @@ __device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_ne
         if (pend.c[j] >= 0) move_vertex(pend.v[j], pend.o[j], pend.c[j], pend.k[j], comm_old, csize_old, afix_old);
         pend.c[j] = -1;
     }
-    for (i64 i = pend.from + (i64)blockIdx.x * FUSED_THREADS + threadIdx.x; i < pend.nv; i += FUSED_T) {
+    for (i64 i = pend.from + (i64)team_rank<NB>() * FUSED_THREADS + threadIdx.x; i < pend.nv;
+         i += (i64)FUSED_THREADS * NB) {
         const int v = pend.verts[i];
         const int c = comm_new[v], o = comm_old[v];
         if (c != o) move_vertex(v, o, c, kfix[v], comm_old, csize_old, afix_old);
@@ -1035,7 +1052,7 @@ __device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_ne
 // their edge offsets and degrees (verts, vstart, vdeg, in batch order); the edges of a lane
 // (at most MAXDEG / G) and the vertex's own state; their communities; then, after hashing, the
 // state of every community in the lane's table slots (or its one sum) at once.
-template <int G, int TABLE, int MAXDEG>
+template <int NB, int G, int TABLE, int MAXDEG>
 __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, const i64* kfix, const int* comm_r,
                                            const int* csize_r, const i64* afix_r, int* comm_w, int* csize_w,
                                            i64* afix_w, const int* verts, const i64* vstart, const int* vdeg, int nv,
@@ -1048,16 +1065,17 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
     i64* vals = (i64*)s_tables + (threadIdx.x / G) * TABLE;
     int* keys = (int*)((i64*)s_tables + GROUPS * TABLE) + (threadIdx.x / G) * TABLE;
     const int lane = threadIdx.x % G;
-    const int stride = GROUPS * FUSED_CLUSTER;
-    const int first = (threadIdx.x / G) * FUSED_CLUSTER + blockIdx.x;  // consecutive vertices to different blocks
+    const int rank = team_rank<NB>();
+    const int stride = GROUPS * NB;
+    const int first = (threadIdx.x / G) * NB + rank;  // consecutive vertices to different blocks
     const int rounds = (nv + stride - 1) / stride;
     for (int round = 0; round < rounds; ++round) {
         const int idx = round * stride + first;
         const bool active = idx < nv;
         // A warp (a block, for G = 128) none of whose groups has a vertex skips the round: on a
         // small level most have none, and their idle instructions held up the working warps.
-        if (G <= 32 ? round * stride + (int)(threadIdx.x / 32 * 32 / G) * FUSED_CLUSTER + (int)blockIdx.x >= nv
-                    : round * stride + (int)blockIdx.x >= nv)
+        if (G <= 32 ? round * stride + (int)(threadIdx.x / 32 * 32 / G) * NB + rank >= nv
+                    : round * stride + rank >= nv)
             continue;
         int v = 0, deg = 0, own = 0;
         i64 start = 0, kv = 0;
@@ -1190,31 +1208,78 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 // level/n/nnz of a handover, the records written) and one record per level processed (n, nnz,
 // sweeps, modularity bits, nanoseconds moving and aggregating, and 1 if the level was aggregated
 // and written, 2 if it was written without aggregating: the first level, when nothing moved).
-extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds__(FUSED_THREADS, 1)
-    louvain_fused(const i64* indptr0, const int* indices0, const double* weights0, int n0, i64 nnz0,
-                  i64* indptr_a, int* indices_a, i64* wfix_a, i64* loop_a, i64* indptr_b, int* indices_b,
-                  i64* wfix_b, i64* loop_b, const int* ts, char* work, i64 work_bytes, i64 table_cap,
-                  double resolution, double t_bin, double t_final, int bin_vertices, int fixed_bits,
-                  int max_levels, int max_iterations, int slices, int slice_min, int level_cap,
-                  int* levels_out, int* o2l, i64* stats) {
-    extern __shared__ __align__(16) char s_tables[];
-    __shared__ i64 s_red[FUSED_WARPS][FUSED_PART];
-    __shared__ int s_ts[FUSED_MAX_DEGREE + 1];
-    __shared__ int s_bstart[FUSED_MAX_BATCHES + 1];
-    __shared__ int s_bbucket[FUSED_MAX_BATCHES];
-    __shared__ int s_bfirst[6], s_beff[6], s_batches;
-    __shared__ double s_best[FUSED_WARPS];
-    __shared__ int s_bc[FUSED_WARPS];
-    __shared__ i64 s_eo[FUSED_WARPS];
-    __shared__ i64 s_part[FUSED_CLUSTER * FUSED_PART];
+#define FUSED_ARGS                                                                                           \
+    const i64 *indptr0, const int *indices0, const double *weights0, int n0, i64 nnz0, i64 *indptr_a,       \
+        int *indices_a, i64 *wfix_a, i64 *loop_a, i64 *indptr_b, int *indices_b, i64 *wfix_b, i64 *loop_b,   \
+        const int *ts, char *work, i64 work_bytes, i64 table_cap, double resolution, double t_bin,          \
+        double t_final, int bin_vertices, int fixed_bits, int max_levels, int max_iterations, int slices,    \
+        int slice_min, int level_cap, int *levels_out, int *o2l, i64 *stats, i64 solo_off, i64 solo_cap,     \
+        i64 solo_edges
+#define FUSED_ARG_NAMES                                                                                      \
+    indptr0, indices0, weights0, n0, nnz0, indptr_a, indices_a, wfix_a, loop_a, indptr_b, indices_b, wfix_b,  \
+        loop_b, ts, work, work_bytes, table_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits,        \
+        max_levels, max_iterations, slices, slice_min, level_cap, levels_out, o2l, stats, solo_off, solo_cap, \
+        solo_edges
 
-    // Loops over vertices, edges and slots stride over the cluster's threads in warp-interleaved
-    // order (warp w of block b is the cluster's warp w * FUSED_CLUSTER + b): a small level's items
-    // spread over every block, a warp or two each, instead of filling block 0 alone while the
-    // others wait at the barrier.
-    const i64 gtid = ((i64)(threadIdx.x / 32) * FUSED_CLUSTER + blockIdx.x) * 32 + threadIdx.x % 32;
+// The run's state carried from the cluster's levels to block 0's.
+struct FusedRun {
+    double scale;
+    i64 nnz;
+    int level, written, records, status, n;
+};
+
+// The kernel's static shared memory (one set, whichever team runs).
+struct FusedShared {
+    i64 red[FUSED_WARPS][FUSED_PART];
+    i64 part[FUSED_CLUSTER * FUSED_PART];
+    i64 eo[FUSED_WARPS];
+    double best[FUSED_WARPS];
+    int bc[FUSED_WARPS];
+    int ts[FUSED_MAX_DEGREE + 1];
+    int bstart[FUSED_MAX_BATCHES + 1];
+    int bbucket[FUSED_MAX_BATCHES];
+    int bfirst[6], beff[6], batches;
+};
+
+// Bytes of block 0's copy of a level in its shared memory (fused_levels<1> carves it in this
+// order, each array 16-byte aligned): the partials, the CSR with fixed-point weights, and the
+// state a batch reads (k_i, the two buffers of C, comSize and a_c, the batch order).
+__device__ __forceinline__ i64 solo_bytes(i64 n, i64 nnz) {
+    auto r = [](i64 b) { return (b + 15) / 16 * 16; };
+    return 2 * r(8 * 2 * FUSED_PART) + r(8 * (n + 1)) + r(4 * nnz) + r(8 * nnz) + r(8 * n) + 2 * r(4 * n) +
+           2 * r(4 * n) + 2 * r(8 * n) + r(4 * n) + r(8 * n) + r(4 * n);
+}
+
+// The level loop on a team of NB blocks. The cluster's team (NB = FUSED_CLUSTER) returns true
+// at the first level of at most solo_edges stored edges whose graph fits one block's shared
+// memory (solo_bytes <= solo_cap); louvain_fused_solo runs the remaining levels on one block
+// (NB = 1), the level's CSR and the state a batch reads in shared memory and its barriers
+// __syncthreads. The last levels of a run are small (4elt: 458 vertices and fewer from level 2
+// on, 8 sweeps there of about 12 batches each): on the cluster each batch waits on round trips
+// to L2 and a cluster barrier, which one block does in shared memory. On larger levels one
+// block is slower: its batches have several rounds, and the aggregation one SM's atomics.
+template <int NB>
+__device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedShared& sh, char* s_dyn) {
+    char* s_tables = s_dyn;  // computeMove's tables; block 0's level copy from s_dyn + solo_off
+    auto& s_red = sh.red;
+    int* s_ts = sh.ts;
+    int* s_bstart = sh.bstart;
+    int* s_bbucket = sh.bbucket;
+    int* s_bfirst = sh.bfirst;
+    int* s_beff = sh.beff;
+    int& s_batches = sh.batches;
+    double* s_best = sh.best;
+    int* s_bc = sh.bc;
+    i64* s_eo = sh.eo;
+    i64* s_part = sh.part;
+    constexpr i64 T = (i64)FUSED_THREADS * NB;
+
+    // Loops over vertices, edges and slots stride over the team's threads in warp-interleaved
+    // order (warp w of block b is the team's warp w * NB + b): a small level's items spread over
+    // every block, a warp or two each, instead of filling block 0 alone while the others wait
+    // at the barrier.
+    const i64 gtid = ((i64)(threadIdx.x / 32) * NB + team_rank<NB>()) * 32 + threadIdx.x % 32;
     const bool leader = gtid == 0;
-    const u64 t_start = global_ns();
 
     // ---- scratch (the host sizes `work` by the same rule: 16-byte aligned arrays in this order)
     char* at = work;
@@ -1224,6 +1289,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         return p;
     };
     const i64 N = n0;
+    i64 S = N;  // the stride of the buffer pairs (n on block 0's copy of a level)
     i64* kfix = (i64*)take(8 * N);
     i64* afix_base = (i64*)take(8 * 2 * N);  // two buffers of N (buffer r at afix_base + r * N)
     i64* sav_afix_base = (i64*)take(8 * 2 * N);
@@ -1243,29 +1309,35 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
     int* new_id = (int*)take(4 * N);
     int* tkeys = (int*)take(4 * table_cap);
     // buffer r of each pair (indexed arithmetically: an array of pointers would live on the stack)
-    auto comm = [&](int r) { return comm_base + r * N; };
-    auto csize = [&](int r) { return csize_base + r * N; };
-    auto afix = [&](int r) { return afix_base + r * N; };
-    auto sav_comm = [&](int r) { return sav_comm_base + r * N; };
-    auto sav_csize = [&](int r) { return sav_csize_base + r * N; };
-    auto sav_afix = [&](int r) { return sav_afix_base + r * N; };
+    auto comm = [&](int r) { return comm_base + r * S; };
+    auto csize = [&](int r) { return csize_base + r * S; };
+    auto afix = [&](int r) { return afix_base + r * S; };
+    auto sav_comm = [&](int r) { return sav_comm_base + r * S; };
+    auto sav_csize = [&](int r) { return sav_csize_base + r * S; };
+    auto sav_afix = [&](int r) { return sav_afix_base + r * S; };
     if (at - work > work_bytes) {
-        if (leader) stats[0] = FUSED_NO_ROOM;
-        return;
+        run.status = FUSED_NO_ROOM;
+        return false;
     }
-    for (int d = threadIdx.x; d <= FUSED_MAX_DEGREE; d += FUSED_THREADS) s_ts[d] = ts[d];
+    if constexpr (NB == 1) {  // the partials in shared memory too
+        part = (i64*)(s_dyn + solo_off);
+        spart = part + 2 * FUSED_PART;
+    }
 
     // Partial sums written in one phase are read in the next; two slots, by the phase's parity.
     int phase = 0;
     auto sync = [&]() {
-        cluster_sync();
+        if constexpr (NB == 1)
+            __syncthreads();
+        else
+            cluster_sync();
         ++phase;
     };
-    auto part_w = [&](i64* base) { return base + (phase & 1) * (FUSED_CLUSTER * FUSED_PART); };
-    auto part_r = [&](i64* base) { return base + ((phase + 1) & 1) * (FUSED_CLUSTER * FUSED_PART); };
+    auto part_w = [&](i64* base) { return base + (phase & 1) * (NB * FUSED_PART); };
+    auto part_r = [&](i64* base) { return base + ((phase + 1) & 1) * (NB * FUSED_PART); };
     // the blocks' partials of the last phase, staged in shared memory: one round trip for them all
     auto partials = [&]() {
-        if (threadIdx.x < FUSED_CLUSTER * FUSED_PART) s_part[threadIdx.x] = part_r(part)[threadIdx.x];
+        if (threadIdx.x < NB * FUSED_PART) s_part[threadIdx.x] = part_r(part)[threadIdx.x];
         __syncthreads();
         return (const i64*)s_part;
     };
@@ -1276,37 +1348,80 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
     };
 
     // ---- fixed-point scale (algorithms/louvain.py init): 2^(fixed_bits - exponent(wmax) - bits(nnz))
-    zero8();
-    for (i64 e = gtid; e < nnz0; e += FUSED_T) {
-        const i64 b = __double_as_longlong(weights0[e]);  // weights >= 0: the bits order as the values
-        v8[0] = b > v8[0] ? b : v8[0];
-    }
-    block_partials<1>(v8, 1u, part_w(part), s_red);
-    sync();
-    double scale = 0.0;
-    {
-        const double wmax = __longlong_as_double(cluster_value(partials(), 0, true));
+    if constexpr (NB > 1) {
+        zero8();
+        for (i64 e = gtid; e < nnz0; e += T) {
+            const i64 b = __double_as_longlong(weights0[e]);  // weights >= 0: the bits order as the values
+            v8[0] = b > v8[0] ? b : v8[0];
+        }
+        block_partials<1, NB>(v8, 1u, part_w(part), s_red);
+        sync();
+        run.scale = 0.0;
+        const double wmax = __longlong_as_double(cluster_value<NB>(partials(), 0, true));
         if (wmax > 0) {
             int ex;
             frexp(wmax, &ex);
-            scale = ldexp(1.0, fixed_bits - ex - (64 - __clzll((u64)nnz0)));
+            run.scale = ldexp(1.0, fixed_bits - ex - (64 - __clzll((u64)nnz0)));
         }
     }
+    const double scale = run.scale;
 
-    int level = 0, written = 0, records = 0, status = FUSED_DONE;
-    int n = n0;
-    i64 nnz = nnz0;
+    // the run's state in locals (the optimiser keeps them in registers), saved back on return
+    int level = run.level, written = run.written, records = run.records, status = run.status, n = run.n;
+    i64 nnz = run.nnz;
+    auto save = [&]() {
+        run.level = level;
+        run.written = written;
+        run.records = records;
+        run.status = status;
+        run.n = n;
+        run.nnz = nnz;
+    };
     while (true) {
+        if constexpr (NB > 1) {
+            if (nnz <= solo_edges && solo_bytes(n, nnz) <= solo_cap) {  // one block goes on
+                save();
+                return true;
+            }
+        }
         const int buf = level & 1;
         i64* indptr = level == 0 ? (i64*)indptr0 : (buf ? indptr_b : indptr_a);
         int* indices = level == 0 ? (int*)indices0 : (buf ? indices_b : indices_a);
         i64* wfix = buf ? wfix_b : wfix_a;
         i64* loop = buf ? loop_b : loop_a;
         const u64 t_level = global_ns();
+        if constexpr (NB == 1) {  // the level's CSR and batch state to shared memory
+            char* at_s = s_dyn + solo_off + 2 * 16 * FUSED_PART;
+            auto take_s = [&](i64 bytes) {
+                char* q = at_s;
+                at_s += (bytes + 15) / 16 * 16;
+                return q;
+            };
+            i64* s_indptr = (i64*)take_s(8 * (n + 1));
+            int* s_indices = (int*)take_s(4 * nnz);
+            i64* s_wfix = (i64*)take_s(8 * nnz);
+            kfix = (i64*)take_s(8 * n);
+            comm_base = (int*)take_s(4 * 2 * n);
+            csize_base = (int*)take_s(4 * 2 * n);
+            afix_base = (i64*)take_s(8 * 2 * n);
+            order = (int*)take_s(4 * n);
+            ostart = (i64*)take_s(8 * n);
+            odeg = (int*)take_s(4 * n);
+            S = n;
+            for (i64 i = threadIdx.x; i <= n; i += FUSED_THREADS) s_indptr[i] = indptr[i];
+            for (i64 e = threadIdx.x; e < nnz; e += FUSED_THREADS) {
+                s_indices[e] = indices[e];
+                if (level > 0) s_wfix[e] = wfix[e];
+            }
+            __syncthreads();
+            indptr = s_indptr;
+            indices = s_indices;
+            wfix = s_wfix;
+        }
 
         // ---- level start (algorithms/louvain.py _start_level): k_i, every vertex alone, buckets
         zero8();  // 0: 2m, 1: internal weight, 2-4: limbs of sum k_i^2, 5: largest degree
-        for (i64 v = gtid; v < n; v += FUSED_T) {
+        for (i64 v = gtid; v < n; v += T) {
             const i64 s0 = indptr[v], s1 = indptr[v + 1];
             i64 k = 0, self = 0;
             if (level == 0) {
@@ -1335,7 +1450,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
             add_square(v8 + 2, k);
             v8[5] = s1 - s0 > v8[5] ? s1 - s0 : v8[5];
         }
-        block_partials<6>(v8, 1u << 5, part_w(part), s_red);
+        block_partials<6, NB>(v8, 1u << 5, part_w(part), s_red);
         auto bucket_of = [&](i64 v, i64 (&x)[6]) {
             const i64 d = indptr[v + 1] - indptr[v];
             const int b = d > 0 ? move_bucket(d) : -1;
@@ -1343,23 +1458,23 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
             for (int k = 0; k < 6; ++k) x[k] = b == k;
         };
         i64 pre6[6], tot6[6];
-        scan_local<6>(n, bucket_of, pre6, part_w(spart), s_red);
+        scan_local<6, NB>(n, bucket_of, pre6, part_w(spart), s_red);
         sync();
 
         const i64* pv = partials();
-        const i64 two_m = cluster_value(pv, 0, false);
-        if (cluster_value(pv, 5, true) > FUSED_MAX_DEGREE || level >= level_cap) {
+        const i64 two_m = cluster_value<NB>(pv, 0, false);
+        if (cluster_value<NB>(pv, 5, true) > FUSED_MAX_DEGREE || level >= level_cap) {
             status = FUSED_HANDOVER;
             break;
         }
         i64 limbs[3];
-        for (int k = 0; k < 3; ++k) limbs[k] = cluster_value(pv, 2 + k, false);
+        for (int k = 0; k < 3; ++k) limbs[k] = cluster_value<NB>(pv, 2 + k, false);
         const double threshold = n > bin_vertices ? t_bin : t_final;
-        double q_current = fused_modularity(cluster_value(pv, 1, false), limbs, two_m, resolution);
+        double q_current = fused_modularity(cluster_value<NB>(pv, 1, false), limbs, two_m, resolution);
         const double q_level_start = q_current;
         const double gamma_over_2m = two_m > 0 ? resolution / (double)two_m : 0.0;
         // the batches bucket[j::s] of every bucket, in order (cpu/louvain.py move_batches)
-        scan_offsets<6>(part_r(spart), pre6, tot6);
+        scan_offsets<6, NB>(part_r(spart), pre6, tot6);
         if (threadIdx.x == 0) {
             int P = 0, off = 0;
 #pragma unroll 1
@@ -1382,7 +1497,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
             s_batches = P;
         }
         __syncthreads();
-        scan_walk<6>(n, bucket_of, [&](i64 v, i64 (&rank)[6]) {
+        scan_walk<6, NB>(n, bucket_of, [&](i64 v, i64 (&rank)[6]) {
             const i64 d = indptr[v + 1] - indptr[v];
             if (d == 0) return;
             const int b = move_bucket(d);
@@ -1407,11 +1522,11 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         while (moving) {
             for (int p = 0; p < P; ++p) {
                 const int r = p & 1, w = r ^ 1;
-                fused_catch_up(pend, comm(r), comm(w), csize(w), afix(w), kfix);
+                fused_catch_up<NB>(pend, comm(r), comm(w), csize(w), afix(w), kfix);
                 const int b0 = s_bstart[p];
                 const int nv = s_bstart[p + 1] - b0;
 #define FUSED_MOVE(G, TABLE, MAXDEG)                                                                                \
-    fused_move<G, TABLE, MAXDEG>(indices, wfix, kfix, comm(r), csize(r), afix(r), comm(w), csize(w), afix(w),     \
+    fused_move<NB, G, TABLE, MAXDEG>(indices, wfix, kfix, comm(r), csize(r), afix(r), comm(w), csize(w), afix(w),     \
                                  order + b0, ostart + b0, odeg + b0, nv, s_ts, gamma_over_2m, s_tables, s_best, s_bc, \
                                  s_eo, pend)
                 switch (s_bbucket[p]) {
@@ -1428,9 +1543,9 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
             // the sweep's modularity from the written buffer; the other catches up; the state is
             // saved (slot iter & 1) in case the next sweep has to be undone
             const int wl = ((P - 1) & 1) ^ 1, rl = wl ^ 1, slot = iter & 1;
-            fused_catch_up(pend, comm(wl), comm(rl), csize(rl), afix(rl), kfix);
+            fused_catch_up<NB>(pend, comm(wl), comm(rl), csize(rl), afix(rl), kfix);
             zero8();  // 0: internal weight, 1-3: limbs of sum a_c^2, 4: vertices moved
-            for (i64 v = gtid; v < n; v += FUSED_T) {
+            for (i64 v = gtid; v < n; v += T) {
                 const int cv = comm(wl)[v];
                 const i64 a = afix(wl)[v];
                 const int cs = csize(wl)[v];
@@ -1457,11 +1572,11 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
                 sav_csize(slot)[v] = cs;
                 sav_afix(slot)[v] = a;
             }
-            block_partials<5>(v8, 0u, part_w(part), s_red);
+            block_partials<5, NB>(v8, 0u, part_w(part), s_red);
             sync();
             const i64* pv = partials();
-            for (int k = 0; k < 3; ++k) limbs[k] = cluster_value(pv, 1 + k, false);
-            const double q = fused_modularity(cluster_value(pv, 0, false), limbs, two_m, resolution);
+            for (int k = 0; k < 3; ++k) limbs[k] = cluster_value<NB>(pv, 1 + k, false);
+            const double q = fused_modularity(cluster_value<NB>(pv, 0, false), limbs, two_m, resolution);
             ++iter;
             const double gain = q - q_current;
             if (gain < 0) {  // the sweep lowered Q: undo it and end the phase
@@ -1469,12 +1584,12 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
                 break;
             }
             q_current = q;
-            changed = cluster_value(pv, 4, false);
+            changed = cluster_value<NB>(pv, 4, false);
             if (gain < threshold || iter >= max_iterations) break;
         }
         if (undo) {  // back to the state saved before the last sweep
             const int slot = iter & 1;
-            for (i64 v = gtid; v < n; v += FUSED_T) {
+            for (i64 v = gtid; v < n; v += T) {
                 comm(0)[v] = comm(1)[v] = sav_comm(slot)[v];
                 csize(0)[v] = csize(1)[v] = sav_csize(slot)[v];
                 afix(0)[v] = afix(1)[v] = sav_afix(slot)[v];
@@ -1491,11 +1606,12 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
             rec[4] = (i64)(t_aggregate - t_level);
             rec[5] = 0;
             rec[6] = 0;
+            rec[7] = NB;
         }
         ++records;
         if (changed == 0) {  // nothing moved: the level loop ends
             if (written == 0) {  // every vertex is its own community
-                for (i64 i = gtid; i < n0; i += FUSED_T) levels_out[i] = o2l[i];
+                for (i64 i = gtid; i < n0; i += T) levels_out[i] = o2l[i];
                 if (leader) rec[6] = 2;
                 written = 1;
             }
@@ -1503,7 +1619,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         }
 
         // ---- aggregation (Algorithm 3): community degrees, then new ids and table offsets
-        for (i64 v = gtid; v < n; v += FUSED_T)
+        for (i64 v = gtid; v < n; v += T)
             atomicAdd((u64*)&com_degree[comm(0)[v]], (u64)(indptr[v + 1] - indptr[v]));
         sync();
         auto nonempty_tables = [&](i64 c, i64 (&x)[2]) {
@@ -1513,16 +1629,16 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
             x[1] = used ? ts[d < n ? d : n] : 0;  // a community has fewer than n neighbours
         };
         i64 pre2[2], tot2[2];
-        scan_local<2>(n, nonempty_tables, pre2, part_w(spart), s_red);
+        scan_local<2, NB>(n, nonempty_tables, pre2, part_w(spart), s_red);
         sync();
-        scan_offsets<2>(part_r(spart), pre2, tot2);
+        scan_offsets<2, NB>(part_r(spart), pre2, tot2);
         const int n_new = (int)tot2[0];
         const i64 slots = tot2[1];
         if (slots > table_cap) {
             status = FUSED_NO_ROOM;
             break;
         }
-        scan_walk<2>(n, nonempty_tables, [&](i64 c, i64 (&x)[2]) {
+        scan_walk<2, NB>(n, nonempty_tables, [&](i64 c, i64 (&x)[2]) {
             new_id[c] = csize(0)[c] > 0 ? (int)x[0] : -1;
             tpos[c] = x[1];
         }, pre2);
@@ -1532,18 +1648,18 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         int* new_indices = nbuf ? indices_b : indices_a;
         i64* new_wfix = nbuf ? wfix_b : wfix_a;
         i64* new_loop = nbuf ? loop_b : loop_a;
-        for (i64 s = gtid; s < slots; s += FUSED_T) {
+        for (i64 s = gtid; s < slots; s += T) {
             tkeys[s] = EMPTY_SLOT;
             tvals[s] = 0;
         }
-        for (i64 c = gtid; c < n_new; c += FUSED_T) {
+        for (i64 c = gtid; c < n_new; c += T) {
             counts[c] = 0;
             new_loop[c] = 0;
         }
         sync();
         // mergeCommunity: every edge into its community's table, by the far end's new community
         // (edges inside the community add to its self-loop); every vertex's level map moves on
-        for_each_index<true>(indptr, 0, n, [&](bool ok, i64 u, i64 e) {
+        for_each_index_of(indptr, 0, n, gtid / 32, T / 32, [&](bool ok, i64 u, i64 e) {
             i64 lp = 0;
             int nc = 0;
             if (ok) {
@@ -1557,30 +1673,30 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
             }
             if (run_scan(ok ? u : -1, lp, Sum()) && lp) atomicAdd((u64*)&new_loop[nc], (u64)lp);
         });
-        for (i64 u = gtid; u < n; u += FUSED_T)
+        for (i64 u = gtid; u < n; u += T)
             if (loop[u]) atomicAdd((u64*)&new_loop[new_id[comm(0)[u]]], (u64)loop[u]);
-        for (i64 i = gtid; i < n0; i += FUSED_T) {
+        for (i64 i = gtid; i < n0; i += T) {
             const int x = new_id[comm(0)[o2l[i]]];
             o2l[i] = x;
             levels_out[(i64)written * n0 + i] = x;
         }
         sync();
         // the filled slots of each table are the new vertex's edges
-        for_each_index<true>(tpos, 0, n, [&](bool ok, i64 c, i64 s) {
+        for_each_index_of(tpos, 0, n, gtid / 32, T / 32, [&](bool ok, i64 c, i64 s) {
             emit_table_slot(ok, c, new_id[c], ok ? tkeys[s] : EMPTY_SLOT, 0, 0, counts, nullptr, nullptr, nullptr);
         });
         sync();
         i64 pre1[1], tot1[1];
         auto count_of = [&](i64 c, i64 (&x)[1]) { x[0] = counts[c]; };
-        scan_local<1>(n_new, count_of, pre1, part_w(spart), s_red);
+        scan_local<1, NB>(n_new, count_of, pre1, part_w(spart), s_red);
         sync();
-        scan_offsets<1>(part_r(spart), pre1, tot1);
+        scan_offsets<1, NB>(part_r(spart), pre1, tot1);
         const i64 nnz_new = tot1[0];
-        scan_walk<1>(n_new, count_of, [&](i64 c, i64 (&x)[1]) { new_indptr[c] = x[0]; }, pre1);
+        scan_walk<1, NB>(n_new, count_of, [&](i64 c, i64 (&x)[1]) { new_indptr[c] = x[0]; }, pre1);
         if (leader) new_indptr[n_new] = nnz_new;
         sync();
         // compaction: each table's entries to its new vertex's edge list
-        for_each_index<true>(tpos, 0, n, [&](bool ok, i64 c, i64 s) {
+        for_each_index_of(tpos, 0, n, gtid / 32, T / 32, [&](bool ok, i64 c, i64 s) {
             const int key = ok ? tkeys[s] : EMPTY_SLOT;
             emit_table_slot(ok, c, new_id[c], key, key != EMPTY_SLOT ? tvals[s] : 0, 1, counts, new_indptr,
                             new_indices, new_wfix);
@@ -1596,16 +1712,60 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
         n = n_new;
         nnz = nnz_new;
     }
-    if (leader) {
-        stats[0] = status;
-        stats[1] = written;
-        stats[2] = level;
-        stats[3] = n;
-        stats[4] = nnz;
-        stats[5] = records;
-        stats[6] = (i64)(global_ns() - t_start);
-    }
+    save();
+    return false;
+}
 
+__device__ __forceinline__ void fused_stats(i64* stats, const FusedRun& run, int status, i64 ns) {
+    stats[0] = status;
+    stats[1] = run.written;
+    stats[2] = run.level;
+    stats[3] = run.n;
+    stats[4] = run.nnz;
+    stats[5] = run.records;
+    stats[6] = ns;
+    stats[7] = __double_as_longlong(run.scale);
+}
+
+// The cluster's levels. When a level fits one block (see fused_levels), the run's state goes to
+// the stats header with status FUSED_SOLO and the start time in place of the duration, for
+// louvain_fused_solo, launched next, to go on from.
+extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds__(FUSED_THREADS, 1)
+    louvain_fused(FUSED_ARGS) {
+    extern __shared__ __align__(16) char s_dyn[];
+    __shared__ FusedShared sh;
+    const u64 t_start = global_ns();
+    for (int d = threadIdx.x; d <= FUSED_MAX_DEGREE; d += FUSED_THREADS) sh.ts[d] = ts[d];
+    FusedRun run;
+    run.level = run.written = run.records = 0;
+    run.status = FUSED_DONE;
+    run.n = n0;
+    run.nnz = nnz0;
+    const bool solo = fused_levels<FUSED_CLUSTER>(FUSED_ARG_NAMES, run, sh, s_dyn);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        fused_stats(stats, run, solo ? FUSED_SOLO : run.status, solo ? (i64)t_start : (i64)(global_ns() - t_start));
+}
+
+// The remaining levels on one block, its shared memory large enough for them (a kernel of its
+// own: the cluster's kernel keeps the smaller shared memory, and so the larger L1 cache, that
+// its levels run faster with). Does nothing unless the cluster's kernel handed over.
+extern "C" __global__ void __launch_bounds__(FUSED_THREADS, 1) louvain_fused_solo(FUSED_ARGS) {
+    extern __shared__ __align__(16) char s_dyn[];
+    __shared__ FusedShared sh;
+    if (stats[0] != FUSED_SOLO) return;
+    FusedRun run;
+    run.status = FUSED_DONE;
+    run.written = (int)stats[1];
+    run.level = (int)stats[2];
+    run.n = (int)stats[3];
+    run.nnz = stats[4];
+    run.records = (int)stats[5];
+    const u64 t_start = (u64)stats[6];
+    run.scale = __longlong_as_double(stats[7]);
+    for (int d = threadIdx.x; d <= FUSED_MAX_DEGREE; d += FUSED_THREADS) sh.ts[d] = ts[d];
+    __syncthreads();  // every thread has read the header before thread 0 rewrites it
+    fused_levels<1>(FUSED_ARG_NAMES, run, sh, s_dyn);
+    if (threadIdx.x == 0) fused_stats(stats, run, run.status, (i64)(global_ns() - t_start));
 }
 
 #endif  // __CUDA_ARCH__ >= 900

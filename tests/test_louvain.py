@@ -414,17 +414,57 @@ def _assert_same(c, d):
     assert d.modularity == pytest.approx(c.modularity, abs=1e-12)
 
 
+def _fused_blocks(d) -> list:
+    return [lv["blocks"] for lv in d.timings["levels"]]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("slices", [4, 1, 3])
-def test_fused_equals_cpu(data_dir, slices, monkeypatch):
-    # one cluster running every phase in one kernel decides as the CPU twin does, move for move
+@pytest.mark.parametrize("solo", [None, 0])
+def test_fused_equals_cpu(data_dir, slices, solo, monkeypatch):
+    # one cluster running every phase in one kernel decides as the CPU twin does, move for move;
+    # so does one block on the last, small levels (solo None), or with every level kept on the
+    # cluster (solo 0)
+    from mgmatch.gpu import louvain as gl
+
     monkeypatch.setattr(L, "MOVE_SLICES", slices)
+    monkeypatch.setattr(gl, "FUSED_SOLO_BYTES", solo)
+    cluster = gl._fused_cluster()
     for name, g in _fused_graphs(data_dir).items():
         for resolution in ((1.0, 0.5, 2.0) if name == "netscience" else (1.0,)):
             c, d = louvain(g, resolution, device="cpu"), louvain(g, resolution, device="gpu")
             assert "fused_kernel_s" in d.timings, name
             assert len(d.timings["levels"]) == len(c.timings["levels"]), name
             _assert_same(c, d)
+            blocks = _fused_blocks(d)
+            if solo == 0:
+                assert set(blocks) == {cluster}, name
+            else:  # the last level is small enough; once on one block, the run stays there
+                assert blocks[-1] == 1 and blocks == sorted(blocks, reverse=True), (name, blocks)
+    if solo is None:  # 4elt's first level (15,606 vertices) is the cluster's
+        assert _fused_blocks(louvain(_fused_graphs(data_dir)["4elt"], device="gpu"))[0] == cluster
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("solo", [16 << 10, 64 << 10])
+def test_fused_one_block_takes_over(data_dir, solo, monkeypatch):
+    # with the shared memory alone deciding (no bound on the edges), one block takes over at a
+    # later level for less of it, the cluster's state handed on through global memory; the
+    # communities stay the CPU twin's
+    from mgmatch.gpu import louvain as gl
+
+    monkeypatch.setattr(gl, "FUSED_SOLO_BYTES", solo)
+    monkeypatch.setattr(gl, "FUSED_SOLO_EDGES", 1 << 30)
+    graphs = _fused_graphs(data_dir)
+    graphs["delaunay14"] = generators.delaunay(14, seed=4)
+    switched = 0
+    for name in ("4elt", "delaunay", "weighted", "dense100", "delaunay14", "netscience"):
+        c, d = louvain(graphs[name], device="cpu"), louvain(graphs[name], device="gpu")
+        _assert_same(c, d)
+        blocks = _fused_blocks(d)
+        assert blocks == sorted(blocks, reverse=True), (name, blocks)
+        switched += blocks[0] > 1 and blocks[-1] == 1
+    assert switched >= 3
 
 
 @pytest.mark.gpu
