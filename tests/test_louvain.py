@@ -474,6 +474,7 @@ def test_fused_cluster_shapes(data_dir, cluster, threads, monkeypatch):
 
     monkeypatch.setattr(gl, "FUSED_CLUSTER", cluster)
     monkeypatch.setattr(gl, "FUSED_THREADS", threads)
+    monkeypatch.setattr(gl, "FUSED_SOLO_THREADS", threads)  # the one-block kernel's shape too
     graphs = _fused_graphs(data_dir)
     # delaunay k=15: batches of several rounds per group, whose later moves are read back
     graphs["delaunay15"] = generators.delaunay(15, seed=2)
@@ -481,6 +482,7 @@ def test_fused_cluster_shapes(data_dir, cluster, threads, monkeypatch):
         c, d = louvain(graphs[name], device="cpu"), louvain(graphs[name], device="gpu")
         assert "fused_kernel_s" in d.timings
         _assert_same(c, d)
+        assert _fused_blocks(d)[-1] == 1
 
 
 @pytest.mark.gpu

@@ -378,7 +378,7 @@ def _merge_pass(buckets, graph, edge_pos, write, out_pos, out_idx, out_w, counts
 #: one fused kernel on a thread-block cluster (``louvain_fused`` in ``kernels/louvain.cu``) when
 #: the device has clusters (compute capability 9.0 or newer): on them the launches and
 #: read-backs of the phase-per-kernel driver cost more than the work. 0 turns the path off. On
-#: an H200 a whole run took 2.1 ms on 4elt (the driver 34 ms), 10.4 ms on delaunay k=18
+#: an H200 a whole run took 1.9 ms on 4elt (the driver 34 ms), 10.4 ms on delaunay k=18
 #: (37.2 ms) and 20.5 ms on delaunay k=19, 3.1M stored edges (46.3 ms).
 FUSED_MAX_EDGES = 1 << 22
 FUSED_MAX_VERTICES = 1 << 20
@@ -392,11 +392,13 @@ FUSED_RANGE_STEPS = 2
 #: From the first level of at most this many stored edges whose graph and state fit
 #: :data:`FUSED_SOLO_BYTES` of shared memory on, the levels run on one block
 #: (``louvain_fused_solo``, launched after the cluster's kernel), out of its shared memory with
-#: __syncthreads for barriers. On an H200 that took 4elt's level 2 (458 vertices, 2,444 edges)
-#: from 0.29 to 0.26 ms and its last three levels from 0.29 to 0.20 ms; a level of 6,508 edges
-#: (rgg k=14, level 1) ran slower on one block (0.45 against 0.31 ms). 0 keeps every level on
-#: the cluster.
+#: __syncthreads for barriers. On an H200 (512 threads) that took 4elt's level 2 (458 vertices,
+#: 2,444 edges) from 0.29 to 0.22 ms and its last three levels from 0.27 to 0.14 ms; a level of
+#: 6,508 edges (rgg k=14, level 1) ran slower on one block (0.45 against 0.31 ms at 1,024
+#: threads). 0 keeps every level on the cluster.
 FUSED_SOLO_EDGES = 4096
+#: Threads of that block (``None``: :data:`FUSED_THREADS`).
+FUSED_SOLO_THREADS = 512
 #: Shared memory for that block's copy of a level; ``None``: all the device lets a block have
 #: beside the computeMove tables and the kernel's own arrays (about 175 KiB on an H200).
 FUSED_SOLO_BYTES = None
@@ -426,16 +428,17 @@ def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int) -> bool:
 
 
 def _fused_kernel(cluster: int):
-    """``(cluster kernel, one-block kernel, its dynamic shared bytes, where its level copy starts
-    and how many bytes it may take)``; the cluster kernel's dynamic shared memory is
-    :func:`_fused_smem`."""
+    """``(cluster kernel, one-block kernel, its threads, its dynamic shared bytes, where its
+    level copy starts and how many bytes it may take)``; the cluster kernel's dynamic shared
+    memory is :func:`_fused_smem` of :data:`FUSED_THREADS`."""
     return _configured_fused_kernel(
-        int(_cp().cuda.runtime.getDevice()), cluster, FUSED_THREADS, FUSED_RANGE_STEPS, FUSED_SOLO_BYTES
+        int(_cp().cuda.runtime.getDevice()), cluster, FUSED_THREADS, FUSED_RANGE_STEPS, FUSED_SOLO_BYTES,
+        FUSED_SOLO_THREADS or FUSED_THREADS,
     )
 
 
 @functools.cache
-def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_steps: int, solo):
+def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_steps: int, solo, solo_threads: int):
     """The fused kernels for one shape, with their shared-memory and cluster attributes set
     (once). The one-block kernel's dynamic shared memory is the computeMove tables, then the
     level copy (``solo`` bytes, or all the device lets a block have beside them and the static
@@ -445,21 +448,20 @@ def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_s
     cp = _cp()
     defines = {"FUSED_CLUSTER": cluster, "FUSED_THREADS": threads, "RANGE_STEPS": range_steps}
     kernel = get_kernel("louvain", "louvain_fused", defines=defines)
-    solo_kernel = get_kernel("louvain", "louvain_fused_solo", defines=defines)
-    tables = _fused_smem()
-    if kernel.max_dynamic_shared_size_bytes < tables:
-        kernel.max_dynamic_shared_size_bytes = tables
+    solo_kernel = get_kernel("louvain", "louvain_fused_solo", defines=dict(defines, FUSED_THREADS=solo_threads))
+    if kernel.max_dynamic_shared_size_bytes < _fused_smem(threads):
+        kernel.max_dynamic_shared_size_bytes = _fused_smem(threads)
     if cluster > 8:
         from cupy_backends.cuda.api import driver  # noqa: PLC0415
 
         driver.funcSetAttribute(kernel.kernel.ptr, _NON_PORTABLE_CLUSTER, 1)
-    solo_off = -(-tables // 16) * 16
+    solo_off = -(-_fused_smem(solo_threads) // 16) * 16
     room = int(cp.cuda.Device(device_id).attributes["MaxSharedMemoryPerBlockOptin"]) - solo_kernel.shared_size_bytes
     solo_cap = max(0, room - solo_off) if solo is None else max(0, min(int(solo), room - solo_off))
     solo_cap -= solo_cap % 16
     if solo_kernel.max_dynamic_shared_size_bytes < solo_off + solo_cap:
         solo_kernel.max_dynamic_shared_size_bytes = solo_off + solo_cap
-    return kernel, solo_kernel, solo_off + solo_cap, solo_off, solo_cap
+    return kernel, solo_kernel, solo_threads, solo_off + solo_cap, solo_off, solo_cap
 
 
 #: (device, FUSED_CLUSTER) pairs whose device refused that cluster size (they get the portable 8).
@@ -471,9 +473,10 @@ def _fused_cluster() -> int:
     return min(FUSED_CLUSTER, 8) if key in _CLUSTER_REFUSED else FUSED_CLUSTER
 
 
-def _fused_smem() -> int:
-    """Dynamic shared memory of the fused kernel: the largest bucket's computeMove tables."""
-    return max(FUSED_THREADS // g * t for g, t in _FUSED_TABLES) * _SLOT_BYTES
+def _fused_smem(threads: int) -> int:
+    """Dynamic shared memory of the fused kernel's computeMove tables (the largest bucket's) at
+    ``threads`` threads a block."""
+    return max(threads // g * t for g, t in _FUSED_TABLES) * _SLOT_BYTES
 
 
 def _fused_table_cap(n: int, nnz: int) -> int:
@@ -551,12 +554,12 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
             np.int32(slice_min), np.int32(level_cap), levels_out, o2l, stats)
 
     def launch(cluster):
-        kernel, solo_kernel, solo_smem, solo_off, solo_cap = _fused_kernel(cluster)
+        kernel, solo_kernel, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster)
         solo_edges = FUSED_SOLO_EDGES if solo_cap > 0 and FUSED_SOLO_EDGES > 0 else -1  # -1: none
         tail = (np.int64(solo_off), np.int64(solo_cap), np.int64(solo_edges))
-        kernel((cluster,), (FUSED_THREADS,), args + tail, shared_mem=_fused_smem())
+        kernel((cluster,), (FUSED_THREADS,), args + tail, shared_mem=_fused_smem(FUSED_THREADS))
         if solo_edges >= 0:  # does nothing unless the cluster's kernel handed a level over
-            solo_kernel((1,), (FUSED_THREADS,), args + tail, shared_mem=solo_smem)
+            solo_kernel((1,), (solo_threads,), args + tail, shared_mem=solo_smem)
 
     cluster = _fused_cluster()
     try:
