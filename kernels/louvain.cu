@@ -456,10 +456,9 @@ __device__ __forceinline__ i64 find_item(const i64* pre, i64 lo, i64 hi, i64 j) 
 // every lane calls body at every step, `ok` false for lanes past the end. Those lanes' i is a
 // valid item but may repeat an earlier lane's: warp-wide reductions key them apart (-1).
 //
-// With INTERLEAVE the grid's warps are numbered across blocks first (warp w of block b is warp
-// w * gridDim.x + b), so that few ranges still reach every block (the fused kernel's cluster).
-//
-// for_each_index_of takes the warps' numbering from the caller: warp `warp` of `warps`.
+// for_each_index_of takes the warps' numbering from the caller, warp `warp` of `warps` (the
+// fused kernel numbers them across its blocks first, so that few ranges still reach every
+// block); for_each_index numbers the grid's warps block by block.
 template <typename Body>
 __device__ __forceinline__ void for_each_index_of(const i64* pre, i64 lo, i64 hi, i64 warp, i64 warps, Body body) {
     constexpr i64 W = 32 * RANGE_STEPS;
@@ -742,7 +741,8 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 // costs more than the batch's work (4elt: 288 batches, 38 sweeps and 5 aggregations over 6
 // levels). One thread-block cluster of FUSED_CLUSTER blocks of FUSED_THREADS threads runs every
 // phase of Algorithms 1 to 3, level after level, and separates the phases with the cluster's
-// hardware barrier (barrier.cluster, release/acquire) instead of kernel boundaries. Its
+// hardware barrier (barrier.cluster, release/acquire) instead of kernel boundaries; the last,
+// small levels go on in a second kernel on one block (louvain_fused_solo, see fused_levels). Its
 // decisions are those of the launch-per-phase kernels above and of the CPU twin: the same
 // degree buckets and interleaved batches, the moves of a batch decided from the state at its
 // start (computeMove with the same group sizes; the same (community, weight) pairs, summed
@@ -767,7 +767,7 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 // level's graph with the launch-per-phase kernels.
 //
 // Needs thread-block clusters (sm_90). Tunables: FUSED_CLUSTER (blocks, 8 is portable),
-// FUSED_THREADS (threads per block).
+// FUSED_THREADS (threads per block; the one-block kernel is compiled with its own).
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 

@@ -519,13 +519,14 @@ def _fused_work_bytes(n: int, table_cap: int, cluster: int) -> int:
 
 def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min: int, bin_vertices: int,
               fixed_bits: int) -> dict:
-    """Louvain on one thread-block cluster, every level in one kernel launch (``louvain_fused``).
+    """Louvain on one thread-block cluster, every level in one kernel launch (``louvain_fused``;
+    the last, small levels in a second on one block, ``louvain_fused_solo``).
 
     Returns a dict: ``status`` (``"done"``, ``"handover"`` when a level's graph has a vertex of
     degree above 319 or the level buffer is full, ``"no_room"``), ``levels`` (host int64 arrays,
     the communities of the original vertices after each written level), ``modularity`` (per
-    written level), ``level_timings`` (one dict per level processed, as the phase driver keeps),
-    ``kernel_s``; after a handover also ``level`` (the level to go on with), ``graph`` (its
+    written level), ``level_timings`` (one dict per level processed, as the phase driver keeps,
+    with ``blocks``: the cluster's size, or 1), ``kernel_s`` (both kernels); after a handover also ``level`` (the level to go on with), ``graph`` (its
     ``indptr, indices, wfix, loop_fix`` on the device) and ``orig_to_level``.
     """
     cp = _cp()
