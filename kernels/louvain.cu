@@ -788,12 +788,8 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 #define FUSED_NO_ROOM 3
 #define FUSED_SOLO 4  // the cluster kernel's levels are done; louvain_fused_solo goes on
 
-// The fused kernel's phases run on a team of NB blocks: the cluster (NB = FUSED_CLUSTER), or
-// block 0 alone (NB = 1) once a level fits its shared memory. A block's rank in the team:
-template <int NB>
-__device__ __forceinline__ int team_rank() {
-    return NB == 1 ? 0 : (int)blockIdx.x;
-}
+// The fused kernels' phases run on a team of NB blocks, the whole grid: the cluster (NB =
+// FUSED_CLUSTER) or the one block of louvain_fused_solo (NB = 1); a block's rank is blockIdx.x.
 
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
@@ -825,7 +821,7 @@ __device__ __forceinline__ double fused_modularity(i64 internal, const i64* limb
 // Block-wide sums of v[0..K) (slots in max_mask take the maximum, of values >= 0); the block's
 // values go to part_out[blockIdx.x * FUSED_PART + k]. Shuffles are the cost (a few thousand
 // cycles for all warps of a block): a warp whose values are all 0 skips them.
-template <int K, int NB>
+template <int K>
 __device__ __forceinline__ void block_partials(i64 (&v)[FUSED_PART], unsigned int max_mask, i64* part_out,
                                                i64 (*s_red)[FUSED_PART]) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -855,7 +851,7 @@ __device__ __forceinline__ void block_partials(i64 (&v)[FUSED_PART], unsigned in
                 const i64 o = __shfl_xor_sync(FULL_MASK, x, off);
                 x = is_max ? (o > x ? o : x) : x + o;
             }
-            if (lane == 0) part_out[team_rank<NB>() * FUSED_PART + k] = x;
+            if (lane == 0) part_out[blockIdx.x * FUSED_PART + k] = x;
         }
     }
     __syncthreads();
@@ -882,14 +878,14 @@ template <int NB>
 __device__ __forceinline__ void scan_chunk(i64 n, i64& lo, i64& hi) {
     constexpr i64 T = (i64)FUSED_THREADS * NB;
     const i64 chunk = (n + T - 1) / T;
-    const i64 t = (i64)team_rank<NB>() * FUSED_THREADS + threadIdx.x;
+    const i64 t = (i64)blockIdx.x * FUSED_THREADS + threadIdx.x;
     lo = t * chunk < n ? t * chunk : n;
     hi = lo + chunk < n ? lo + chunk : n;
 }
 
 // Block-wide exclusive scan of s[0..K): pre[k] = sum of s[k] over the block's earlier threads;
 // the block's totals to part_out.
-template <int K, int NB>
+template <int K>
 __device__ __forceinline__ void block_scan(const i64 (&s)[K], i64 (&pre)[K], i64* part_out, i64 (*s_red)[FUSED_PART]) {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 #pragma unroll
@@ -919,7 +915,7 @@ __device__ __forceinline__ void block_scan(const i64 (&s)[K], i64 (&pre)[K], i64
     for (int k = 0; k < K; ++k) pre[k] += warp ? s_red[warp - 1][k] : 0;
     if (threadIdx.x == FUSED_THREADS - 1) {
 #pragma unroll
-        for (int k = 0; k < K; ++k) part_out[team_rank<NB>() * FUSED_PART + k] = s_red[FUSED_WARPS - 1][k];
+        for (int k = 0; k < K; ++k) part_out[blockIdx.x * FUSED_PART + k] = s_red[FUSED_WARPS - 1][k];
     }
     __syncthreads();
 }
@@ -936,7 +932,7 @@ __device__ __forceinline__ void scan_local(i64 n, Get get, i64 (&pre)[K], i64* p
 #pragma unroll
         for (int k = 0; k < K; ++k) s[k] += x[k];
     }
-    block_scan<K, NB>(s, pre, part_out, s_red);
+    block_scan<K>(s, pre, part_out, s_red);
 }
 
 // Pass 2, first half: `pre` becomes the thread's cluster-wide offset; `total` the scan's totals.
@@ -948,7 +944,7 @@ __device__ __forceinline__ void scan_offsets(const i64* part, i64 (&pre)[K], i64
 #pragma unroll
         for (int b = 0; b < NB; ++b) {
             const i64 o = part[b * FUSED_PART + k];
-            if (b < team_rank<NB>()) pre[k] += o;
+            if (b < (int)blockIdx.x) pre[k] += o;
             total[k] += o;
         }
     }
@@ -1029,7 +1025,7 @@ __device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_ne
         if (pend.c[j] >= 0) move_vertex(pend.v[j], pend.o[j], pend.c[j], pend.k[j], comm_old, csize_old, afix_old);
         pend.c[j] = -1;
     }
-    for (i64 i = pend.from + (i64)team_rank<NB>() * FUSED_THREADS + threadIdx.x; i < pend.nv;
+    for (i64 i = pend.from + (i64)blockIdx.x * FUSED_THREADS + threadIdx.x; i < pend.nv;
          i += (i64)FUSED_THREADS * NB) {
         const int v = pend.verts[i];
         const int c = comm_new[v], o = comm_old[v];
@@ -1065,7 +1061,7 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
     i64* vals = (i64*)s_tables + (threadIdx.x / G) * TABLE;
     int* keys = (int*)((i64*)s_tables + GROUPS * TABLE) + (threadIdx.x / G) * TABLE;
     const int lane = threadIdx.x % G;
-    const int rank = team_rank<NB>();
+    const int rank = blockIdx.x;
     const int stride = GROUPS * NB;
     const int first = (threadIdx.x / G) * NB + rank;  // consecutive vertices to different blocks
     const int rounds = (nv + stride - 1) / stride;
@@ -1241,18 +1237,25 @@ struct FusedShared {
     int bfirst[6], beff[6], batches;
 };
 
-// Bytes of block 0's copy of a level in its shared memory (fused_levels<1> carves it in this
-// order, each array 16-byte aligned): the partials, the CSR with fixed-point weights, and the
-// state a batch reads (k_i, the two buffers of C, comSize and a_c, the batch order).
-__device__ __forceinline__ i64 solo_bytes(i64 n, i64 nnz) {
-    auto r = [](i64 b) { return (b + 15) / 16 * 16; };
-    return 2 * r(8 * 2 * FUSED_PART) + r(8 * (n + 1)) + r(4 * nnz) + r(8 * nnz) + r(8 * n) + 2 * r(4 * n) +
-           2 * r(4 * n) + 2 * r(8 * n) + r(4 * n) + r(8 * n) + r(4 * n);
+// Where one level's arrays lie in the one-block kernel's shared memory, after its partials
+// (each array 16-byte aligned): the CSR with fixed-point weights, then the state a batch reads
+// (k_i, the two buffers of C, comSize and a_c, the batch order). Returns the bytes in all.
+enum { SOLO_INDPTR, SOLO_INDICES, SOLO_WFIX, SOLO_KFIX, SOLO_COMM, SOLO_CSIZE, SOLO_AFIX, SOLO_ORDER, SOLO_OSTART,
+       SOLO_ODEG, SOLO_ARRAYS };
+__device__ __forceinline__ i64 solo_layout(i64 n, i64 nnz, i64 (&off)[SOLO_ARRAYS]) {
+    const i64 bytes[SOLO_ARRAYS] = {8 * (n + 1), 4 * nnz, 8 * nnz, 8 * n, 8 * n, 8 * n, 16 * n, 4 * n, 8 * n, 4 * n};
+    i64 at = 2 * 16 * FUSED_PART;  // part and spart, two slots each
+#pragma unroll
+    for (int k = 0; k < SOLO_ARRAYS; ++k) {
+        off[k] = at;
+        at += (bytes[k] + 15) / 16 * 16;
+    }
+    return at;
 }
 
 // The level loop on a team of NB blocks. The cluster's team (NB = FUSED_CLUSTER) returns true
 // at the first level of at most solo_edges stored edges whose graph fits one block's shared
-// memory (solo_bytes <= solo_cap); louvain_fused_solo runs the remaining levels on one block
+// memory (solo_layout <= solo_cap); louvain_fused_solo runs the remaining levels on one block
 // (NB = 1), the level's CSR and the state a batch reads in shared memory and its barriers
 // __syncthreads. The last levels of a run are small (4elt: 458 vertices and fewer from level 2
 // on, 8 sweeps there of about 12 batches each): on the cluster each batch waits on round trips
@@ -1278,7 +1281,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     // order (warp w of block b is the team's warp w * NB + b): a small level's items spread over
     // every block, a warp or two each, instead of filling block 0 alone while the others wait
     // at the barrier.
-    const i64 gtid = ((i64)(threadIdx.x / 32) * NB + team_rank<NB>()) * 32 + threadIdx.x % 32;
+    const i64 gtid = ((i64)(threadIdx.x / 32) * NB + blockIdx.x) * 32 + threadIdx.x % 32;
     const bool leader = gtid == 0;
 
     // ---- scratch (the host sizes `work` by the same rule: 16-byte aligned arrays in this order)
@@ -1354,7 +1357,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             const i64 b = __double_as_longlong(weights0[e]);  // weights >= 0: the bits order as the values
             v8[0] = b > v8[0] ? b : v8[0];
         }
-        block_partials<1, NB>(v8, 1u, part_w(part), s_red);
+        block_partials<1>(v8, 1u, part_w(part), s_red);
         sync();
         run.scale = 0.0;
         const double wmax = __longlong_as_double(cluster_value<NB>(partials(), 0, true));
@@ -1379,7 +1382,8 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     };
     while (true) {
         if constexpr (NB > 1) {
-            if (nnz <= solo_edges && solo_bytes(n, nnz) <= solo_cap) {  // one block goes on
+            i64 off[SOLO_ARRAYS];
+            if (nnz <= solo_edges && solo_layout(n, nnz, off) <= solo_cap) {  // one block goes on
                 save();
                 return true;
             }
@@ -1391,22 +1395,19 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         i64* loop = buf ? loop_b : loop_a;
         const u64 t_level = global_ns();
         if constexpr (NB == 1) {  // the level's CSR and batch state to shared memory
-            char* at_s = s_dyn + solo_off + 2 * 16 * FUSED_PART;
-            auto take_s = [&](i64 bytes) {
-                char* q = at_s;
-                at_s += (bytes + 15) / 16 * 16;
-                return q;
-            };
-            i64* s_indptr = (i64*)take_s(8 * (n + 1));
-            int* s_indices = (int*)take_s(4 * nnz);
-            i64* s_wfix = (i64*)take_s(8 * nnz);
-            kfix = (i64*)take_s(8 * n);
-            comm_base = (int*)take_s(4 * 2 * n);
-            csize_base = (int*)take_s(4 * 2 * n);
-            afix_base = (i64*)take_s(8 * 2 * n);
-            order = (int*)take_s(4 * n);
-            ostart = (i64*)take_s(8 * n);
-            odeg = (int*)take_s(4 * n);
+            i64 off[SOLO_ARRAYS];
+            solo_layout(n, nnz, off);
+            char* base = s_dyn + solo_off;
+            i64* s_indptr = (i64*)(base + off[SOLO_INDPTR]);
+            int* s_indices = (int*)(base + off[SOLO_INDICES]);
+            i64* s_wfix = (i64*)(base + off[SOLO_WFIX]);
+            kfix = (i64*)(base + off[SOLO_KFIX]);
+            comm_base = (int*)(base + off[SOLO_COMM]);
+            csize_base = (int*)(base + off[SOLO_CSIZE]);
+            afix_base = (i64*)(base + off[SOLO_AFIX]);
+            order = (int*)(base + off[SOLO_ORDER]);
+            ostart = (i64*)(base + off[SOLO_OSTART]);
+            odeg = (int*)(base + off[SOLO_ODEG]);
             S = n;
             for (i64 i = threadIdx.x; i <= n; i += FUSED_THREADS) s_indptr[i] = indptr[i];
             for (i64 e = threadIdx.x; e < nnz; e += FUSED_THREADS) {
@@ -1450,7 +1451,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             add_square(v8 + 2, k);
             v8[5] = s1 - s0 > v8[5] ? s1 - s0 : v8[5];
         }
-        block_partials<6, NB>(v8, 1u << 5, part_w(part), s_red);
+        block_partials<6>(v8, 1u << 5, part_w(part), s_red);
         auto bucket_of = [&](i64 v, i64 (&x)[6]) {
             const i64 d = indptr[v + 1] - indptr[v];
             const int b = d > 0 ? move_bucket(d) : -1;
@@ -1572,7 +1573,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 sav_csize(slot)[v] = cs;
                 sav_afix(slot)[v] = a;
             }
-            block_partials<5, NB>(v8, 0u, part_w(part), s_red);
+            block_partials<5>(v8, 0u, part_w(part), s_red);
             sync();
             const i64* pv = partials();
             for (int k = 0; k < 3; ++k) limbs[k] = cluster_value<NB>(pv, 1 + k, false);
