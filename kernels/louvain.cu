@@ -48,7 +48,8 @@ typedef unsigned long long u64;
 #define NO_COMM 0x7fffffff
 
 // Add weight w under key c: find c or claim an empty slot with CAS (Algorithm 2, lines 2-13).
-__device__ __forceinline__ void hash_add(int* keys, i64* vals, unsigned int p, int c, i64 w) {
+// True when this call claimed the slot (c was not in the table yet).
+__device__ __forceinline__ bool hash_add(int* keys, i64* vals, unsigned int p, int c, i64 w) {
     unsigned int uc = (unsigned int)c;
     unsigned int pos = uc % p;
     unsigned int step = p > 2 ? 1u + uc % (p - 1u) : 1u;
@@ -56,13 +57,13 @@ __device__ __forceinline__ void hash_add(int* keys, i64* vals, unsigned int p, i
         int k = ((volatile int*)keys)[pos];
         if (k == c) {
             atomicAdd((u64*)&vals[pos], (u64)w);
-            return;
+            return false;
         }
         if (k == EMPTY_SLOT) {
             int old = atomicCAS(&keys[pos], EMPTY_SLOT, c);
             if (old == EMPTY_SLOT || old == c) {
                 atomicAdd((u64*)&vals[pos], (u64)w);
-                return;
+                return old == EMPTY_SLOT;
             }
         }
         pos += step;
@@ -458,11 +459,20 @@ __device__ __forceinline__ i64 find_item(const i64* pre, i64 lo, i64 hi, i64 j) 
 //
 // for_each_index_of takes the warps' numbering from the caller, warp `warp` of `warps` (the
 // fused kernel numbers them across its blocks first, so that few ranges still reach every
-// block); for_each_index numbers the grid's warps block by block.
+// block), and the width of a range: 32 x RANGE_STEPS, or with `even` the indices split evenly
+// among the warps (one range each, of at least that width). A range starts with a binary search
+// for its item, a chain of dependent loads; the fused kernel has few warps for its indices, and
+// there those searches cost more than the walk (4elt, level 0: four of them per warp and pass).
+// for_each_index numbers the grid's warps block by block; its grid has about a range per warp.
 template <typename Body>
-__device__ __forceinline__ void for_each_index_of(const i64* pre, i64 lo, i64 hi, i64 warp, i64 warps, Body body) {
-    constexpr i64 W = 32 * RANGE_STEPS;
+__device__ __forceinline__ void for_each_index_of(const i64* pre, i64 lo, i64 hi, i64 warp, i64 warps, bool even,
+                                                  Body body) {
     const i64 begin = pre[lo], end = pre[hi];
+    i64 W = 32 * RANGE_STEPS;
+    if (even) {
+        const i64 per = ((end - begin + warps - 1) / warps + 31) / 32 * 32;
+        W = per > W ? per : W;
+    }
     const int lane = threadIdx.x % 32;
     for (i64 r0 = begin + warp * W; r0 < end; r0 += warps * W) {
         i64 item = find_item(pre, lo, hi, r0);
@@ -482,7 +492,7 @@ __device__ __forceinline__ void for_each_index_of(const i64* pre, i64 lo, i64 hi
 template <typename Body>
 __device__ __forceinline__ void for_each_index(const i64* pre, i64 lo, i64 hi, Body body) {
     const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    for_each_index_of(pre, lo, hi, warp, ((i64)gridDim.x * blockDim.x) / 32, body);
+    for_each_index_of(pre, lo, hi, warp, ((i64)gridDim.x * blockDim.x) / 32, false, body);
 }
 
 // Inclusive scan of `value` by `op` over runs of equal `key` (equal keys on consecutive lanes
@@ -1659,8 +1669,9 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         }
         sync();
         // mergeCommunity: every edge into its community's table, by the far end's new community
-        // (edges inside the community add to its self-loop); every vertex's level map moves on
-        for_each_index_of(indptr, 0, n, gtid / 32, T / 32, [&](bool ok, i64 u, i64 e) {
+        // (edges inside the community add to its self-loop; the edge that claims a slot counts
+        // it into counts[new id], the new vertex's degree); every vertex's level map moves on
+        for_each_index_of(indptr, 0, n, gtid / 32, T / 32, true, [&](bool ok, i64 u, i64 e) {
             i64 lp = 0;
             int nc = 0;
             if (ok) {
@@ -1669,8 +1680,8 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 const int d = new_id[comm(0)[indices[e]]];
                 if (d == nc)
                     lp = wfix[e];
-                else
-                    hash_add(tkeys + tpos[c], tvals + tpos[c], (unsigned int)(tpos[c + 1] - tpos[c]), d, wfix[e]);
+                else if (hash_add(tkeys + tpos[c], tvals + tpos[c], (unsigned int)(tpos[c + 1] - tpos[c]), d, wfix[e]))
+                    atomicAdd((u64*)&counts[nc], 1ULL);
             }
             if (run_scan(ok ? u : -1, lp, Sum()) && lp) atomicAdd((u64*)&new_loop[nc], (u64)lp);
         });
@@ -1682,11 +1693,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             levels_out[(i64)written * n0 + i] = x;
         }
         sync();
-        // the filled slots of each table are the new vertex's edges
-        for_each_index_of(tpos, 0, n, gtid / 32, T / 32, [&](bool ok, i64 c, i64 s) {
-            emit_table_slot(ok, c, new_id[c], ok ? tkeys[s] : EMPTY_SLOT, 0, 0, counts, nullptr, nullptr, nullptr);
-        });
-        sync();
+        // the filled slots of each table (counted above) are the new vertex's edges
         i64 pre1[1], tot1[1];
         auto count_of = [&](i64 c, i64 (&x)[1]) { x[0] = counts[c]; };
         scan_local<1, NB>(n_new, count_of, pre1, part_w(spart), s_red);
@@ -1697,7 +1704,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         if (leader) new_indptr[n_new] = nnz_new;
         sync();
         // compaction: each table's entries to its new vertex's edge list
-        for_each_index_of(tpos, 0, n, gtid / 32, T / 32, [&](bool ok, i64 c, i64 s) {
+        for_each_index_of(tpos, 0, n, gtid / 32, T / 32, true, [&](bool ok, i64 c, i64 s) {
             const int key = ok ? tkeys[s] : EMPTY_SLOT;
             emit_table_slot(ok, c, new_id[c], key, key != EMPTY_SLOT ? tvals[s] : 0, 1, counts, new_indptr,
                             new_indices, new_wfix);
