@@ -828,9 +828,27 @@ __device__ __forceinline__ double fused_modularity(i64 internal, const i64* limb
     return (double)internal / t - gamma * (sq / t / t);
 }
 
-// Block-wide sums of v[0..K) (slots in max_mask take the maximum, of values >= 0); the block's
-// values go to part_out[blockIdx.x * FUSED_PART + k]. Shuffles are the cost (a few thousand
-// cycles for all warps of a block): a warp whose values are all 0 skips them.
+// The warp's sum (or maximum) of x >= 0, the sum below 2^63, by 32-bit warp reductions (one
+// instruction each; a 64-bit shuffle tree is ten shuffles and five adds): the sum in three
+// 22-bit pieces, whose sums over 32 lanes cannot overflow; the maximum by its high word, then
+// the low word among the lanes that have that high word.
+__device__ __forceinline__ i64 warp_reduce(i64 x, bool is_max) {
+    const u64 u = (u64)x;
+    if (is_max) {
+        const unsigned int hi = __reduce_max_sync(FULL_MASK, (unsigned int)(u >> 32));
+        const unsigned int lo = __reduce_max_sync(FULL_MASK, (unsigned int)(u >> 32) == hi ? (unsigned int)u : 0u);
+        return (i64)(((u64)hi << 32) | lo);
+    }
+    constexpr u64 M = (1ULL << 22) - 1;
+    const u64 a = __reduce_add_sync(FULL_MASK, (unsigned int)(u & M));
+    const u64 b = __reduce_add_sync(FULL_MASK, (unsigned int)((u >> 22) & M));
+    const u64 c = __reduce_add_sync(FULL_MASK, (unsigned int)(u >> 44));
+    return (i64)(a + (b << 22) + (c << 44));
+}
+
+// Block-wide sums of v[0..K) (slots in max_mask take the maximum; every value >= 0); the block's
+// values go to part_out[blockIdx.x * FUSED_PART + k]. A warp whose values are all 0 skips its
+// reductions.
 template <int K>
 __device__ __forceinline__ void block_partials(i64 (&v)[FUSED_PART], unsigned int max_mask, i64* part_out,
                                                i64 (*s_red)[FUSED_PART]) {
@@ -842,25 +860,14 @@ __device__ __forceinline__ void block_partials(i64 (&v)[FUSED_PART], unsigned in
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const bool is_max = (max_mask >> k) & 1;
-        i64 x = v[k];
-        if (any) {
-            for (int off = 16; off > 0; off >>= 1) {
-                const i64 o = __shfl_xor_sync(FULL_MASK, x, off);
-                x = is_max ? (o > x ? o : x) : x + o;
-            }
-        }
+        const i64 x = any ? warp_reduce(v[k], is_max) : 0;
         if (lane == 0) s_red[warp][k] = x;
     }
     __syncthreads();
     if (warp == 0) {  // the warps' values across the lanes of warp 0 (0 is the identity of both)
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const bool is_max = (max_mask >> k) & 1;
-            i64 x = lane < FUSED_WARPS ? s_red[lane][k] : 0;
-            for (int off = 16; off > 0; off >>= 1) {
-                const i64 o = __shfl_xor_sync(FULL_MASK, x, off);
-                x = is_max ? (o > x ? o : x) : x + o;
-            }
+            const i64 x = warp_reduce(lane < FUSED_WARPS ? s_red[lane][k] : 0, (max_mask >> k) & 1);
             if (lane == 0) part_out[blockIdx.x * FUSED_PART + k] = x;
         }
     }
@@ -1512,7 +1519,10 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             const i64 d = indptr[v + 1] - indptr[v];
             if (d == 0) return;
             const int b = move_bucket(d);
-            const int r = (int)rank[b], eff = s_beff[b];
+            int r = 0;  // rank[b] by selects: an index into it would put the scan's offsets on the stack
+#pragma unroll
+            for (int k = 0; k < 6; ++k) r = k == b ? (int)rank[k] : r;
+            const int eff = s_beff[b];
             const int pos = s_bstart[s_bfirst[b] + r % eff] + r / eff;
             order[pos] = (int)v;
             ostart[pos] = indptr[v];
