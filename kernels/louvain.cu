@@ -1211,7 +1211,9 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 
 // The whole Louvain method (Algorithms 1 to 3, level after level) on one cluster; see above.
 //
-// Input: the level-0 CSR (indptr0, indices0, float64 weights0) of n0 vertices and nnz0 entries.
+// Input: the level-0 CSR (indptr0, indices0, float64 weights0) of n0 vertices and nnz0 entries;
+// indptr0 has entries of indptr0_bytes bytes (4: the cluster's kernel widens it into indptr_a,
+// which level 0 does not otherwise use).
 // Two level-graph buffers (a, b) take the levels' graphs in turn (level l in buffer l & 1; level
 // 0's edge lists are the input's, its fixed-point weights and self-loops are buffer a's). ts:
 // table sizes by degree (the smallest prime above 1.5 d, at least max(n0, 320) + 1 entries).
@@ -1222,14 +1224,16 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 // sweeps, modularity bits, nanoseconds moving and aggregating, and 1 if the level was aggregated
 // and written, 2 if it was written without aggregating: the first level, when nothing moved).
 #define FUSED_ARGS                                                                                           \
-    const i64 *indptr0, const int *indices0, const double *weights0, int n0, i64 nnz0, i64 *indptr_a,       \
+    const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0,   \
+        i64 *indptr_a,                                                                                       \
         int *indices_a, i64 *wfix_a, i64 *loop_a, i64 *indptr_b, int *indices_b, i64 *wfix_b, i64 *loop_b,   \
         const int *ts, char *work, i64 work_bytes, i64 table_cap, double resolution, double t_bin,          \
         double t_final, int bin_vertices, int fixed_bits, int max_levels, int max_iterations, int slices,    \
         int slice_min, int level_cap, int *levels_out, int *o2l, i64 *stats, i64 solo_off, i64 solo_cap,     \
         i64 solo_edges
 #define FUSED_ARG_NAMES                                                                                      \
-    indptr0, indices0, weights0, n0, nnz0, indptr_a, indices_a, wfix_a, loop_a, indptr_b, indices_b, wfix_b,  \
+    indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_a, indices_a, wfix_a, loop_a, indptr_b,      \
+        indices_b, wfix_b,                                                                                   \
         loop_b, ts, work, work_bytes, table_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits,        \
         max_levels, max_iterations, slices, slice_min, level_cap, levels_out, o2l, stats, solo_off, solo_cap, \
         solo_edges
@@ -1374,6 +1378,8 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             const i64 b = __double_as_longlong(weights0[e]);  // weights >= 0: the bits order as the values
             v8[0] = b > v8[0] ? b : v8[0];
         }
+        if (indptr0_bytes == 4)  // level 0's offsets, widened (read after the barrier below)
+            for (i64 v = gtid; v <= n0; v += T) indptr_a[v] = ((const int*)indptr0)[v];
         block_partials<1>(v8, 1u, part_w(part), s_red);
         sync();
         run.scale = 0.0;
@@ -1406,7 +1412,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             }
         }
         const int buf = level & 1;
-        i64* indptr = level == 0 ? (i64*)indptr0 : (buf ? indptr_b : indptr_a);
+        i64* indptr = level == 0 && indptr0_bytes == 8 ? (i64*)indptr0 : (buf ? indptr_b : indptr_a);
         int* indices = level == 0 ? (int*)indices0 : (buf ? indices_b : indices_a);
         i64* wfix = buf ? wfix_b : wfix_a;
         i64* loop = buf ? loop_b : loop_a;

@@ -446,6 +446,19 @@ def test_fused_equals_cpu(data_dir, slices, solo, monkeypatch):
 
 
 @pytest.mark.gpu
+def test_fused_takes_either_offset_width(data_dir):
+    # int32 offsets go to the kernel as they are (it widens them itself); int64 ones are read directly
+    g = _fused_graphs(data_dir)["4elt"]
+    c = louvain(g, device="cpu")
+    for dtype in (np.int32, np.int64):
+        h = Graph(np.asarray(g.indptr).astype(dtype), g.indices, g.weights, g.n_rows, g.n_cols)
+        d = louvain(h, device="gpu")
+        assert "fused_kernel_s" in d.timings
+        assert str(h.to("gpu").indptr.dtype) == np.dtype(dtype).name
+        _assert_same(c, d)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("solo", [16 << 10, 64 << 10])
 def test_fused_one_block_takes_over(data_dir, solo, monkeypatch):
     # with the shared memory alone deciding (no bound on the edges), one block takes over at a

@@ -532,9 +532,12 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     cp = _cp()
     n = int(indptr.shape[0]) - 1
     nnz = int(indices.shape[0])
+    # int32 offsets go as they are (the kernel widens them; a copy here costs more than the run's
+    # level start on small graphs)
+    wide = cp.int32 if indptr.dtype == cp.int32 else cp.int64
     indptr, indices, weights = (
         x if x.dtype == dtype else x.astype(dtype)
-        for x, dtype in ((indptr, cp.int64), (indices, cp.int32), (weights, cp.float64))
+        for x, dtype in ((indptr, wide), (indices, cp.int32), (weights, cp.float64))
     )
     level_cap = max(1, min(int(params["max_levels"]), FUSED_LEVEL_BYTES // (4 * max(n, 1))))
     ts = _device_table_sizes(max(n, 320))
@@ -548,7 +551,7 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     check_memory(n, nnz, 0, need=_layout(arrays)[1])
     *bufs, levels_out, o2l, stats, work = _carve(arrays)
     stats.data.memset_async(0, stats.nbytes)
-    args = (indptr, indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work, np.int64(work_bytes),
+    args = (indptr, np.int32(indptr.dtype.itemsize), indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work, np.int64(work_bytes),
             np.int64(table_cap), np.float64(params["resolution"]), np.float64(params["t_bin"]),
             np.float64(params["t_final"]), np.int32(bin_vertices), np.int32(fixed_bits),
             np.int32(params["max_levels"]), np.int32(params["max_iterations"]), np.int32(slices),
