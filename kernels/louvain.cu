@@ -773,7 +773,7 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 // edge-balanced over warps (for_each_index, as the kernels for the largest buckets do), then
 // counts the filled slots, takes prefix sums across the cluster, and writes the new CSR. A
 // level whose graph has a vertex of degree > 319 (a bucket without a shared-memory table) or
-// exceeds the level capacity stops the kernel ("handover"); the host continues from that
+// has no room left in the level maps stops the kernel ("handover"); the host continues from that
 // level's graph with the launch-per-phase kernels.
 //
 // Needs thread-block clusters (sm_90). Tunables: FUSED_CLUSTER (blocks, 8 is portable),
@@ -791,7 +791,7 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 #define FUSED_MAX_DEGREE 319
 #define FUSED_MAX_BATCHES 64
 #define FUSED_PART 8
-#define FUSED_STAT_HEAD 8
+#define FUSED_STAT_HEAD 10
 #define FUSED_STAT_W 8
 #define FUSED_DONE 1
 #define FUSED_HANDOVER 2
@@ -1218,30 +1218,34 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 // 0's edge lists are the input's, its fixed-point weights and self-loops are buffer a's). ts:
 // table sizes by degree (the smallest prime above 1.5 d, at least max(n0, 320) + 1 entries).
 // work: scratch of work_bytes bytes, carved below; table_cap: slots of the aggregation's tables.
-// Output: levels_out[l * n0 + i], the community of vertex i after level l; o2l, the level vertex
-// of each original vertex when the kernel stops; stats: a header (status, levels written, the
-// level/n/nnz of a handover, the records written) and one record per level processed (n, nnz,
-// sweeps, modularity bits, nanoseconds moving and aggregating, and 1 if the level was aggregated
-// and written, 2 if it was written without aggregating: the first level, when nothing moved).
+// Output: level_maps, each written level's map, one after the other: the new vertex of each of
+// the level's n vertices (the host composes them into the communities of the original vertices;
+// a level whose map would pass map_cap entries, or whose record would pass record_cap, is handed
+// over); stats: a header (status, levels written, the level/n/nnz of a handover, the records
+// written, nanoseconds, the weight scale, the map entries written) and one record per level
+// processed (n, nnz, sweeps, modularity bits, nanoseconds moving and aggregating, and 1 if the
+// level was aggregated and written, 2 if it was written without aggregating: the first level,
+// when nothing moved).
 #define FUSED_ARGS                                                                                           \
     const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0,   \
         i64 *indptr_a,                                                                                       \
         int *indices_a, i64 *wfix_a, i64 *loop_a, i64 *indptr_b, int *indices_b, i64 *wfix_b, i64 *loop_b,   \
         const int *ts, char *work, i64 work_bytes, i64 table_cap, double resolution, double t_bin,          \
         double t_final, int bin_vertices, int fixed_bits, int max_levels, int max_iterations, int slices,    \
-        int slice_min, int level_cap, int *levels_out, int *o2l, i64 *stats, i64 solo_off, i64 solo_cap,     \
+        int slice_min, int record_cap, int map_cap, int *level_maps, i64 *stats, i64 solo_off, i64 solo_cap, \
         i64 solo_edges
 #define FUSED_ARG_NAMES                                                                                      \
     indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_a, indices_a, wfix_a, loop_a, indptr_b,      \
         indices_b, wfix_b,                                                                                   \
         loop_b, ts, work, work_bytes, table_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits,        \
-        max_levels, max_iterations, slices, slice_min, level_cap, levels_out, o2l, stats, solo_off, solo_cap, \
+        max_levels, max_iterations, slices, slice_min, record_cap, map_cap, level_maps, stats, solo_off, solo_cap, \
         solo_edges
 
 // The run's state carried from the cluster's levels to block 0's.
 struct FusedRun {
     double scale;
     i64 nnz;
+    int map_off;
     int level, written, records, status, n;
 };
 
@@ -1395,7 +1399,9 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     // the run's state in locals (the optimiser keeps them in registers), saved back on return
     int level = run.level, written = run.written, records = run.records, status = run.status, n = run.n;
     i64 nnz = run.nnz;
+    int map_off = run.map_off;
     auto save = [&]() {
+        run.map_off = map_off;
         run.level = level;
         run.written = written;
         run.records = records;
@@ -1468,7 +1474,6 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             csize(0)[v] = csize(1)[v] = sav_csize(1)[v] = 1;
             afix(0)[v] = afix(1)[v] = sav_afix(1)[v] = k;
             com_degree[v] = 0;
-            if (level == 0) o2l[v] = (int)v;
             v8[0] += k;
             v8[1] += self;
             add_square(v8 + 2, k);
@@ -1487,7 +1492,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
 
         const i64* pv = partials();
         const i64 two_m = cluster_value<NB>(pv, 0, false);
-        if (cluster_value<NB>(pv, 5, true) > FUSED_MAX_DEGREE || level >= level_cap) {
+        if (cluster_value<NB>(pv, 5, true) > FUSED_MAX_DEGREE || records >= record_cap || (i64)map_off + n > (i64)map_cap) {
             status = FUSED_HANDOVER;
             break;
         }
@@ -1638,7 +1643,8 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         ++records;
         if (changed == 0) {  // nothing moved: the level loop ends
             if (written == 0) {  // every vertex is its own community
-                for (i64 i = gtid; i < n0; i += T) levels_out[i] = o2l[i];
+                for (i64 v = gtid; v < n; v += T) level_maps[v] = (int)v;  // level 0: n = n0, map_off = 0
+                map_off = n;
                 if (leader) rec[6] = 2;
                 written = 1;
             }
@@ -1701,13 +1707,13 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             }
             if (run_scan(ok ? u : -1, lp, Sum()) && lp) atomicAdd((u64*)&new_loop[nc], (u64)lp);
         });
-        for (i64 u = gtid; u < n; u += T)
-            if (loop[u]) atomicAdd((u64*)&new_loop[new_id[comm(0)[u]]], (u64)loop[u]);
-        for (i64 i = gtid; i < n0; i += T) {
-            const int x = new_id[comm(0)[o2l[i]]];
-            o2l[i] = x;
-            levels_out[(i64)written * n0 + i] = x;
+        // every member's self-loop into its community's; the level's map (its vertices' new ids)
+        for (i64 u = gtid; u < n; u += T) {
+            const int x = new_id[comm(0)[u]];
+            level_maps[(i64)map_off + u] = x;
+            if (loop[u]) atomicAdd((u64*)&new_loop[x], (u64)loop[u]);
         }
+        map_off += n;
         sync();
         // the filled slots of each table (counted above) are the new vertex's edges
         i64 pre1[1], tot1[1];
@@ -1749,6 +1755,7 @@ __device__ __forceinline__ void fused_stats(i64* stats, const FusedRun& run, int
     stats[5] = run.records;
     stats[6] = ns;
     stats[7] = __double_as_longlong(run.scale);
+    stats[8] = run.map_off;
 }
 
 // The cluster's levels. When a level fits one block (see fused_levels), the run's state goes to
@@ -1765,6 +1772,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
     run.status = FUSED_DONE;
     run.n = n0;
     run.nnz = nnz0;
+    run.map_off = 0;
     const bool solo = fused_levels<FUSED_CLUSTER>(FUSED_ARG_NAMES, run, sh, s_dyn);
     if (blockIdx.x == 0 && threadIdx.x == 0)
         fused_stats(stats, run, solo ? FUSED_SOLO : run.status, solo ? (i64)t_start : (i64)(global_ns() - t_start));
@@ -1786,6 +1794,7 @@ extern "C" __global__ void __launch_bounds__(FUSED_THREADS, 1) louvain_fused_sol
     run.records = (int)stats[5];
     const u64 t_start = (u64)stats[6];
     run.scale = __longlong_as_double(stats[7]);
+    run.map_off = (int)stats[8];
     for (int d = threadIdx.x; d <= FUSED_MAX_DEGREE; d += FUSED_THREADS) sh.ts[d] = ts[d];
     __syncthreads();  // every thread has read the header before thread 0 rewrites it
     fused_levels<1>(FUSED_ARG_NAMES, run, sh, s_dyn);

@@ -418,6 +418,28 @@ def _fused_blocks(d) -> list:
     return [lv["blocks"] for lv in d.timings["levels"]]
 
 
+@pytest.mark.parametrize(("n", "nnz"), [(1, 0), (34, 156), (500, 9000), (1589, 5484), (15606, 91756), (3000, 3000)])
+def test_fused_table_cap_bounds_every_partition(n, nnz):
+    # the aggregation's tables take ts[min(d_c, n)] slots per community of degree d_c, the degrees
+    # summing to at most nnz over at most n communities; the fused kernel's bound covers the
+    # worst cases: k communities of one degree d (k = min(n, nnz // d)), the rest of degree 0,
+    # and random splits of nnz
+    from mgmatch.cpu.louvain import table_sizes
+    from mgmatch.gpu import louvain as gl
+
+    ts = table_sizes(max(n, 320)).astype(np.int64)
+    cap = gl._fused_table_cap(n, nnz)
+    d = np.arange(1, n + 1)
+    k = np.minimum(n, nnz // d)
+    worst = int(np.max(k * ts[np.minimum(d, n)] + (n - k) * ts[0])) if n else 0
+    assert worst <= cap
+    rng = np.random.default_rng(n)
+    for _ in range(20):
+        degrees = np.bincount(rng.integers(0, n, nnz), minlength=n) if n else np.zeros(0, int)
+        assert int(ts[np.minimum(degrees, n)].sum()) <= cap
+    assert cap <= 1.5 * nnz + 8 * n + 64  # and stays near 1.5 nnz on sparse graphs (4elt: 28 bytes a stored edge)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("slices", [4, 1, 3])
 @pytest.mark.parametrize("solo", [None, 0])
@@ -501,7 +523,7 @@ def test_fused_cluster_shapes(data_dir, cluster, threads, monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("why", ["degree", "levels"])
 def test_fused_hands_over_to_the_phase_driver(data_dir, why, monkeypatch):
-    # a level the fused kernel cannot take (a vertex of degree > 319, or no room for its labels)
+    # a level the fused kernel cannot take (a vertex of degree > 319, or no room for its map)
     # goes on in the phase-per-kernel driver from that level's graph
     from mgmatch.gpu import louvain as gl
     from mgmatch.io import read_graph
@@ -534,7 +556,7 @@ def test_fused_not_taken_for_hubs():
 def test_gpu_memory_estimate_raises(monkeypatch):
     from mgmatch.gpu import louvain as gl
 
-    monkeypatch.setattr(gl, "free_bytes", lambda: 1000)
+    monkeypatch.setattr(gl, "free_bytes", lambda need=0: 1000)
     with pytest.raises(ResourceError, match="GiB"):
         louvain(_planted(), device="gpu")
 

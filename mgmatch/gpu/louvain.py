@@ -124,12 +124,16 @@ def _prefix(values):
     return out
 
 
-def free_bytes() -> int:
-    """Device memory free for new arrays: the driver's free memory plus the pool's cached blocks."""
+def free_bytes(need: int = 0) -> int:
+    """Device memory free for new arrays: the pool's cached blocks, plus the driver's free memory
+    unless the cached blocks alone hold ``need`` bytes (a repeated run of the same size; the
+    driver's query costs tens of microseconds, as much as a level of a small graph)."""
     cp = _cp()
+    cached = int(cp.get_default_memory_pool().free_bytes())
+    if 0 < need <= cached:
+        return cached
     free, _total = cp.cuda.runtime.memGetInfo()
-    pool = cp.get_default_memory_pool()
-    return int(free + pool.free_bytes())
+    return int(free) + cached
 
 
 def estimate_bytes(n: int, nnz: int, max_degree: int) -> int:
@@ -147,7 +151,7 @@ def check_memory(n: int, nnz: int, max_degree: int, need: int | None = None) -> 
     """Raise :class:`~mgmatch.errors.ResourceError` unless a run of this size fits the device
     (``need`` bytes, by default :func:`estimate_bytes`)."""
     need = estimate_bytes(n, nnz, max_degree) if need is None else int(need)
-    have = free_bytes()
+    have = free_bytes(need)
     if need > have:
         raise ResourceError(
             f"louvain on a graph with {n} vertices and {nnz} stored edges needs about "
@@ -402,12 +406,13 @@ FUSED_SOLO_THREADS = 512
 #: Shared memory for that block's copy of a level; ``None``: all the device lets a block have
 #: beside the computeMove tables and the kernel's own arrays (about 175 KiB on an H200).
 FUSED_SOLO_BYTES = None
-#: Bytes for the levels the fused kernel writes (n per level); with more levels than fit, the
-#: kernel stops there and the phase-per-kernel driver goes on.
+#: Most bytes for the level maps the fused kernel writes (4 per vertex of each level's graph);
+#: a level whose map would not fit stops the kernel there, and the phase-per-kernel driver goes on.
 FUSED_LEVEL_BYTES = 64 << 20
+_FUSED_MAX_RECORDS = 256  # levels processed, each with a record in the stats
 _FUSED_BUCKETS = (4, 8, 16, 32, 84, 319)  # the kernel's computeMove buckets (its move_bucket)
 _FUSED_MAX_BATCHES = 64
-_FUSED_STAT_HEAD = 8
+_FUSED_STAT_HEAD = 10
 _FUSED_STAT_W = 8
 _FUSED_PART = 8
 #: (group size, table slots) of the kernel's computeMove buckets: its shared-memory tables
@@ -479,16 +484,34 @@ def _fused_smem(threads: int) -> int:
     return max(threads // g * t for g, t in _FUSED_TABLES) * _SLOT_BYTES
 
 
-def _fused_table_cap(n: int, nnz: int) -> int:
-    """Slots the aggregation's tables can need: sum over communities of the table size of their
-    degree d (capped at n), at most 1.5 d plus the largest excess of a table size over 1.5 d."""
-    return int(1.5 * nnz + n * _table_excess(max(n, 320))) + 16
+def _fused_map_cap(n: int) -> int:
+    """Entries of the level-map buffer: four times the vertices, within :data:`FUSED_LEVEL_BYTES`.
+
+    Each level's map has an entry per vertex of its graph, and the kernel stops at a level whose
+    map might not fit (the check comes before its sweeps, so the last level, which writes no map,
+    counts too). Levels usually shrink several times over (4elt: 15,606, 3,187, 458, 77, 34 and
+    31 vertices); isolated vertices and small components stay (netscience: 1,589, 521, 420,
+    408, 406).
+    """
+    return max(1, min(4 * n + 64, FUSED_LEVEL_BYTES // 4))
 
 
 @functools.lru_cache(maxsize=64)
-def _table_excess(max_degree: int) -> float:
-    sizes = table_sizes(max_degree)
-    return float(np.max(sizes - 1.5 * np.arange(sizes.shape[0])))
+def _fused_table_cap(n: int, nnz: int) -> int:
+    """Slots the aggregation's tables can need on any level of a graph of ``n`` vertices and
+    ``nnz`` stored entries: the sum over communities of ``ts[min(d_c, n)]``, the table size of
+    their degree ``d_c``, where the degrees sum to at most ``nnz`` over at most ``n`` communities.
+
+    With ``G(d)``, the largest excess ``ts[d'] - 1.5 d'`` for ``d' <= d`` (non-decreasing), the
+    sum is at most ``1.5 nnz + n G(0) + sum_{j >= 1} (G(j) - G(j - 1)) min(n, nnz // j)``, since
+    at most ``nnz // j`` communities have degree ``j`` or more. (The bound ``1.5 nnz + n G(n)``
+    is 4 to 5 times larger on sparse graphs: the large excesses belong to large degrees, which
+    few communities can have.)
+    """
+    excess = np.maximum.accumulate(table_sizes(max(n, 320))[: n + 1] - 1.5 * np.arange(n + 1))
+    j = np.arange(1, n + 1)
+    tail = float(np.sum(np.diff(excess) * np.minimum(n, nnz // j)))
+    return int(1.5 * nnz + n * excess[0] + tail) + 16
 
 
 def _layout(sizes) -> tuple[list, int]:
@@ -523,7 +546,7 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     the last, small levels in a second on one block, ``louvain_fused_solo``).
 
     Returns a dict: ``status`` (``"done"``, ``"handover"`` when a level's graph has a vertex of
-    degree above 319 or the level buffer is full, ``"no_room"``), ``levels`` (host int64 arrays,
+    degree above 319 or the level-map buffer is full, ``"no_room"``), ``levels`` (host int64 arrays,
     the communities of the original vertices after each written level), ``modularity`` (per
     written level), ``level_timings`` (one dict per level processed, as the phase driver keeps,
     with ``blocks``: the cluster's size, or 1), ``kernel_s`` (both kernels); after a handover also ``level`` (the level to go on with), ``graph`` (its
@@ -539,23 +562,24 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         x if x.dtype == dtype else x.astype(dtype)
         for x, dtype in ((indptr, wide), (indices, cp.int32), (weights, cp.float64))
     )
-    level_cap = max(1, min(int(params["max_levels"]), FUSED_LEVEL_BYTES // (4 * max(n, 1))))
+    record_cap = min(int(params["max_levels"]), _FUSED_MAX_RECORDS)
+    map_cap = _fused_map_cap(n)
     ts = _device_table_sizes(max(n, 320))
     table_cap = _fused_table_cap(n, nnz)
     work_bytes = _fused_work_bytes(n, table_cap, max(FUSED_CLUSTER, 8))  # room for the fallback too
     level_graph = ((n + 1, np.int64), (nnz, np.int32), (nnz, np.int64), (max(n, 1), np.int64))
     arrays = level_graph + level_graph + (
-        (level_cap * n, np.int32), (max(n, 1), np.int32),
-        (_FUSED_STAT_HEAD + _FUSED_STAT_W * (level_cap + 1), np.int64), (work_bytes, np.uint8),
+        (max(map_cap, 1), np.int32), (_FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1), np.int64),
+        (work_bytes, np.uint8),
     )
     check_memory(n, nnz, 0, need=_layout(arrays)[1])
-    *bufs, levels_out, o2l, stats, work = _carve(arrays)
+    *bufs, level_maps, stats, work = _carve(arrays)
     stats.data.memset_async(0, stats.nbytes)
     args = (indptr, np.int32(indptr.dtype.itemsize), indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work, np.int64(work_bytes),
             np.int64(table_cap), np.float64(params["resolution"]), np.float64(params["t_bin"]),
             np.float64(params["t_final"]), np.int32(bin_vertices), np.int32(fixed_bits),
             np.int32(params["max_levels"]), np.int32(params["max_iterations"]), np.int32(slices),
-            np.int32(slice_min), np.int32(level_cap), levels_out, o2l, stats)
+            np.int32(slice_min), np.int32(record_cap), np.int32(map_cap), level_maps, stats)
 
     def launch(cluster):
         kernel, solo_kernel, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster)
@@ -575,13 +599,13 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         launch(8)
     st = stats.get()
     status = _FUSED_STATUS.get(int(st[0]), "no_room")
-    written, level, n_at, nnz_at, records = (int(x) for x in st[1:6])
+    level, n_at, nnz_at, records = (int(x) for x in st[2:6])
     recs = st[_FUSED_STAT_HEAD: _FUSED_STAT_HEAD + _FUSED_STAT_W * records].reshape(records, _FUSED_STAT_W)
     q = recs[:, 3].copy().view(np.float64)
-    levels = levels_out[: written * n].get().reshape(written, n).astype(np.int64)
+    levels = _compose_level_maps(level_maps[: int(st[8])].get(), recs[recs[:, 6] > 0, 0])
     out = {
         "status": status,
-        "levels": list(levels),
+        "levels": levels,
         "modularity": [float(q[i]) for i in range(records) if recs[i, 6]],
         "level_timings": [],
         "kernel_s": float(st[6]) * 1e-9,
@@ -598,5 +622,20 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         # copies: views would keep the whole allocation (levels, scratch) for the driver's levels
         out["graph"] = (bufs[b][: n_at + 1].copy(), bufs[b + 1][:nnz_at].copy(), bufs[b + 2][:nnz_at].copy(),
                         bufs[b + 3][:n_at].copy())
-        out["orig_to_level"] = o2l[:n].copy()
+        out["orig_to_level"] = cp.asarray(levels[-1], dtype=cp.int32) if levels else cp.arange(n, dtype=cp.int32)
     return out
+
+
+def _compose_level_maps(maps, sizes) -> list:
+    """The communities of the original vertices after each written level (int64 host arrays),
+    from the kernel's level maps: ``sizes[l]`` entries each, the new vertex of each vertex of
+    level ``l``."""
+    sizes = [int(size) for size in sizes]
+    levels = np.empty((len(sizes), sizes[0] if sizes else 0), dtype=np.int64)
+    at, prev = 0, None
+    for row, size in zip(levels, sizes):
+        m = maps[at: at + size]
+        prev = m if prev is None else m.take(prev)  # int32 gathers; one conversion per row
+        row[:] = prev
+        at += size
+    return list(levels)
