@@ -569,7 +569,7 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     work_bytes = _fused_work_bytes(n, table_cap, max(FUSED_CLUSTER, 8))  # room for the fallback too
     level_graph = ((n + 1, np.int64), (nnz, np.int32), (nnz, np.int64), (max(n, 1), np.int64))
     arrays = level_graph + level_graph + (
-        (max(map_cap, 1), np.int32), (_FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1), np.int64),
+        (map_cap, np.int32), (_FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1), np.int64),
         (work_bytes, np.uint8),
     )
     check_memory(n, nnz, 0, need=_layout(arrays)[1])
