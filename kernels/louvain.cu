@@ -773,8 +773,8 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 // edge-balanced over warps (for_each_index, as the kernels for the largest buckets do), then
 // counts the filled slots, takes prefix sums across the cluster, and writes the new CSR. A
 // level whose graph has a vertex of degree > 319 (a bucket without a shared-memory table) or
-// has no room left in the level maps stops the kernel ("handover"); the host continues from that
-// level's graph with the launch-per-phase kernels.
+// has no room left in the level maps stops the kernel ("handover"); the host continues from
+// that level's graph with the launch-per-phase kernels.
 //
 // Needs thread-block clusters (sm_90). Tunables: FUSED_CLUSTER (blocks, 8 is portable),
 // FUSED_THREADS (threads per block; the one-block kernel is compiled with its own).
@@ -1238,8 +1238,8 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
     indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_a, indices_a, wfix_a, loop_a, indptr_b,      \
         indices_b, wfix_b,                                                                                   \
         loop_b, ts, work, work_bytes, table_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits,        \
-        max_levels, max_iterations, slices, slice_min, record_cap, map_cap, level_maps, stats, solo_off, solo_cap, \
-        solo_edges
+        max_levels, max_iterations, slices, slice_min, record_cap, map_cap, level_maps, stats, solo_off,       \
+        solo_cap, solo_edges
 
 // The run's state carried from the cluster's levels to block 0's.
 struct FusedRun {
@@ -1492,7 +1492,9 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
 
         const i64* pv = partials();
         const i64 two_m = cluster_value<NB>(pv, 0, false);
-        if (cluster_value<NB>(pv, 5, true) > FUSED_MAX_DEGREE || records >= record_cap || (i64)map_off + n > (i64)map_cap) {
+        // (the map check in 64 bits: written in int, it left ptxas a 1.4 KB stack frame of spills)
+        if (cluster_value<NB>(pv, 5, true) > FUSED_MAX_DEGREE || records >= record_cap ||
+            (i64)map_off + n > (i64)map_cap) {
             status = FUSED_HANDOVER;
             break;
         }
