@@ -1212,11 +1212,12 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 // The whole Louvain method (Algorithms 1 to 3, level after level) on one cluster; see above.
 //
 // Input: the level-0 CSR (indptr0, indices0, float64 weights0) of n0 vertices and nnz0 entries;
-// indptr0 has entries of indptr0_bytes bytes (4: the cluster's kernel widens it into indptr_a,
-// which level 0 does not otherwise use).
-// Two level-graph buffers (a, b) take the levels' graphs in turn (level l in buffer l & 1; level
-// 0's edge lists are the input's, its fixed-point weights and self-loops are buffer a's). ts:
-// table sizes by degree (the smallest prime above 1.5 d, at least max(n0, 320) + 1 entries).
+// indptr0 has entries of indptr0_bytes bytes (4: the cluster's kernel widens it into indptr_l).
+// One level-graph buffer (indptr_l, indices_l, wfix_l) holds the level's graph, and each
+// aggregation writes the next level's over it (level 0's edge lists are the input's, its
+// fixed-point weights the buffer's); the self-loops of level l are in loop_a (l even) or
+// loop_b. ts: table sizes by degree (the smallest prime above 1.5 d, at least max(n0, 320) + 1
+// entries).
 // work: scratch of work_bytes bytes, carved below; table_cap: slots of the aggregation's tables.
 // Output: level_maps, each written level's map, one after the other: the new vertex of each of
 // the level's n vertices (the host composes them into the communities of the original vertices;
@@ -1228,16 +1229,14 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 // when nothing moved).
 #define FUSED_ARGS                                                                                           \
     const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0,   \
-        i64 *indptr_a,                                                                                       \
-        int *indices_a, i64 *wfix_a, i64 *loop_a, i64 *indptr_b, int *indices_b, i64 *wfix_b, i64 *loop_b,   \
+        i64 *indptr_l, int *indices_l, i64 *wfix_l, i64 *loop_a, i64 *loop_b,                             \
         const int *ts, char *work, i64 work_bytes, i64 table_cap, double resolution, double t_bin,          \
         double t_final, int bin_vertices, int fixed_bits, int max_levels, int max_iterations, int slices,    \
         int slice_min, int record_cap, int map_cap, int *level_maps, i64 *stats, i64 solo_off, i64 solo_cap, \
         i64 solo_edges
 #define FUSED_ARG_NAMES                                                                                      \
-    indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_a, indices_a, wfix_a, loop_a, indptr_b,      \
-        indices_b, wfix_b,                                                                                   \
-        loop_b, ts, work, work_bytes, table_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits,        \
+    indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_l, indices_l, wfix_l, loop_a, loop_b, ts,   \
+        work, work_bytes, table_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits,        \
         max_levels, max_iterations, slices, slice_min, record_cap, map_cap, level_maps, stats, solo_off,       \
         solo_cap, solo_edges
 
@@ -1309,7 +1308,9 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     const i64 gtid = ((i64)(threadIdx.x / 32) * NB + blockIdx.x) * 32 + threadIdx.x % 32;
     const bool leader = gtid == 0;
 
-    // ---- scratch (the host sizes `work` by the same rule: 16-byte aligned arrays in this order)
+    // ---- scratch (the host sizes `work` by the same rule: 16-byte aligned arrays in this order).
+    // The move phase's arrays and the aggregation's share one region: neither outlives its phase
+    // (the level start writes the first, the aggregation's first pass the second, in full).
     char* at = work;
     auto take = [&](i64 bytes) {
         char* p = at;
@@ -1318,24 +1319,28 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     };
     const i64 N = n0;
     i64 S = N;  // the stride of the buffer pairs (n on block 0's copy of a level)
+    i64* com_degree = (i64*)take(8 * N);
+    i64* part = (i64*)take(8 * 2 * FUSED_CLUSTER * FUSED_PART);
+    i64* spart = (i64*)take(8 * 2 * FUSED_CLUSTER * FUSED_PART);
+    int* comm_base = (int*)take(4 * 2 * N);
+    int* csize_base = (int*)take(4 * 2 * N);
+    char* const phase_region = at;
     i64* kfix = (i64*)take(8 * N);
     i64* afix_base = (i64*)take(8 * 2 * N);  // two buffers of N (buffer r at afix_base + r * N)
     i64* sav_afix_base = (i64*)take(8 * 2 * N);
-    i64* com_degree = (i64*)take(8 * N);
-    i64* tpos = (i64*)take(8 * (N + 1));
-    i64* counts = (i64*)take(8 * N);
     i64* ostart = (i64*)take(8 * N);  // batch order: the edge offset and degree of order[i]
-    i64* part = (i64*)take(8 * 2 * FUSED_CLUSTER * FUSED_PART);
-    i64* spart = (i64*)take(8 * 2 * FUSED_CLUSTER * FUSED_PART);
-    i64* tvals = (i64*)take(8 * table_cap);
-    int* comm_base = (int*)take(4 * 2 * N);
-    int* csize_base = (int*)take(4 * 2 * N);
     int* sav_comm_base = (int*)take(4 * 2 * N);
     int* sav_csize_base = (int*)take(4 * 2 * N);
     int* order = (int*)take(4 * N);
     int* odeg = (int*)take(4 * N);
+    char* const move_end = at;
+    at = phase_region;
+    i64* tpos = (i64*)take(8 * (N + 1));
+    i64* counts = (i64*)take(8 * N);
     int* new_id = (int*)take(4 * N);
+    i64* tvals = (i64*)take(8 * table_cap);
     int* tkeys = (int*)take(4 * table_cap);
+    if (move_end > at) at = move_end;
     // buffer r of each pair (indexed arithmetically: an array of pointers would live on the stack)
     auto comm = [&](int r) { return comm_base + r * S; };
     auto csize = [&](int r) { return csize_base + r * S; };
@@ -1383,7 +1388,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             v8[0] = b > v8[0] ? b : v8[0];
         }
         if (indptr0_bytes == 4)  // level 0's offsets, widened (read after the barrier below)
-            for (i64 v = gtid; v <= n0; v += T) indptr_a[v] = ((const int*)indptr0)[v];
+            for (i64 v = gtid; v <= n0; v += T) indptr_l[v] = ((const int*)indptr0)[v];
         block_partials<1>(v8, 1u, part_w(part), s_red);
         sync();
         run.scale = 0.0;
@@ -1418,9 +1423,9 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             }
         }
         const int buf = level & 1;
-        i64* indptr = level == 0 && indptr0_bytes == 8 ? (i64*)indptr0 : (buf ? indptr_b : indptr_a);
-        int* indices = level == 0 ? (int*)indices0 : (buf ? indices_b : indices_a);
-        i64* wfix = buf ? wfix_b : wfix_a;
+        i64* indptr = level == 0 && indptr0_bytes == 8 ? (i64*)indptr0 : indptr_l;
+        int* indices = level == 0 ? (int*)indices0 : indices_l;
+        i64* wfix = wfix_l;
         i64* loop = buf ? loop_b : loop_a;
         const u64 t_level = global_ns();
         if constexpr (NB == 1) {  // the level's CSR and batch state to shared memory
@@ -1679,9 +1684,11 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         }, pre2);
         if (leader) tpos[n] = slots;
         const int nbuf = buf ^ 1;
-        i64* new_indptr = nbuf ? indptr_b : indptr_a;
-        int* new_indices = nbuf ? indices_b : indices_a;
-        i64* new_wfix = nbuf ? wfix_b : wfix_a;
+        // the new graph goes over the level's own (whose edges are all hashed before the new offsets
+        // are written); the self-loops are read while the new ones add up, so they alternate
+        i64* new_indptr = indptr_l;
+        int* new_indices = indices_l;
+        i64* new_wfix = wfix_l;
         i64* new_loop = nbuf ? loop_b : loop_a;
         for (i64 s = gtid; s < slots; s += T) {
             tkeys[s] = EMPTY_SLOT;

@@ -533,11 +533,17 @@ def _carve(sizes) -> list:
 
 
 def _fused_work_bytes(n: int, table_cap: int, cluster: int) -> int:
-    """Bytes of the kernel's scratch: its arrays in the order it carves them, 16-byte aligned."""
+    """Bytes of the kernel's scratch: its arrays in the order it carves them, 16-byte aligned;
+    the move phase's and the aggregation's (the tables) share one region."""
     part = 8 * 2 * cluster * _FUSED_PART
-    sizes = (8 * n, 16 * n, 16 * n, 8 * n, 8 * (n + 1), 8 * n, 8 * n, part, part, 8 * table_cap,
-             8 * n, 8 * n, 8 * n, 8 * n, 4 * n, 4 * n, 4 * n, 4 * table_cap)
-    return sum(-(-s // 16) * 16 for s in sizes)
+
+    def size(*sizes):
+        return sum(-(-s // 16) * 16 for s in sizes)
+
+    kept = size(8 * n, part, part, 8 * n, 8 * n)  # community degrees, partials, C and comSize (two each)
+    move = size(8 * n, 16 * n, 16 * n, 8 * n, 8 * n, 8 * n, 4 * n, 4 * n)  # k_i, a_c, saved state, batch order
+    aggregate = size(8 * (n + 1), 8 * n, 4 * n, 8 * table_cap, 4 * table_cap)  # table offsets, counts, ids, tables
+    return kept + max(move, aggregate)
 
 
 def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min: int, bin_vertices: int,
@@ -567,8 +573,9 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     ts = _device_table_sizes(max(n, 320))
     table_cap = _fused_table_cap(n, nnz)
     work_bytes = _fused_work_bytes(n, table_cap, max(FUSED_CLUSTER, 8))  # room for the fallback too
-    level_graph = ((n + 1, np.int64), (nnz, np.int32), (nnz, np.int64), (max(n, 1), np.int64))
-    arrays = level_graph + level_graph + (
+    # one level graph, which each aggregation overwrites with the next, and two rows of self-loops
+    level_graph = ((n + 1, np.int64), (nnz, np.int32), (nnz, np.int64)) + ((max(n, 1), np.int64),) * 2
+    arrays = level_graph + (
         (map_cap, np.int32), (_FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1), np.int64),
         (work_bytes, np.uint8),
     )
@@ -617,11 +624,10 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
             rec["modularity"] = float(q[i])
         out["level_timings"].append(rec)
     if status == "handover":
-        b = 4 * (level & 1)
         out["level"] = level
         # copies: views would keep the whole allocation (levels, scratch) for the driver's levels
-        out["graph"] = (bufs[b][: n_at + 1].copy(), bufs[b + 1][:nnz_at].copy(), bufs[b + 2][:nnz_at].copy(),
-                        bufs[b + 3][:n_at].copy())
+        out["graph"] = (bufs[0][: n_at + 1].copy(), bufs[1][:nnz_at].copy(), bufs[2][:nnz_at].copy(),
+                        bufs[3 + (level & 1)][:n_at].copy())
         out["orig_to_level"] = cp.asarray(levels[-1], dtype=cp.int32) if levels else cp.arange(n, dtype=cp.int32)
     return out
 
