@@ -993,15 +993,34 @@ __device__ __forceinline__ void group_sync() {
         __syncthreads();
 }
 
+// The lanes of this lane's group of G lanes (G <= 32) in its warp.
+template <int G>
+__device__ __forceinline__ unsigned int group_lanes() {
+    if constexpr (G >= 32)
+        return FULL_MASK;
+    else
+        return ((1u << G) - 1u) << (threadIdx.x % 32 / G * G);
+}
+
 // group_reduce over G lanes; a group larger than a warp combines its warps through shared memory
-// (the result is valid in the group's first thread).
+// (the result is valid in the group's first thread). Only (best, best_c) go down the shuffle
+// tree: e_{i->C(i)} is in one slot of the vertex's table (or one lane's sum), so one lane of the
+// group holds it, and a ballot and a shuffle take it from there (the tree's shuffles are what
+// bounds this step, every warp of the block doing the same).
 template <int G>
 __device__ __forceinline__ void fused_group_reduce(double& best, int& best_c, i64& e_own, double* s_best, int* s_bc,
                                                    i64* s_eo) {
-    if constexpr (G <= 32) {
-        group_reduce<G>(best, best_c, e_own);
-    } else {
-        group_reduce<32>(best, best_c, e_own);
+    constexpr int W = G < 32 ? G : 32;
+    const unsigned int holder = __ballot_sync(FULL_MASK, e_own != 0) & group_lanes<W>();
+    const i64 e = __shfl_sync(FULL_MASK, e_own, holder ? __ffs(holder) - 1 : 0);
+    e_own = holder ? e : 0;
+#pragma unroll
+    for (int off = W / 2; off > 0; off >>= 1) {
+        const double ob = __shfl_xor_sync(FULL_MASK, best, off, W);
+        const int oc = __shfl_xor_sync(FULL_MASK, best_c, off, W);
+        better(best, best_c, ob, oc);
+    }
+    if constexpr (G > 32) {
         const int warp = threadIdx.x / 32;
         if (threadIdx.x % 32 == 0) {
             s_best[warp] = best;
@@ -1125,12 +1144,12 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
         int kc[SLOTS], ks[SLOTS];
         i64 kw[SLOTS], ka[SLOTS];
         if constexpr (LANE_SUMS) {
-            // The group's lanes with edges into one community (__match_any_sync, keyed by group)
+            // The group's lanes with edges into one community (__match_any_sync, within the group)
             // sum their weights by shuffles, and the first of them holds (community, weight) as
             // a table slot would: the same (community, weight) pairs as the table, without its
             // shared-memory compare-and-swap loops, which cost more than the whole sum.
             const int wl = threadIdx.x % 32, base = wl / G * G;
-            const unsigned int peers = __match_any_sync(FULL_MASK, ((u64)(wl / G) << 32) | (unsigned int)cu[0]);
+            const unsigned int peers = __match_any_sync(FULL_MASK, (unsigned int)cu[0]) & group_lanes<G>();
             i64 sum = 0;
 #pragma unroll
             for (int k = 0; k < G; ++k) {
