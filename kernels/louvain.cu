@@ -1246,18 +1246,17 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 // processed (n, nnz, sweeps, modularity bits, nanoseconds moving and aggregating, and 1 if the
 // level was aggregated and written, 2 if it was written without aggregating: the first level,
 // when nothing moved).
-#define FUSED_ARGS                                                                                           \
-    const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0,   \
-        i64 *indptr_l, int *indices_l, i64 *wfix_l, i64 *loop_a, i64 *loop_b,                             \
-        const int *ts, char *work, i64 work_bytes, i64 table_cap, double resolution, double t_bin,          \
-        double t_final, int bin_vertices, int fixed_bits, int max_levels, int max_iterations, int slices,    \
-        int slice_min, int record_cap, int map_cap, int *level_maps, i64 *stats, i64 solo_off, i64 solo_cap, \
-        i64 solo_edges
-#define FUSED_ARG_NAMES                                                                                      \
-    indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_l, indices_l, wfix_l, loop_a, loop_b, ts,   \
-        work, work_bytes, table_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits,        \
-        max_levels, max_iterations, slices, slice_min, record_cap, map_cap, level_maps, stats, solo_off,       \
-        solo_cap, solo_edges
+#define FUSED_ARGS                                                                                         \
+    const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0, \
+        i64 *indptr_l, int *indices_l, i64 *wfix_l, i64 *loop_a, i64 *loop_b, const int *ts, char *work,  \
+        i64 work_bytes, i64 table_cap, double resolution, double t_bin, double t_final, int bin_vertices,  \
+        int fixed_bits, int max_levels, int max_iterations, int slices, int slice_min, int record_cap,     \
+        int map_cap, int *level_maps, i64 *stats, i64 solo_off, i64 solo_cap, i64 solo_edges
+#define FUSED_ARG_NAMES                                                                                    \
+    indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_l, indices_l, wfix_l, loop_a, loop_b, ts, \
+        work, work_bytes, table_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits, max_levels,     \
+        max_iterations, slices, slice_min, record_cap, map_cap, level_maps, stats, solo_off, solo_cap,     \
+        solo_edges
 
 // The run's state carried from the cluster's levels to block 0's.
 struct FusedRun {
