@@ -1234,9 +1234,8 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 // indptr0 has entries of indptr0_bytes bytes (4: the cluster's kernel widens it into indptr_l).
 // One level-graph buffer (indptr_l, indices_l, wfix_l) holds the level's graph, and each
 // aggregation writes the next level's over it (level 0's edge lists are the input's, its
-// fixed-point weights the buffer's); the self-loops of level l are in loop_a (l even) or
-// loop_b. ts: table sizes by degree (the smallest prime above 1.5 d, at least max(n0, 320) + 1
-// entries).
+// fixed-point weights the buffer's); loop_l holds the level's self-loops. ts: table sizes by
+// degree (the smallest prime above 1.5 d, at least max(n0, 320) + 1 entries).
 // work: scratch of work_bytes bytes, carved below; table_cap: slots of the aggregation's tables.
 // Output: level_maps, each written level's map, one after the other: the new vertex of each of
 // the level's n vertices (the host composes them into the communities of the original vertices;
@@ -1248,12 +1247,12 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 // when nothing moved).
 #define FUSED_ARGS                                                                                         \
     const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0, \
-        i64 *indptr_l, int *indices_l, i64 *wfix_l, i64 *loop_a, i64 *loop_b, const int *ts, char *work,  \
+        i64 *indptr_l, int *indices_l, i64 *wfix_l, i64 *loop_l, const int *ts, char *work,                \
         i64 work_bytes, i64 table_cap, double resolution, double t_bin, double t_final, int bin_vertices,  \
         int fixed_bits, int max_levels, int max_iterations, int slices, int slice_min, int record_cap,     \
         int map_cap, int *level_maps, i64 *stats, i64 solo_off, i64 solo_cap, i64 solo_edges
 #define FUSED_ARG_NAMES                                                                                    \
-    indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_l, indices_l, wfix_l, loop_a, loop_b, ts, \
+    indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_l, indices_l, wfix_l, loop_l, ts,         \
         work, work_bytes, table_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits, max_levels,     \
         max_iterations, slices, slice_min, record_cap, map_cap, level_maps, stats, solo_off, solo_cap,     \
         solo_edges
@@ -1337,7 +1336,6 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     };
     const i64 N = n0;
     i64 S = N;  // the stride of the buffer pairs (n on block 0's copy of a level)
-    i64* com_degree = (i64*)take(8 * N);
     i64* part = (i64*)take(8 * 2 * FUSED_CLUSTER * FUSED_PART);
     i64* spart = (i64*)take(8 * 2 * FUSED_CLUSTER * FUSED_PART);
     int* comm_base = (int*)take(4 * 2 * N);
@@ -1359,6 +1357,9 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     i64* tvals = (i64*)take(8 * table_cap);
     int* tkeys = (int*)take(4 * table_cap);
     if (move_end > at) at = move_end;
+    // past both phases' arrays, so that each level start can zero it: the communities' degrees
+    // (their edges that leave them) for the aggregation's table sizes, then their new self-loops
+    i64* com_degree = (i64*)take(8 * N);
     // buffer r of each pair (indexed arithmetically: an array of pointers would live on the stack)
     auto comm = [&](int r) { return comm_base + r * S; };
     auto csize = [&](int r) { return csize_base + r * S; };
@@ -1440,11 +1441,10 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 return true;
             }
         }
-        const int buf = level & 1;
         i64* indptr = level == 0 && indptr0_bytes == 8 ? (i64*)indptr0 : indptr_l;
         int* indices = level == 0 ? (int*)indices0 : indices_l;
         i64* wfix = wfix_l;
-        i64* loop = buf ? loop_b : loop_a;
+        i64* loop = loop_l;
         const u64 t_level = global_ns();
         if constexpr (NB == 1) {  // the level's CSR and batch state to shared memory
             i64 off[SOLO_ARRAYS];
@@ -1676,15 +1676,28 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             break;
         }
 
-        // ---- aggregation (Algorithm 3): community degrees, then new ids and table offsets
-        for (i64 v = gtid; v < n; v += T)
-            atomicAdd((u64*)&com_degree[comm(0)[v]], (u64)(indptr[v + 1] - indptr[v]));
+        // ---- aggregation (Algorithm 3): community degrees, then new ids and table offsets. A
+        // community's table holds its edges to other communities: its degree counts only those
+        // (Algorithm 3 line 6 counts them all; on 4elt's first level that needs 1.8 times the slots)
+        for (i64 v = gtid; v < n; v += T) {
+            const int cv = comm(0)[v];
+            i64 out = 0;
+            const i64 s1 = indptr[v + 1];
+            for (i64 e0 = indptr[v]; e0 < s1; e0 += 8) {  // 8 edges' loads in flight at once
+                int x[8];
+#pragma unroll
+                for (int j = 0; j < 8; ++j) x[j] = e0 + j < s1 ? indices[e0 + j] : -1;
+#pragma unroll
+                for (int j = 0; j < 8; ++j) out += x[j] >= 0 && comm(0)[x[j]] != cv;
+            }
+            if (out) atomicAdd((u64*)&com_degree[cv], (u64)out);
+        }
         sync();
         auto nonempty_tables = [&](i64 c, i64 (&x)[2]) {
             const bool used = csize(0)[c] > 0;
             const i64 d = com_degree[c];
             x[0] = used;
-            x[1] = used ? ts[d < n ? d : n] : 0;  // a community has fewer than n neighbours
+            x[1] = used && d > 0 ? ts[d < n ? d : n] : 0;  // a community has fewer than n neighbours
         };
         i64 pre2[2], tot2[2];
         scan_local<2, NB>(n, nonempty_tables, pre2, part_w(spart), s_red);
@@ -1696,49 +1709,48 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             status = FUSED_NO_ROOM;
             break;
         }
+        // the new self-loops add up by old community id in com_degree, each entry zeroed by the
+        // thread that has just read it
+        i64* new_loop = com_degree;
         scan_walk<2, NB>(n, nonempty_tables, [&](i64 c, i64 (&x)[2]) {
             new_id[c] = csize(0)[c] > 0 ? (int)x[0] : -1;
             tpos[c] = x[1];
+            new_loop[c] = 0;
         }, pre2);
         if (leader) tpos[n] = slots;
-        const int nbuf = buf ^ 1;
         // the new graph goes over the level's own (whose edges are all hashed before the new offsets
-        // are written); the self-loops are read while the new ones add up, so they alternate
+        // are written), and the new self-loops over the old once the old are read
         i64* new_indptr = indptr_l;
         int* new_indices = indices_l;
         i64* new_wfix = wfix_l;
-        i64* new_loop = nbuf ? loop_b : loop_a;
         for (i64 s = gtid; s < slots; s += T) {
             tkeys[s] = EMPTY_SLOT;
             tvals[s] = 0;
         }
-        for (i64 c = gtid; c < n_new; c += T) {
-            counts[c] = 0;
-            new_loop[c] = 0;
-        }
+        for (i64 c = gtid; c < n_new; c += T) counts[c] = 0;
         sync();
         // mergeCommunity: every edge into its community's table, by the far end's new community
         // (edges inside the community add to its self-loop; the edge that claims a slot counts
         // it into counts[new id], the new vertex's degree); every vertex's level map moves on
         for_each_index_of(indptr, 0, n, gtid / 32, T / 32, true, [&](bool ok, i64 u, i64 e) {
             i64 lp = 0;
-            int nc = 0;
+            int c = 0;
             if (ok) {
-                const int c = comm(0)[u];
-                nc = new_id[c];
+                c = comm(0)[u];
+                const int nc = new_id[c];
                 const int d = new_id[comm(0)[indices[e]]];
                 if (d == nc)
                     lp = wfix[e];
                 else if (hash_add(tkeys + tpos[c], tvals + tpos[c], (unsigned int)(tpos[c + 1] - tpos[c]), d, wfix[e]))
                     atomicAdd((u64*)&counts[nc], 1ULL);
             }
-            if (run_scan(ok ? u : -1, lp, Sum()) && lp) atomicAdd((u64*)&new_loop[nc], (u64)lp);
+            if (run_scan(ok ? u : -1, lp, Sum()) && lp) atomicAdd((u64*)&new_loop[c], (u64)lp);
         });
         // every member's self-loop into its community's; the level's map (its vertices' new ids)
         for (i64 u = gtid; u < n; u += T) {
-            const int x = new_id[comm(0)[u]];
-            level_maps[(i64)map_off + u] = x;
-            if (loop[u]) atomicAdd((u64*)&new_loop[x], (u64)loop[u]);
+            const int c = comm(0)[u];
+            level_maps[(i64)map_off + u] = new_id[c];
+            if (loop[u]) atomicAdd((u64*)&new_loop[c], (u64)loop[u]);
         }
         map_off += n;
         sync();
@@ -1752,7 +1764,9 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         scan_walk<1, NB>(n_new, count_of, [&](i64 c, i64 (&x)[1]) { new_indptr[c] = x[0]; }, pre1);
         if (leader) new_indptr[n_new] = nnz_new;
         sync();
-        // compaction: each table's entries to its new vertex's edge list
+        // compaction: each table's entries to its new vertex's edge list; the new self-loops
+        for (i64 c = gtid; c < n; c += T)
+            if (new_id[c] >= 0) loop_l[new_id[c]] = new_loop[c];
         for_each_index_of(tpos, 0, n, gtid / 32, T / 32, true, [&](bool ok, i64 c, i64 s) {
             const int key = ok ? tkeys[s] : EMPTY_SLOT;
             emit_table_slot(ok, c, new_id[c], key, key != EMPTY_SLOT ? tvals[s] : 0, 1, counts, new_indptr,

@@ -468,16 +468,67 @@ def test_fused_equals_cpu(data_dir, slices, solo, monkeypatch):
 
 
 @pytest.mark.gpu
-def test_fused_memory_holds_one_level_graph(data_dir):
-    # the fused run's device memory beyond the input: one level graph, which each aggregation
-    # overwrites with the next, and tables in the region of the move phase's arrays (about 55
-    # bytes a stored edge on 4elt; with a graph per level parity and tables of their own, 80)
-    from mgmatch.bench._common import gpu_peak_bytes
+def test_fused_memory_under_48_bytes_a_stored_edge(data_dir, monkeypatch):
+    # the fused run's peak device memory with the input's: one level graph, which each
+    # aggregation overwrites with the next; tables sized by the communities' outside edges, in
+    # the region of the move phase's arrays; the level maps in host memory (47 bytes a stored
+    # edge on 4elt; with tables for every partition's worst case and the maps on the device, 67)
+    from mgmatch.bench._common import device_bytes, gpu_peak_bytes
+    from mgmatch.gpu import louvain as gl
 
     g = _fused_graphs(data_dir)["4elt"].to("gpu")
     louvain(g, device="gpu")  # the kernels and the cached table sizes outside the measured call
-    extra = gpu_peak_bytes(lambda: louvain(g, device="gpu"))["extra_bytes"]
-    assert extra / g.nnz < 60
+    tries = _spy_fused_tries(gl, monkeypatch)
+    peak = gpu_peak_bytes(lambda: louvain(g, device="gpu"), device_bytes(g.indptr, g.indices, g.weights))
+    assert tries == [(gl._fused_table_first(g.n, g.nnz), "done")]  # one run, within the first tables
+    assert peak["peak_bytes"] / g.nnz < 48
+
+
+def _spy_fused_tries(gl, monkeypatch) -> list:
+    """(table slots, status) of each run of the fused kernels from now on, in order."""
+    tries = []
+    real = gl._fused_try
+
+    def spy(*args):
+        out = real(*args)
+        tries.append((args[7], out[0]))
+        return out
+
+    monkeypatch.setattr(gl, "_fused_try", spy)
+    return tries
+
+
+@pytest.mark.gpu
+def test_fused_reruns_with_the_bound_when_tables_overflow(data_dir, monkeypatch):
+    # first tables far too small for the first level's communities: the kernel stops at the
+    # aggregation, the run goes again with the bound of every partition, and decides as the
+    # CPU twin does
+    from mgmatch.gpu import louvain as gl
+
+    monkeypatch.setattr(gl, "FUSED_TABLE_SLOTS", 0.01)
+    monkeypatch.setattr(gl, "FUSED_TABLE_MIN_SLOTS", 1)
+    graphs = _fused_graphs(data_dir)
+    tries = _spy_fused_tries(gl, monkeypatch)
+    for name in ("4elt", "dense100", "netscience"):
+        g = graphs[name]
+        tries.clear()
+        c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
+        assert tries == [(gl._fused_table_first(g.n, g.nnz), "no_room"), (gl._fused_table_cap(g.n, g.nnz), "done")]
+        assert "fused_kernel_s" in d.timings
+        _assert_same(c, d)
+
+
+def test_fused_first_tables_stay_within_the_bound():
+    # a stored edge's worth of slots, or what fits in the move phase's region for free, if more;
+    # never above the bound of every partition
+    from mgmatch.gpu import louvain as gl
+
+    for n, nnz in [(1, 0), (34, 156), (1589, 5484), (15606, 91756), (16384, 1090896), (10**6, 25 * 10**5)]:
+        first, cap = gl._fused_table_first(n, nnz), gl._fused_table_cap(n, nnz)
+        assert min(max(nnz, gl.FUSED_TABLE_MIN_SLOTS), cap) <= first <= cap
+        if first > max(nnz, gl.FUSED_TABLE_MIN_SLOTS) and first < cap:  # the free room: no more scratch
+            assert gl._fused_work_bytes(n, first, 16) == gl._fused_work_bytes(n, 0, 16)
+    assert gl._fused_table_first(10**6, 25 * 10**5) > 25 * 10**5  # 2.5 edges per vertex: room to spare
 
 
 @pytest.mark.gpu

@@ -26,6 +26,7 @@ made once per level.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -408,7 +409,16 @@ FUSED_SOLO_THREADS = 512
 FUSED_SOLO_BYTES = None
 #: Most bytes for the level maps the fused kernel writes (4 per vertex of each level's graph);
 #: a level whose map would not fit stops the kernel there, and the phase-per-kernel driver goes on.
+#: The maps lie in pinned host memory, which the kernel writes directly.
 FUSED_LEVEL_BYTES = 64 << 20
+#: Slots per stored edge the fused kernel's aggregation tables get at first (at least
+#: :data:`FUSED_TABLE_MIN_SLOTS`). A community's table holds its edges to other communities, and
+#: those need 0.39 (rgg k=14) to 0.96 (kron k=14) slots per stored edge on the first level, far
+#: less on later ones; a run that needs more goes again with the bound of every partition
+#: (:func:`_fused_table_cap`, 1.7 to 2.6 slots per stored edge), which would otherwise take
+#: about half the run's device memory on sparse graphs.
+FUSED_TABLE_SLOTS = 1.0
+FUSED_TABLE_MIN_SLOTS = 1 << 12
 _FUSED_MAX_RECORDS = 256  # levels processed, each with a record in the stats
 _FUSED_BUCKETS = (4, 8, 16, 32, 84, 319)  # the kernel's computeMove buckets (its move_bucket)
 _FUSED_MAX_BATCHES = 64
@@ -500,7 +510,8 @@ def _fused_map_cap(n: int) -> int:
 def _fused_table_cap(n: int, nnz: int) -> int:
     """Slots the aggregation's tables can need on any level of a graph of ``n`` vertices and
     ``nnz`` stored entries: the sum over communities of ``ts[min(d_c, n)]``, the table size of
-    their degree ``d_c``, where the degrees sum to at most ``nnz`` over at most ``n`` communities.
+    their degree ``d_c`` (the kernel counts only their edges to other communities), where the
+    degrees sum to at most ``nnz`` over at most ``n`` communities.
 
     With ``G(d)``, the largest excess ``ts[d'] - 1.5 d'`` for ``d' <= d`` (non-decreasing), the
     sum is at most ``1.5 nnz + n G(0) + sum_{j >= 1} (G(j) - G(j - 1)) min(n, nnz // j)``, since
@@ -512,6 +523,16 @@ def _fused_table_cap(n: int, nnz: int) -> int:
     j = np.arange(1, n + 1)
     tail = float(np.sum(np.diff(excess) * np.minimum(n, nnz // j)))
     return int(1.5 * nnz + n * excess[0] + tail) + 16
+
+
+def _fused_table_first(n: int, nnz: int) -> int:
+    """Slots of the fused kernel's first try: :data:`FUSED_TABLE_SLOTS` per stored edge, or all
+    that fit beside the aggregation's other arrays in the move phase's region, if more (on graphs
+    of few edges per vertex); within the bound of every partition."""
+    _, move, aggregate, _ = _fused_regions(n, 0, 8)
+    free = max(0, move - aggregate - 32) // (8 + 4)
+    want = max(math.ceil(FUSED_TABLE_SLOTS * nnz), FUSED_TABLE_MIN_SLOTS, free)
+    return min(want, _fused_table_cap(n, nnz))
 
 
 def _layout(sizes) -> tuple[list, int]:
@@ -532,18 +553,25 @@ def _carve(sizes) -> list:
     return [cp.ndarray((int(count),), dtype=dtype, memptr=base.data + off) for (count, dtype), off in zip(sizes, offsets)]
 
 
-def _fused_work_bytes(n: int, table_cap: int, cluster: int) -> int:
-    """Bytes of the kernel's scratch: its arrays in the order it carves them, 16-byte aligned;
-    the move phase's and the aggregation's (the tables) share one region."""
+def _fused_regions(n: int, table_cap: int, cluster: int) -> tuple[int, int, int, int]:
+    """Bytes of the parts of the kernel's scratch, in the order it carves them (16-byte aligned
+    arrays): those kept across phases, the move phase's, the aggregation's (which share one
+    region), and the community degrees after both."""
     part = 8 * 2 * cluster * _FUSED_PART
 
     def size(*sizes):
         return sum(-(-s // 16) * 16 for s in sizes)
 
-    kept = size(8 * n, part, part, 8 * n, 8 * n)  # community degrees, partials, C and comSize (two each)
+    kept = size(part, part, 8 * n, 8 * n)  # partials, C and comSize (two each)
     move = size(8 * n, 16 * n, 16 * n, 8 * n, 8 * n, 8 * n, 4 * n, 4 * n)  # k_i, a_c, saved state, batch order
     aggregate = size(8 * (n + 1), 8 * n, 4 * n, 8 * table_cap, 4 * table_cap)  # table offsets, counts, ids, tables
-    return kept + max(move, aggregate)
+    return kept, move, aggregate, size(8 * n)
+
+
+def _fused_work_bytes(n: int, table_cap: int, cluster: int) -> int:
+    """Bytes of the kernel's scratch (:func:`_fused_regions`)."""
+    kept, move, aggregate, degrees = _fused_regions(n, table_cap, cluster)
+    return kept + max(move, aggregate) + degrees
 
 
 def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min: int, bin_vertices: int,
@@ -552,7 +580,8 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     the last, small levels in a second on one block, ``louvain_fused_solo``).
 
     Returns a dict: ``status`` (``"done"``, ``"handover"`` when a level's graph has a vertex of
-    degree above 319 or the level-map buffer is full, ``"no_room"``), ``levels`` (host int64 arrays,
+    degree above 319 or the level-map buffer is full, ``"no_room"``: the run did not fit even the
+    tables' bound), ``levels`` (host int64 arrays,
     the communities of the original vertices after each written level), ``modularity`` (per
     written level), ``level_timings`` (one dict per level processed, as the phase driver keeps,
     with ``blocks``: the cluster's size, or 1), ``kernel_s`` (both kernels); after a handover also ``level`` (the level to go on with), ``graph`` (its
@@ -571,45 +600,17 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     record_cap = min(int(params["max_levels"]), _FUSED_MAX_RECORDS)
     map_cap = _fused_map_cap(n)
     ts = _device_table_sizes(max(n, 320))
-    table_cap = _fused_table_cap(n, nnz)
-    work_bytes = _fused_work_bytes(n, table_cap, max(FUSED_CLUSTER, 8))  # room for the fallback too
-    # one level graph, which each aggregation overwrites with the next, and two rows of self-loops
-    level_graph = ((n + 1, np.int64), (nnz, np.int32), (nnz, np.int64)) + ((max(n, 1), np.int64),) * 2
-    arrays = level_graph + (
-        (map_cap, np.int32), (_FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1), np.int64),
-        (work_bytes, np.uint8),
-    )
-    check_memory(n, nnz, 0, need=_layout(arrays)[1])
-    *bufs, level_maps, stats, work = _carve(arrays)
-    stats.data.memset_async(0, stats.nbytes)
-    args = (indptr, np.int32(indptr.dtype.itemsize), indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work, np.int64(work_bytes),
-            np.int64(table_cap), np.float64(params["resolution"]), np.float64(params["t_bin"]),
-            np.float64(params["t_final"]), np.int32(bin_vertices), np.int32(fixed_bits),
-            np.int32(params["max_levels"]), np.int32(params["max_iterations"]), np.int32(slices),
-            np.int32(slice_min), np.int32(record_cap), np.int32(map_cap), level_maps, stats)
-
-    def launch(cluster):
-        kernel, solo_kernel, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster)
-        solo_edges = FUSED_SOLO_EDGES if solo_cap > 0 and FUSED_SOLO_EDGES > 0 else -1  # -1: none
-        tail = (np.int64(solo_off), np.int64(solo_cap), np.int64(solo_edges))
-        kernel((cluster,), (FUSED_THREADS,), args + tail, shared_mem=_fused_smem(FUSED_THREADS))
-        if solo_edges >= 0:  # does nothing unless the cluster's kernel handed a level over
-            solo_kernel((1,), (solo_threads,), args + tail, shared_mem=solo_smem)
-
-    cluster = _fused_cluster()
-    try:
-        launch(cluster)
-    except Exception as exc:  # a device without non-portable clusters: the portable size
-        if cluster <= 8 or "CLUSTER" not in str(exc).upper():
-            raise
-        _CLUSTER_REFUSED.add((int(cp.cuda.runtime.getDevice()), FUSED_CLUSTER))
-        launch(8)
-    st = stats.get()
-    status = _FUSED_STATUS.get(int(st[0]), "no_room")
-    level, n_at, nnz_at, records = (int(x) for x in st[2:6])
-    recs = st[_FUSED_STAT_HEAD: _FUSED_STAT_HEAD + _FUSED_STAT_W * records].reshape(records, _FUSED_STAT_W)
+    out = None
+    for table_cap in dict.fromkeys((_fused_table_first(n, nnz), _fused_table_cap(n, nnz))):  # the bound if needed
+        out = None  # the first try's memory goes back before the second takes its own
+        out = _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, record_cap, map_cap,
+                         (slices, slice_min, bin_vertices, fixed_bits))
+        if out[0] != "no_room":
+            break
+    status, st, recs, records, level_maps, bufs = out
+    level, n_at, nnz_at = (int(x) for x in st[2:5])
     q = recs[:, 3].copy().view(np.float64)
-    levels = _compose_level_maps(level_maps[: int(st[8])].get(), recs[recs[:, 6] > 0, 0])
+    levels = _compose_level_maps(level_maps[: int(st[8])], recs[recs[:, 6] > 0, 0])
     out = {
         "status": status,
         "levels": levels,
@@ -627,9 +628,53 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         out["level"] = level
         # copies: views would keep the whole allocation (levels, scratch) for the driver's levels
         out["graph"] = (bufs[0][: n_at + 1].copy(), bufs[1][:nnz_at].copy(), bufs[2][:nnz_at].copy(),
-                        bufs[3 + (level & 1)][:n_at].copy())
+                        bufs[3][:n_at].copy())
         out["orig_to_level"] = cp.asarray(levels[-1], dtype=cp.int32) if levels else cp.arange(n, dtype=cp.int32)
     return out
+
+
+def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, record_cap, map_cap, ints) -> tuple:
+    """One run of the fused kernels with ``table_cap`` slots of aggregation tables: ``(status,
+    stats header, records, their count, the level maps (host), the level buffers)``."""
+    import cupyx  # noqa: PLC0415
+
+    cp = _cp()
+    work_bytes = _fused_work_bytes(n, table_cap, max(FUSED_CLUSTER, 8))  # room for the fallback too
+    # one level graph, which each aggregation overwrites with the next, and its self-loops
+    level_graph = ((n + 1, np.int64), (nnz, np.int32), (nnz, np.int64), (max(n, 1), np.int64))
+    arrays = level_graph + ((_FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1), np.int64), (work_bytes, np.uint8))
+    check_memory(n, nnz, 0, need=_layout(arrays)[1])
+    *bufs, stats, work = _carve(arrays)
+    # pinned host memory is mapped at the same address on every device with unified addressing
+    level_maps = cupyx.empty_pinned(map_cap, np.int32)
+    stats.data.memset_async(0, stats.nbytes)
+    slices, slice_min, bin_vertices, fixed_bits = ints
+    args = (indptr, np.int32(indptr.dtype.itemsize), indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work,
+            np.int64(work_bytes), np.int64(table_cap), np.float64(params["resolution"]), np.float64(params["t_bin"]),
+            np.float64(params["t_final"]), np.int32(bin_vertices), np.int32(fixed_bits),
+            np.int32(params["max_levels"]), np.int32(params["max_iterations"]), np.int32(slices),
+            np.int32(slice_min), np.int32(record_cap), np.int32(map_cap), np.uint64(level_maps.ctypes.data), stats)
+
+    def launch(cluster):
+        kernel, solo_kernel, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster)
+        solo_edges = FUSED_SOLO_EDGES if solo_cap > 0 and FUSED_SOLO_EDGES > 0 else -1  # -1: none
+        tail = (np.int64(solo_off), np.int64(solo_cap), np.int64(solo_edges))
+        kernel((cluster,), (FUSED_THREADS,), args + tail, shared_mem=_fused_smem(FUSED_THREADS))
+        if solo_edges >= 0:  # does nothing unless the cluster's kernel handed a level over
+            solo_kernel((1,), (solo_threads,), args + tail, shared_mem=solo_smem)
+
+    cluster = _fused_cluster()
+    try:
+        launch(cluster)
+    except Exception as exc:  # a device without non-portable clusters: the portable size
+        if cluster <= 8 or "CLUSTER" not in str(exc).upper():
+            raise
+        _CLUSTER_REFUSED.add((int(cp.cuda.runtime.getDevice()), FUSED_CLUSTER))
+        launch(8)
+    st = stats.get()  # (after the kernels: the maps are complete too)
+    records = int(st[5])
+    recs = st[_FUSED_STAT_HEAD: _FUSED_STAT_HEAD + _FUSED_STAT_W * records].reshape(records, _FUSED_STAT_W)
+    return _FUSED_STATUS.get(int(st[0]), "no_room"), st, recs, records, level_maps, bufs
 
 
 def _compose_level_maps(maps, sizes) -> list:
