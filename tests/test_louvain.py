@@ -505,15 +505,14 @@ def test_fused_reruns_with_the_bound_when_tables_overflow(data_dir, monkeypatch)
     # CPU twin does
     from mgmatch.gpu import louvain as gl
 
-    monkeypatch.setattr(gl, "FUSED_TABLE_SLOTS", 0.01)
-    monkeypatch.setattr(gl, "FUSED_TABLE_MIN_SLOTS", 1)
+    monkeypatch.setattr(gl, "_fused_table_first", lambda n, nnz: 16)
     graphs = _fused_graphs(data_dir)
     tries = _spy_fused_tries(gl, monkeypatch)
     for name in ("4elt", "dense100", "netscience"):
         g = graphs[name]
         tries.clear()
         c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
-        assert tries == [(gl._fused_table_first(g.n, g.nnz), "no_room"), (gl._fused_table_cap(g.n, g.nnz), "done")]
+        assert tries == [(16, "no_room"), (gl._fused_table_cap(g.n, g.nnz), "done")]
         assert "fused_kernel_s" in d.timings
         _assert_same(c, d)
 
