@@ -413,10 +413,12 @@ FUSED_SOLO_BYTES = None
 FUSED_LEVEL_BYTES = 64 << 20
 #: Slots per stored edge the fused kernel's aggregation tables get at first (at least
 #: :data:`FUSED_TABLE_MIN_SLOTS`). A community's table holds its edges to other communities, and
-#: those need 0.39 (rgg k=14) to 0.96 (kron k=14) slots per stored edge on the first level, far
-#: less on later ones; a run that needs more goes again with the bound of every partition
-#: (:func:`_fused_table_cap`, 1.7 to 2.6 slots per stored edge), which would otherwise take
-#: about half the run's device memory on sparse graphs.
+#: those need 0.39 (rgg k=14), 0.72 (delaunay k=14) and 0.87 (4elt) slots per stored edge on the
+#: first level, far less on later ones. A run that needs more (random graphs without community
+#: structure) goes again with the bound of every partition (:func:`_fused_table_cap`, 1.7 to 2.6
+#: slots per stored edge), which would otherwise take about half the run's device memory on
+#: sparse graphs; on an H200 the try that stopped took 0.7 to 3.7 ms on Erdos-Renyi graphs of
+#: 0.2M to 2M stored edges.
 FUSED_TABLE_SLOTS = 1.0
 FUSED_TABLE_MIN_SLOTS = 1 << 12
 _FUSED_MAX_RECORDS = 256  # levels processed, each with a record in the stats
