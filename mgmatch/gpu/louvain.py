@@ -602,7 +602,6 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     record_cap = min(int(params["max_levels"]), _FUSED_MAX_RECORDS)
     map_cap = _fused_map_cap(n)
     ts = _device_table_sizes(max(n, 320))
-    out = None
     for table_cap in dict.fromkeys((_fused_table_first(n, nnz), _fused_table_cap(n, nnz))):  # the bound if needed
         out = None  # the first try's memory goes back before the second takes its own
         out = _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, record_cap, map_cap,
