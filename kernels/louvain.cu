@@ -980,6 +980,28 @@ __device__ __forceinline__ void scan_walk(i64 n, Get get, Put put, i64 (&pre)[K]
     }
 }
 
+// f(C(j), w) for every edge (v, j) of weight w: the row's loads eight at a time, all in flight
+// before the community lookups that depend on them (a weight f does not read is not loaded).
+template <class F>
+__device__ __forceinline__ void row_communities(const i64* indptr, const int* indices, const i64* wfix,
+                                                const int* comm, i64 v, F f) {
+    const i64 s1 = indptr[v + 1];
+    for (i64 e0 = indptr[v]; e0 < s1; e0 += 8) {
+        int x[8];
+        i64 w[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            x[j] = e0 + j < s1 ? indices[e0 + j] : -1;
+            w[j] = e0 + j < s1 ? wfix[e0 + j] : 0;
+        }
+#pragma unroll
+        for (int j = 0; j < 8; ++j) x[j] = x[j] >= 0 ? comm[x[j]] : -1;
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            if (x[j] >= 0) f(x[j], w[j]);
+    }
+}
+
 // computeMove bucket of a degree (MOVE_BUCKETS of mgmatch/algorithms/louvain.py; 6: > 319).
 __device__ __forceinline__ int move_bucket(i64 d) {
     return d <= 4 ? 0 : d <= 8 ? 1 : d <= 16 ? 2 : d <= 32 ? 3 : d <= 84 ? 4 : d <= 319 ? 5 : 6;
@@ -1607,21 +1629,9 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 const i64 a = afix(wl)[v];
                 const int cs = csize(wl)[v];
                 i64 s = loop[v];
-                const i64 s1 = indptr[v + 1];
-                for (i64 e0 = indptr[v]; e0 < s1; e0 += 8) {  // 8 edges' loads in flight at once
-                    int x[8];
-                    i64 w[8];
-#pragma unroll
-                    for (int j = 0; j < 8; ++j) {
-                        x[j] = e0 + j < s1 ? indices[e0 + j] : -1;
-                        w[j] = e0 + j < s1 ? wfix[e0 + j] : 0;
-                    }
-#pragma unroll
-                    for (int j = 0; j < 8; ++j) x[j] = x[j] >= 0 ? comm(wl)[x[j]] : -1;
-#pragma unroll
-                    for (int j = 0; j < 8; ++j)
-                        if (x[j] == cv) s += w[j];
-                }
+                row_communities(indptr, indices, wfix, comm(wl), v, [&](int c, i64 w) {
+                    if (c == cv) s += w;
+                });
                 v8[0] += s;
                 v8[4] += cv != v;
                 add_square(v8 + 1, a);
@@ -1682,14 +1692,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         for (i64 v = gtid; v < n; v += T) {
             const int cv = comm(0)[v];
             i64 out = 0;
-            const i64 s1 = indptr[v + 1];
-            for (i64 e0 = indptr[v]; e0 < s1; e0 += 8) {  // 8 edges' loads in flight at once
-                int x[8];
-#pragma unroll
-                for (int j = 0; j < 8; ++j) x[j] = e0 + j < s1 ? indices[e0 + j] : -1;
-#pragma unroll
-                for (int j = 0; j < 8; ++j) out += x[j] >= 0 && comm(0)[x[j]] != cv;
-            }
+            row_communities(indptr, indices, wfix, comm(0), v, [&](int c, i64) { out += c != cv; });
             if (out) atomicAdd((u64*)&com_degree[cv], (u64)out);
         }
         sync();

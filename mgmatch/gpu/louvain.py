@@ -608,7 +608,8 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
                          (slices, slice_min, bin_vertices, fixed_bits))
         if out[0] != "no_room":
             break
-    status, st, recs, records, level_maps, bufs = out
+    status, st, recs, level_maps, bufs = out
+    records = recs.shape[0]
     level, n_at, nnz_at = (int(x) for x in st[2:5])
     q = recs[:, 3].copy().view(np.float64)
     levels = _compose_level_maps(level_maps[: int(st[8])], recs[recs[:, 6] > 0, 0])
@@ -636,7 +637,7 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
 
 def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, record_cap, map_cap, ints) -> tuple:
     """One run of the fused kernels with ``table_cap`` slots of aggregation tables: ``(status,
-    stats header, records, their count, the level maps (host), the level buffers)``."""
+    stats header, records, the level maps (host), the level buffers)``."""
     import cupyx  # noqa: PLC0415
 
     cp = _cp()
@@ -675,7 +676,7 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, record_c
     st = stats.get()  # (after the kernels: the maps are complete too)
     records = int(st[5])
     recs = st[_FUSED_STAT_HEAD: _FUSED_STAT_HEAD + _FUSED_STAT_W * records].reshape(records, _FUSED_STAT_W)
-    return _FUSED_STATUS.get(int(st[0]), "no_room"), st, recs, records, level_maps, bufs
+    return _FUSED_STATUS.get(int(st[0]), "no_room"), st, recs, level_maps, bufs
 
 
 def _compose_level_maps(maps, sizes) -> list:
