@@ -16,6 +16,8 @@
 // hub's 10^5 edges leaves the GPU idle. They are edge-balanced instead (the kernels under
 // "Edge-balanced kernels" below): every item (vertex or community) owns a table of its own in
 // global memory, and warps take equal ranges of the items' edges, then of their table slots.
+// (The fused kernel for small graphs, below, gives such a vertex a block, as the paper does:
+// there each edge-balanced step would add a barrier across the cluster to every batch.)
 //
 // Tunables (#defines set by the loader): LOUVAIN_BLOCK (threads per block, 128 in the paper),
 // MOVE_SHARED_TABLE (slots of the block-per-vertex table in shared memory, bucket [85, 319]),
@@ -771,10 +773,13 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 //
 // The aggregation (Algorithm 3) hashes each edge into its community's table in global memory,
 // edge-balanced over warps (for_each_index, as the kernels for the largest buckets do), then
-// counts the filled slots, takes prefix sums across the cluster, and writes the new CSR. A
-// level whose graph has a vertex of degree > 319 (a bucket without a shared-memory table) or
-// has no room left in the level maps stops the kernel ("handover"); the host continues from
-// that level's graph with the launch-per-phase kernels.
+// counts the filled slots, takes prefix sums across the cluster, and writes the new CSR.
+// Vertices of degree > 319 take a block each with its table in global memory (the paper's last
+// bucket, fused_move_hub), and the passes over every vertex's row hand such rows to a whole warp
+// (for_vertices). A level whose hubs need larger tables than the host gave (hub_cap slots a
+// block), or that has no room left in the level maps, stops the kernel ("handover"); the host
+// goes again with larger tables or continues from that level's graph with the
+// launch-per-phase kernels.
 //
 // Needs thread-block clusters (sm_90). Tunables: FUSED_CLUSTER (blocks, 8 is portable),
 // FUSED_THREADS (threads per block; the one-block kernel is compiled with its own).
@@ -787,6 +792,10 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 #ifndef FUSED_CLUSTER
 #define FUSED_CLUSTER 8
 #endif
+#ifndef FUSED_HUBS
+#define FUSED_HUBS 1
+#endif
+#define FUSED_MOVE_BUCKETS (FUSED_HUBS ? 7 : 6)  // the buckets placed by the level start's scan
 #define FUSED_WARPS (FUSED_THREADS / 32)
 #define FUSED_MAX_DEGREE 319
 #define FUSED_MAX_BATCHES 64
@@ -1000,6 +1009,123 @@ __device__ __forceinline__ void row_communities(const i64* indptr, const int* in
         for (int j = 0; j < 8; ++j)
             if (x[j] >= 0) f(x[j], w[j]);
     }
+}
+
+// The team's vertices [0, n) in grid-stride order, a warp's 32 consecutive vertices at a time
+// (warp-uniform trips): vertex(v, light) for each of this thread's vertices, light when its row
+// has at most FUSED_MAX_DEGREE entries and the thread reads the row itself. A heavier row would
+// hold the team up at the next barrier for as many round trips as it has groups of entries, so
+// it goes to the block's queue instead, and after the loop the block's warps share the queued
+// rows out in pieces of FUSED_PIECE entries: piece(v, e0, e1, acc), called on all 32 lanes of a
+// warp (lane l reads entries e0 + l, e0 + l + 32, ..., eight loads in flight), may add to the
+// row's two accumulators acc (shared memory, zero at first); once every piece is done,
+// finish(v, acc) runs on one thread per row. Rows the queue has no room for go piece by piece
+// to the warp that met them. Every thread of the block calls for_vertices.
+#define FUSED_PIECE 256
+#define FUSED_HEAVY_QUEUE 128
+struct HeavyQueue {
+    i64 start[FUSED_HEAVY_QUEUE], end[FUSED_HEAVY_QUEUE], acc[FUSED_HEAVY_QUEUE][2], wacc[FUSED_WARPS][2];
+    int v[FUSED_HEAVY_QUEUE], pre[FUSED_HEAVY_QUEUE + 1], count;
+};
+
+template <class Vertex, class Piece, class Finish>
+__device__ __forceinline__ void for_vertices(const i64* indptr, i64 n, i64 gtid, i64 T, HeavyQueue& hq, Vertex vertex,
+                                             Piece piece, Finish finish) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (threadIdx.x == 0) hq.count = 0;
+    __syncthreads();
+    for (i64 base = gtid - lane; base < n; base += T) {
+        const i64 v = base + lane;
+        bool heavy = false;
+        i64 s0 = 0, s1 = 0;
+        if (v < n) {
+            s0 = indptr[v];
+            s1 = indptr[v + 1];
+            heavy = s1 - s0 > FUSED_MAX_DEGREE;
+            vertex(v, !heavy);
+        }
+        if (!__any_sync(FULL_MASK, heavy)) continue;
+        int slot = FUSED_HEAVY_QUEUE;
+        if (heavy) {
+            slot = atomicAdd(&hq.count, 1);
+            if (slot < FUSED_HEAVY_QUEUE) {
+                hq.v[slot] = (int)v;
+                hq.start[slot] = s0;
+                hq.end[slot] = s1;
+                hq.acc[slot][0] = hq.acc[slot][1] = 0;
+            }
+        }
+        for (unsigned int m = __ballot_sync(FULL_MASK, heavy && slot >= FUSED_HEAVY_QUEUE); m; m &= m - 1) {
+            const int j = __ffs(m) - 1;
+            const i64 e0 = __shfl_sync(FULL_MASK, s0, j), e1 = __shfl_sync(FULL_MASK, s1, j);
+            if (lane == 0) hq.wacc[warp][0] = hq.wacc[warp][1] = 0;
+            __syncwarp();
+            for (i64 e = e0; e < e1; e += FUSED_PIECE) piece(base + j, e, e + FUSED_PIECE < e1 ? e + FUSED_PIECE : e1, hq.wacc[warp]);
+            __syncwarp();
+            if (lane == 0) finish(base + j, hq.wacc[warp]);
+            __syncwarp();
+        }
+    }
+    __syncthreads();
+    const int q = hq.count < FUSED_HEAVY_QUEUE ? hq.count : FUSED_HEAVY_QUEUE;
+    if (q == 0) return;  // (block-uniform)
+    if (warp == 0) {  // the queued rows' first pieces: a scan over 4 rows a lane
+        int c[4], t = 0;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const int i = lane * 4 + k;
+            c[k] = i < q ? (int)((hq.end[i] - hq.start[i] + FUSED_PIECE - 1) / FUSED_PIECE) : 0;
+            t += c[k];
+        }
+        int inc = t;
+        for (int off = 1; off < 32; off <<= 1) {
+            const int o = __shfl_up_sync(FULL_MASK, inc, off);
+            if (lane >= off) inc += o;
+        }
+        int at = inc - t;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            if (lane * 4 + k <= q) hq.pre[lane * 4 + k] = at;
+            at += c[k];
+        }
+        if (lane == 31) hq.pre[FUSED_HEAVY_QUEUE] = inc;
+    }
+    __syncthreads();
+    const int total = hq.pre[FUSED_HEAVY_QUEUE];
+    for (int pc = warp; pc < total; pc += FUSED_WARPS) {
+        int lo = 0, hi = q;  // the row: the last with pre <= pc
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) / 2;
+            if (hq.pre[mid] <= pc)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        const i64 e = hq.start[lo] + (i64)(pc - hq.pre[lo]) * FUSED_PIECE;
+        piece((i64)hq.v[lo], e, e + FUSED_PIECE < hq.end[lo] ? e + FUSED_PIECE : hq.end[lo], hq.acc[lo]);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < q; i += FUSED_THREADS) finish((i64)hq.v[i], hq.acc[i]);
+    __syncthreads();  // the queue is free again
+}
+
+// The entries e0 + lane + 32 j (j < FUSED_PIECE / 32) below e1 of a piece of row u: f(index,
+// weight) for each, their loads all in flight first.
+template <class F>
+__device__ __forceinline__ void piece_entries(const int* indices, const i64* wfix, i64 e0, i64 e1, F f) {
+    constexpr int J = FUSED_PIECE / 32;
+    const int lane = threadIdx.x % 32;
+    int x[J];
+    i64 w[J];
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+        const i64 e = e0 + lane + 32 * j;
+        x[j] = e < e1 ? indices[e] : -1;
+        w[j] = e < e1 ? wfix[e] : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < J; ++j)
+        if (x[j] >= 0) f(x[j], w[j]);
 }
 
 // computeMove bucket of a degree (MOVE_BUCKETS of mgmatch/algorithms/louvain.py; 6: > 319).
@@ -1250,6 +1376,104 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
     pend.nv = nv;
 }
 
+// computeMove for a batch of the bucket > 319: a block per vertex with its table in global memory
+// (section 4.1), the batch's vertices round-robin over the team's blocks. Each block has a table
+// of hub_cap slots (hkeys, hvals), empty between vertices: the block clears the slots it scans
+// (the reduction's barrier orders that before the next vertex's hashing), and the kernel clears
+// every table once at its start. The same decisions as fused_move (the same sums, the same rules).
+template <int NB>
+__device__ __forceinline__ void fused_move_hub(const int* indices, const i64* wfix, const i64* kfix, const int* comm_r,
+                                               const int* csize_r, const i64* afix_r, int* comm_w, int* csize_w,
+                                               i64* afix_w, const int* verts, const i64* vstart, const int* vdeg,
+                                               int nv, i64 n, const int* ts, int* hkeys, i64* hvals,
+                                               double gamma_over_2m, double* s_best, int* s_bc, i64* s_eo,
+                                               Pending& pend) {
+    constexpr int K = 4;  // loads in flight per thread
+    for (int round = 0, idx = blockIdx.x; idx < nv; ++round, idx += NB) {
+        const int v = verts[idx], deg = vdeg[idx];
+        const i64 start = vstart[idx];
+        const int own = comm_r[v];
+        const unsigned int p = (unsigned int)ts[deg < n ? deg : n];
+        for (int e0 = threadIdx.x; e0 < deg; e0 += K * FUSED_THREADS) {
+            int x[K];
+            i64 w[K];
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                const int e = e0 + j * FUSED_THREADS;
+                x[j] = e < deg ? indices[start + e] : -1;
+                w[j] = e < deg ? wfix[start + e] : 0;
+            }
+#pragma unroll
+            for (int j = 0; j < K; ++j) x[j] = x[j] >= 0 ? comm_r[x[j]] : -1;
+#pragma unroll
+            for (int j = 0; j < K; ++j)
+                if (x[j] >= 0) hash_add(hkeys, hvals, p, x[j], w[j]);
+        }
+        __syncthreads();
+        const i64 kv = kfix[v];
+        const bool singleton = csize_r[own] == 1;
+        const double gk = __dmul_rn((double)kv, gamma_over_2m);
+        double best = NEG_INF;
+        int best_c = -1;
+        i64 e_own = 0;
+        for (unsigned int s0 = threadIdx.x; s0 < p; s0 += K * FUSED_THREADS) {
+            int kc[K], ks[K];
+            i64 kw[K], ka[K];
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                const unsigned int s = s0 + j * FUSED_THREADS;
+                kc[j] = EMPTY_SLOT;
+                kw[j] = 0;
+                if (s < p) {
+                    kc[j] = hkeys[s];
+                    kw[j] = hvals[s];
+                    hkeys[s] = EMPTY_SLOT;
+                    hvals[s] = 0;
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                ks[j] = 0;
+                ka[j] = 0;
+                if (kc[j] >= 0 && kc[j] != own) {
+                    ks[j] = csize_r[kc[j]];
+                    ka[j] = afix_r[kc[j]];
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                if (kc[j] < 0) continue;
+                if (kc[j] == own) {
+                    e_own = kw[j];
+                    continue;
+                }
+                if (singleton && ks[j] == 1 && kc[j] > own) continue;  // singleton rule, section 4
+                better(best, best_c, move_score(kw[j], gk, ka[j]), kc[j]);
+            }
+        }
+        fused_group_reduce<FUSED_THREADS>(best, best_c, e_own, s_best, s_bc, s_eo);
+        if (threadIdx.x == 0) {
+            const double stay = move_score(e_own, gk, afix_r[own] - kv);  // decide()
+            const int c = (best_c >= 0 && best > stay) ? best_c : own;
+            if (c != own) {
+                move_vertex(v, own, c, kv, comm_w, csize_w, afix_w);
+#pragma unroll
+                for (int j = 0; j < FUSED_PENDING; ++j) {
+                    if (j == round) {
+                        pend.v[j] = v;
+                        pend.o[j] = own;
+                        pend.c[j] = c;
+                        pend.k[j] = kv;
+                    }
+                }
+            }
+        }
+    }
+    pend.verts = verts;
+    pend.from = FUSED_PENDING * NB;
+    pend.nv = nv;
+}
+
 // The whole Louvain method (Algorithms 1 to 3, level after level) on one cluster; see above.
 //
 // Input: the level-0 CSR (indptr0, indices0, float64 weights0) of n0 vertices and nnz0 entries;
@@ -1270,19 +1494,19 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 #define FUSED_ARGS                                                                                         \
     const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0, \
         i64 *indptr_l, int *indices_l, i64 *wfix_l, i64 *loop_l, const int *ts, char *work,                \
-        i64 work_bytes, i64 table_cap, double resolution, double t_bin, double t_final, int bin_vertices,  \
+        i64 work_bytes, i64 table_cap, i64 hub_cap, double resolution, double t_bin, double t_final, int bin_vertices,  \
         int fixed_bits, int max_levels, int max_iterations, int slices, int slice_min, int record_cap,     \
         int map_cap, int *level_maps, i64 *stats, i64 solo_off, i64 solo_cap, i64 solo_edges
 #define FUSED_ARG_NAMES                                                                                    \
     indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_l, indices_l, wfix_l, loop_l, ts,         \
-        work, work_bytes, table_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits, max_levels,     \
+        work, work_bytes, table_cap, hub_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits, max_levels,     \
         max_iterations, slices, slice_min, record_cap, map_cap, level_maps, stats, solo_off, solo_cap,     \
         solo_edges
 
 // The run's state carried from the cluster's levels to block 0's.
 struct FusedRun {
     double scale;
-    i64 nnz;
+    i64 nnz, hub_need;
     int map_off;
     int level, written, records, status, n;
 };
@@ -1297,7 +1521,15 @@ struct FusedShared {
     int ts[FUSED_MAX_DEGREE + 1];
     int bstart[FUSED_MAX_BATCHES + 1];
     int bbucket[FUSED_MAX_BATCHES];
-    int bfirst[6], beff[6], batches;
+    int bfirst[7], beff[7], batches;
+    // the level's vertices of degree > 319 and this block's table for them (kept here rather than
+    // in registers through the sweeps, which most levels spend without them)
+    i64 hubs;
+    int *hub_keys, *hub_keys0;  // (0: the tables' start)
+    i64 *hub_vals, *hub_vals0;
+#if FUSED_HUBS
+    HeavyQueue hq;
+#endif
 };
 
 // Where one level's arrays lie in the one-block kernel's shared memory, after its partials
@@ -1371,6 +1603,15 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     int* sav_csize_base = (int*)take(4 * 2 * N);
     int* order = (int*)take(4 * N);
     int* odeg = (int*)take(4 * N);
+    // computeMove's tables for the bucket > 319 (fused_move_hub), hub_cap slots in all
+    {
+        i64* hub_vals = (i64*)take(8 * hub_cap);
+        int* hub_keys = (int*)take(4 * hub_cap);
+        if (threadIdx.x == 0) {  // (kept in registers through the sweeps, they cost spills there)
+            sh.hub_vals0 = hub_vals;
+            sh.hub_keys0 = hub_keys;
+        }
+    }
     char* const move_end = at;
     at = phase_region;
     i64* tpos = (i64*)take(8 * (N + 1));
@@ -1496,11 +1737,24 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
 
         // ---- level start (algorithms/louvain.py _start_level): k_i, every vertex alone, buckets
         zero8();  // 0: 2m, 1: internal weight, 2-4: limbs of sum k_i^2, 5: largest degree
-        for (i64 v = gtid; v < n; v += T) {
+        auto vertex_alone = [&](i64 v, i64 k, i64 self) {
+            kfix[v] = k;
+            afix(0)[v] = afix(1)[v] = sav_afix(1)[v] = k;
+            v8[0] += k;
+            v8[1] += self;
+            add_square(v8 + 2, k);
+        };
+        auto start_vertex = [&](i64 v, bool light) {
             const i64 s0 = indptr[v], s1 = indptr[v + 1];
+            comm(0)[v] = comm(1)[v] = sav_comm(1)[v] = (int)v;
+            csize(0)[v] = csize(1)[v] = sav_csize(1)[v] = 1;
+            com_degree[v] = 0;
+            v8[5] = s1 - s0 > v8[5] ? s1 - s0 : v8[5];
+            if constexpr (!FUSED_HUBS) v8[6] += !light;
+            if (level == 0) loop[v] = 0;
+            if (!light) return;
             i64 k = 0, self = 0;
             if (level == 0) {
-                loop[v] = 0;
                 for (i64 e = s0; e < s1; ++e) {
                     const i64 w = (i64)rint(weights0[e] * scale);
                     wfix[e] = w;
@@ -1514,35 +1768,86 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                     if (indices[e] == v) self += wfix[e];
                 }
             }
-            kfix[v] = k;
-            comm(0)[v] = comm(1)[v] = sav_comm(1)[v] = (int)v;
-            csize(0)[v] = csize(1)[v] = sav_csize(1)[v] = 1;
-            afix(0)[v] = afix(1)[v] = sav_afix(1)[v] = k;
-            com_degree[v] = 0;
-            v8[0] += k;
-            v8[1] += self;
-            add_square(v8 + 2, k);
-            v8[5] = s1 - s0 > v8[5] ? s1 - s0 : v8[5];
-        }
+            vertex_alone(v, k, self);
+        };
+#if FUSED_HUBS
+        for_vertices(indptr, n, gtid, T, sh.hq, start_vertex, [&](i64 u, i64 e0, i64 e1, i64* acc) {
+            // a piece of a heavy row: k_i and the self-loop
+            i64 k = 0, self = 0;
+#pragma unroll
+            for (int j = 0; j < FUSED_PIECE / 32; ++j) {
+                const i64 e = e0 + threadIdx.x % 32 + 32 * j;
+                if (e >= e1) continue;
+                i64 w;
+                if (level == 0) {
+                    w = (i64)rint(weights0[e] * scale);
+                    wfix[e] = w;
+                } else {
+                    w = wfix[e];
+                }
+                k += w;
+                if (indices[e] == u) self += w;
+            }
+            k = warp_reduce(k, false);
+            self = warp_reduce(self, false);
+            if (threadIdx.x % 32 == 0) {
+                atomicAdd((u64*)&acc[0], (u64)k);
+                atomicAdd((u64*)&acc[1], (u64)self);
+            }
+        }, [&](i64 u, const i64* acc) {
+            const i64 lp = level > 0 ? loop[u] : 0;
+            vertex_alone(u, acc[0] + lp, acc[1] + lp);
+        });
         block_partials<6>(v8, 1u << 5, part_w(part), s_red);
-        auto bucket_of = [&](i64 v, i64 (&x)[6]) {
+#else
+        // (a row of more than FUSED_MAX_DEGREE entries sends the level back to the host, so its
+        // sums are not needed: the thread skips it)
+        for (i64 v = gtid; v < n; v += T) start_vertex(v, indptr[v + 1] - indptr[v] <= FUSED_MAX_DEGREE);
+        block_partials<7>(v8, 1u << 5, part_w(part), s_red);
+#endif
+        constexpr int MB = FUSED_MOVE_BUCKETS;
+        auto bucket_of = [&](i64 v, i64 (&x)[MB]) {
             const i64 d = indptr[v + 1] - indptr[v];
             const int b = d > 0 ? move_bucket(d) : -1;
 #pragma unroll
-            for (int k = 0; k < 6; ++k) x[k] = b == k;
+            for (int k = 0; k < MB; ++k) x[k] = b == k;
         };
-        i64 pre6[6], tot6[6];
-        scan_local<6, NB>(n, bucket_of, pre6, part_w(spart), s_red);
+        i64 pre7[MB], tot7[MB];
+        scan_local<MB, NB>(n, bucket_of, pre7, part_w(spart), s_red);
         sync();
 
         const i64* pv = partials();
         const i64 two_m = cluster_value<NB>(pv, 0, false);
+        scan_offsets<MB, NB>(part_r(spart), pre7, tot7);
+        // The vertices of degree > 319 (fused_move_hub): a block takes one at a time, with a table
+        // of ts[largest degree] slots (a community has fewer than n neighbours), so as many tables
+        // as a batch has of them, up to one a block. The host may go again with more room
+        // (hub_cap slots in all) when they do not fit (hub_need); a kernel built without
+        // FUSED_HUBS has no room for them.
+        const i64 dmax = cluster_value<NB>(pv, 5, true), hubs = FUSED_HUBS ? tot7[MB - 1] : cluster_value<NB>(pv, 6, false);
+        const i64 hub_room = FUSED_HUBS ? hub_cap : 0;
+        const i64 hub_eff = hubs >= slice_min && hubs > 1 && slices > 1 ? (slices < hubs ? slices : hubs) : 1;
+        const i64 hub_tables = (hubs + hub_eff - 1) / hub_eff < NB ? (hubs + hub_eff - 1) / hub_eff : NB;
+        const i64 hub_slots = hubs ? (i64)ts[dmax < n ? dmax : n] : 0;
         // (the map check in 64 bits: written in int, it left ptxas a 1.4 KB stack frame of spills)
-        if (cluster_value<NB>(pv, 5, true) > FUSED_MAX_DEGREE || records >= record_cap ||
-            (i64)map_off + n > (i64)map_cap) {
+        if (hub_tables * hub_slots > hub_room || records >= record_cap || (i64)map_off + n > (i64)map_cap) {
             status = FUSED_HANDOVER;
+            run.hub_need = hub_tables * hub_slots > hub_room ? hub_tables * hub_slots : 0;
             break;
         }
+        if (FUSED_HUBS && blockIdx.x < hub_tables) {  // block b's table, empty (see fused_move_hub)
+            int* keys = sh.hub_keys0 + blockIdx.x * hub_slots;
+            i64* vals = sh.hub_vals0 + blockIdx.x * hub_slots;
+            for (i64 s = threadIdx.x; s < hub_slots; s += FUSED_THREADS) {
+                keys[s] = EMPTY_SLOT;
+                vals[s] = 0;
+            }
+            if (threadIdx.x == 0) {
+                sh.hub_keys = keys;
+                sh.hub_vals = vals;
+            }
+        }
+        if (threadIdx.x == 0) sh.hubs = hubs;
         i64 limbs[3];
         for (int k = 0; k < 3; ++k) limbs[k] = cluster_value<NB>(pv, 2 + k, false);
         const double threshold = n > bin_vertices ? t_bin : t_final;
@@ -1550,12 +1855,11 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         const double q_level_start = q_current;
         const double gamma_over_2m = two_m > 0 ? resolution / (double)two_m : 0.0;
         // the batches bucket[j::s] of every bucket, in order (cpu/louvain.py move_batches)
-        scan_offsets<6, NB>(part_r(spart), pre6, tot6);
         if (threadIdx.x == 0) {
             int P = 0, off = 0;
 #pragma unroll 1
-            for (int b = 0; b < 6; ++b) {
-                const int cnt = (int)tot6[b];
+            for (int b = 0; b < MB; ++b) {
+                const int cnt = (int)tot7[b];
                 s_bfirst[b] = P;
                 s_beff[b] = 1;
                 if (cnt == 0) continue;
@@ -1573,21 +1877,43 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             s_batches = P;
         }
         __syncthreads();
-        scan_walk<6, NB>(n, bucket_of, [&](i64 v, i64 (&rank)[6]) {
+        scan_walk<MB, NB>(n, bucket_of, [&](i64 v, i64 (&rank)[MB]) {
             const i64 d = indptr[v + 1] - indptr[v];
             if (d == 0) return;
             const int b = move_bucket(d);
             int r = 0;  // rank[b] by selects: an index into it would put the scan's offsets on the stack
 #pragma unroll
-            for (int k = 0; k < 6; ++k) r = k == b ? (int)rank[k] : r;
+            for (int k = 0; k < MB; ++k) r = k == b ? (int)rank[k] : r;
+            if (b == 6) {  // placed below, by degree
+                if (FUSED_HUBS) com_degree[r] = (d << 32) | (i64)(0x7fffffff - (int)v);
+                return;
+            }
             const int eff = s_beff[b];
             const int pos = s_bstart[s_bfirst[b] + r % eff] + r / eff;
             order[pos] = (int)v;
             ostart[pos] = indptr[v];
             odeg[pos] = (int)d;
-        }, pre6);
+        }, pre7);
         const int P = s_batches;
         sync();
+        if (FUSED_HUBS && hubs) {
+            // The bucket > 319 goes in order of degree, largest first, ties by id (as the twins'
+            // _degree_buckets sort it): each hub's rank is the number of keys (degree, -id) above
+            // its own, which the walk above left in com_degree[0 .. hubs); then com_degree is
+            // zeroed again for the aggregation.
+            for (i64 i = gtid; i < hubs; i += T) {
+                const i64 key = com_degree[i];
+                i64 r = 0;
+                for (i64 j = 0; j < hubs; ++j) r += com_degree[j] > key;
+                const int v = 0x7fffffff - (int)(key & 0xffffffff), eff = s_beff[6];
+                const i64 pos = s_bstart[s_bfirst[6] + r % eff] + r / eff;
+                order[pos] = v;
+                ostart[pos] = indptr[v];
+                odeg[pos] = (int)(key >> 32);
+            }
+            sync();
+            for (i64 i = gtid; i < hubs; i += T) com_degree[i] = 0;
+        }
 
         // ---- modularity optimisation (Algorithm 1), sweep after sweep
         int iter = 0;
@@ -1614,7 +1940,16 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                     case 2: FUSED_MOVE(16, 29, 16); break;
                     case 3: FUSED_MOVE(32, 53, 32); break;
                     case 4: FUSED_MOVE(32, 127, 84); break;
+#if FUSED_HUBS
+                    case 5: FUSED_MOVE(128, MOVE_SHARED_TABLE, FUSED_MAX_DEGREE); break;
+                    default:
+                        fused_move_hub<NB>(indices, wfix, kfix, comm(r), csize(r), afix(r), comm(w), csize(w), afix(w),
+                                           order + b0, ostart + b0, odeg + b0, nv, n, ts, sh.hub_keys, sh.hub_vals,
+                                           gamma_over_2m, s_best, s_bc, s_eo, pend);
+                        break;
+#else
                     default: FUSED_MOVE(128, MOVE_SHARED_TABLE, FUSED_MAX_DEGREE); break;
+#endif
                 }
 #undef FUSED_MOVE
                 sync();
@@ -1624,21 +1959,33 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             const int wl = ((P - 1) & 1) ^ 1, rl = wl ^ 1, slot = iter & 1;
             fused_catch_up<NB>(pend, comm(wl), comm(rl), csize(rl), afix(rl), kfix);
             zero8();  // 0: internal weight, 1-3: limbs of sum a_c^2, 4: vertices moved
-            for (i64 v = gtid; v < n; v += T) {
+            auto sweep_vertex = [&](i64 v, bool light) {
                 const int cv = comm(wl)[v];
                 const i64 a = afix(wl)[v];
                 const int cs = csize(wl)[v];
                 i64 s = loop[v];
-                row_communities(indptr, indices, wfix, comm(wl), v, [&](int c, i64 w) {
-                    if (c == cv) s += w;
-                });
+                if (light)
+                    row_communities(indptr, indices, wfix, comm(wl), v, [&](int c, i64 w) {
+                        if (c == cv) s += w;
+                    });
                 v8[0] += s;
                 v8[4] += cv != v;
                 add_square(v8 + 1, a);
                 sav_comm(slot)[v] = cv;
                 sav_csize(slot)[v] = cs;
                 sav_afix(slot)[v] = a;
-            }
+            };
+#if FUSED_HUBS
+            if (sh.hubs) {
+                for_vertices(indptr, n, gtid, T, sh.hq, sweep_vertex, [&](i64 u, i64 e0, i64 e1, i64*) {
+                    const int cu = comm(wl)[u];
+                    piece_entries(indices, wfix, e0, e1, [&](int x, i64 w) {
+                        if (comm(wl)[x] == cu) v8[0] += w;
+                    });
+                }, [](i64, const i64*) {});
+            } else
+#endif
+                for (i64 v = gtid; v < n; v += T) sweep_vertex(v, true);
             block_partials<5>(v8, 0u, part_w(part), s_red);
             sync();
             const i64* pv = partials();
@@ -1689,12 +2036,27 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         // ---- aggregation (Algorithm 3): community degrees, then new ids and table offsets. A
         // community's table holds its edges to other communities: its degree counts only those
         // (Algorithm 3 line 6 counts them all; on 4elt's first level that needs 1.8 times the slots)
-        for (i64 v = gtid; v < n; v += T) {
+        auto outside_edges = [&](i64 v, bool light) {
+            if (!light) return;
             const int cv = comm(0)[v];
             i64 out = 0;
             row_communities(indptr, indices, wfix, comm(0), v, [&](int c, i64) { out += c != cv; });
             if (out) atomicAdd((u64*)&com_degree[cv], (u64)out);
-        }
+        };
+#if FUSED_HUBS
+        if (sh.hubs) {
+            for_vertices(indptr, n, gtid, T, sh.hq, outside_edges, [&](i64 u, i64 e0, i64 e1, i64* acc) {
+                const int cu = comm(0)[u];
+                i64 out = 0;
+                piece_entries(indices, wfix, e0, e1, [&](int x, i64) { out += comm(0)[x] != cu; });
+                out = warp_reduce(out, false);
+                if (threadIdx.x % 32 == 0 && out) atomicAdd((u64*)&acc[0], (u64)out);
+            }, [&](i64 u, const i64* acc) {
+                if (acc[0]) atomicAdd((u64*)&com_degree[comm(0)[u]], (u64)acc[0]);
+            });
+        } else
+#endif
+            for (i64 v = gtid; v < n; v += T) outside_edges(v, true);
         sync();
         auto nonempty_tables = [&](i64 c, i64 (&x)[2]) {
             const bool used = csize(0)[c] > 0;
@@ -1800,6 +2162,7 @@ __device__ __forceinline__ void fused_stats(i64* stats, const FusedRun& run, int
     stats[6] = ns;
     stats[7] = __double_as_longlong(run.scale);
     stats[8] = run.map_off;
+    stats[9] = run.hub_need;
 }
 
 // The cluster's levels. When a level fits one block (see fused_levels), the run's state goes to
@@ -1817,6 +2180,7 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
     run.n = n0;
     run.nnz = nnz0;
     run.map_off = 0;
+    run.hub_need = 0;
     const bool solo = fused_levels<FUSED_CLUSTER>(FUSED_ARG_NAMES, run, sh, s_dyn);
     if (blockIdx.x == 0 && threadIdx.x == 0)
         fused_stats(stats, run, solo ? FUSED_SOLO : run.status, solo ? (i64)t_start : (i64)(global_ns() - t_start));
@@ -1839,6 +2203,7 @@ extern "C" __global__ void __launch_bounds__(FUSED_THREADS, 1) louvain_fused_sol
     const u64 t_start = (u64)stats[6];
     run.scale = __longlong_as_double(stats[7]);
     run.map_off = (int)stats[8];
+    run.hub_need = 0;
     for (int d = threadIdx.x; d <= FUSED_MAX_DEGREE; d += FUSED_THREADS) sh.ts[d] = ts[d];
     __syncthreads();  // every thread has read the header before thread 0 rewrites it
     fused_levels<1>(FUSED_ARG_NAMES, run, sh, s_dyn);

@@ -276,11 +276,7 @@ def test_star_hub_million(device):
 
 def test_hubs_with_communities(device):
     # planted communities plus two hubs of degree > 319 joined to everything
-    G = nx.planted_partition_graph(10, 60, 0.2, 0.002, seed=5)
-    hubs = [G.number_of_nodes(), G.number_of_nodes() + 1]
-    for h in hubs:
-        G.add_edges_from((h, v) for v in range(0, 600, 1))
-    g = Graph.from_networkx(G)
+    g = _planted_with_hubs()
     res = louvain(g, device=device)
     _check_levels(g, res)
     assert res.modularity[-1] >= _nx_floor(_to_nx(g), seeds=2) - 0.02
@@ -335,10 +331,16 @@ def test_cpu_and_gpu_agree(data_dir):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("fused", [True, False])
 @pytest.mark.parametrize("slices", [4, 1])
-def test_cpu_and_gpu_agree_kron(slices, monkeypatch):
-    # the same batches, moved in the same order from the same integer state: the same labels
+def test_cpu_and_gpu_agree_kron(slices, fused, monkeypatch):
+    # the same batches, moved in the same order from the same integer state: the same labels,
+    # from the fused kernel (hubs a block each) and from the phase driver (hubs edge-balanced)
+    from mgmatch.gpu import louvain as gl
+
     monkeypatch.setattr(L, "MOVE_SLICES", slices)
+    if not fused:
+        monkeypatch.setattr(gl, "FUSED_MAX_EDGES", 0)
     g = generators.kron(14, seed=1)
     c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
     assert d.device == "gpu" and len(c.levels) == len(d.levels)
@@ -354,6 +356,7 @@ def test_cpu_and_gpu_agree_edge_balanced(budget, steps, monkeypatch):
     # small table budget cuts them into many chunks (4 KiB: one item per chunk)
     from mgmatch.gpu import louvain as gl
 
+    monkeypatch.setattr(gl, "FUSED_MAX_EDGES", 0)  # the phase driver's kernels
     if budget is not None:
         monkeypatch.setattr(gl, "GLOBAL_TABLE_BUDGET", budget)
     if steps is not None:
@@ -586,8 +589,8 @@ def test_fused_cluster_shapes(data_dir, cluster, threads, monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("why", ["degree", "levels"])
 def test_fused_hands_over_to_the_phase_driver(data_dir, why, monkeypatch):
-    # a level the fused kernel cannot take (a vertex of degree > 319, or no room for its map)
-    # goes on in the phase-per-kernel driver from that level's graph
+    # a level the fused kernel cannot take (a vertex of degree > 319 without room for its
+    # table, or no room for its map) goes on in the phase-per-kernel driver from that level's graph
     from mgmatch.gpu import louvain as gl
     from mgmatch.io import read_graph
 
@@ -596,6 +599,7 @@ def test_fused_hands_over_to_the_phase_driver(data_dir, why, monkeypatch):
     monkeypatch.setattr(gl, "move_sweep", lambda *a: calls.append(1) or real(*a))
     if why == "degree":
         g = _hub_graph()
+        monkeypatch.setattr(gl, "FUSED_HUB_BYTES", 0)  # no tables for hubs
     else:
         g = read_graph(data_dir / "4elt.graph")
         monkeypatch.setattr(gl, "FUSED_LEVEL_BYTES", 4 * g.n)  # room for one level
@@ -605,11 +609,98 @@ def test_fused_hands_over_to_the_phase_driver(data_dir, why, monkeypatch):
     _assert_same(c, d)
 
 
+def _hub_graphs() -> dict:
+    """Graphs with vertices of degree > 319 from the first level on, or from a later one."""
+    u, v, _ = generators.kron(13, seed=2).edges()
+    u, v = np.asarray(u), np.asarray(v)
+    return {
+        "kron12": generators.kron(12, seed=1),
+        "kron13 weighted": Graph.from_edges(u, v, 1.0 + 2.5 * ((u + v) % 7 == 0), n=2**13),
+        "hubs and communities": _planted_with_hubs(),
+        "hub at level 1": _hub_graph(),
+        "star": _star(3000),  # a hub alone in its batch: one table
+    }
+
+
+def _planted_with_hubs() -> Graph:
+    G = nx.planted_partition_graph(10, 60, 0.2, 0.002, seed=5)
+    for h in (G.number_of_nodes(), G.number_of_nodes() + 1):
+        G.add_edges_from((h, v) for v in range(0, 600, 1))
+    return Graph.from_networkx(G)
+
+
 @pytest.mark.gpu
-def test_fused_not_taken_for_hubs():
-    # a vertex of degree > 319 in the input: the phase driver runs from the start
-    g = generators.kron(12, seed=1)
-    assert int(np.diff(np.asarray(g.indptr)).max()) > 319
+def test_fused_takes_hubs(monkeypatch):
+    # vertices of degree > 319 take a block each, with its table in global memory: the whole
+    # run stays in the fused kernel (no sweep of the phase driver) and decides as the CPU twin
+    from mgmatch.gpu import louvain as gl
+
+    calls = []
+    real = gl.move_sweep
+    monkeypatch.setattr(gl, "move_sweep", lambda *a: calls.append(1) or real(*a))
+    for name, g in _hub_graphs().items():
+        assert int(np.diff(np.asarray(g.indptr)).max()) > 319 or name == "hub at level 1"
+        c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
+        assert "fused_kernel_s" in d.timings and not calls, name
+        _assert_same(c, d)
+
+
+@pytest.mark.gpu
+def test_fused_goes_again_with_room_for_hubs(monkeypatch):
+    # the first try's kernel has no hub code: it stops at the first level that has a hub, and
+    # the run goes again on the kernel with hub code and twice the tables that level needed;
+    # the same communities
+    from mgmatch.gpu import louvain as gl
+
+    tries = []
+    real_try = gl._fused_try
+
+    def spy(*a):
+        out = real_try(*a)
+        tries.append((a[8], out[0], int(out[1][9])))  # hub slots, status, the slots a level needed
+        return out
+
+    monkeypatch.setattr(gl, "_fused_try", spy)
+    for name in ("kron12", "hub at level 1"):
+        g = _hub_graphs()[name]
+        tries.clear()
+        c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
+        (hub0, status0, need), *rest = tries
+        assert hub0 == 0 and status0 == "handover" and need > 0, (name, tries)
+        assert rest and rest[0][0] >= 2 * need and rest[-1][1] == "done", (name, tries)
+        assert "fused_kernel_s" in d.timings
+        _assert_same(c, d)
+        assert [lv["n"] for lv in d.timings["levels"]] == [lv["n"] for lv in c.timings["levels"]]
+
+
+def test_fused_hub_tables_within_their_budget(monkeypatch):
+    # twice the need, within the budget; nothing when not even the need fits
+    from mgmatch.gpu import louvain as gl
+
+    monkeypatch.setattr(gl, "FUSED_HUB_MIN_BYTES", 0)
+    n, nnz, table_cap = 3001, 6000, 16  # no free room beside the move phase's arrays
+    assert gl._fused_hub_slots(n, table_cap, 16) == 0  # no hubs met: the kernel without hub code
+    assert gl._fused_work_bytes(n, table_cap, 16, 1) > gl._fused_work_bytes(n, table_cap, 16)
+    budget = int(gl.FUSED_HUB_BYTES * nnz) // 12
+    assert gl._fused_hub_slots(n, table_cap, 16, 1000, nnz) == min(2000, budget)
+    assert gl._fused_hub_slots(n, table_cap, 16, budget, nnz) == budget
+    assert gl._fused_hub_slots(n, table_cap, 16, budget + 1, nnz) == 0
+    # the bound's tables leave the move phase's arrays room to spare: at least that much
+    bound = gl._fused_table_cap(n, nnz)
+    _, move, aggregate, _ = gl._fused_regions(n, bound, 16)
+    assert gl._fused_hub_slots(n, bound, 16, 10, nnz) == (aggregate - move - 32) // 12 > 20
+    assert gl._fused_hub_slots(n, bound, 16, 10, gl.FUSED_HUB_MAX_EDGES + 1) == 0  # the driver's
+    monkeypatch.setattr(gl, "FUSED_HUB_BYTES", 0)
+    assert gl._fused_hub_slots(n, table_cap, 16, 10, nnz) == 0
+
+
+@pytest.mark.gpu
+def test_fused_hands_hubs_over_past_their_budget(monkeypatch):
+    # a hub whose table would pass the budget: the phase driver runs the graph
+    from mgmatch.gpu import louvain as gl
+
+    monkeypatch.setattr(gl, "FUSED_HUB_MIN_BYTES", 0)
+    g = _star(3000)  # a table of 4,507 slots (54 KB) for 6,000 stored edges (48 KB at 8 B each)
     c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
     assert "fused_kernel_s" not in d.timings
     _assert_same(c, d)

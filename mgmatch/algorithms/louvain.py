@@ -360,7 +360,8 @@ def _fused_start(g: Graph, params: dict) -> LouvainState | None:
     the same as the CPU twin's. Returns ``None`` when the graph or the device does not qualify
     (:func:`mgmatch.gpu.louvain.fused_eligible`) or the kernel stopped before doing anything the
     driver would not redo; else the state the kernel left: finished, or started on the level it
-    handed over (a level with a vertex of degree > 319), for the driver's steps to go on from.
+    handed over (a level with a vertex of degree > 319 and no room for its table), for the
+    driver's steps to go on from.
     """
     twin = _twin("gpu")
     _move_slices([])  # MOVE_SLICES and MOVE_SLICE_MIN checked as for the driver

@@ -421,6 +421,22 @@ FUSED_LEVEL_BYTES = 64 << 20
 #: 0.2M to 2M stored edges.
 FUSED_TABLE_SLOTS = 1.0
 FUSED_TABLE_MIN_SLOTS = 1 << 12
+#: Vertices of degree above 319 ("hubs") take a block each in the fused kernel, with a table in
+#: global memory: ``ts[largest degree]`` slots (12 bytes each) for as many blocks as a batch has
+#: hubs, up to the cluster's. A run starts on the kernel built without them (``FUSED_HUBS=0``:
+#: the hub code in its sweep loop took 4elt's kernel from 1.32 to 1.41 ms on an H100); a level
+#: with hubs stops it, and the run goes again on the kernel with them, with twice the table
+#: room that level needed (or the room the aggregation's region leaves free beside the move
+#: phase's arrays, if more), within this many bytes per stored edge, :data:`FUSED_HUB_MIN_BYTES`
+#: or the free room, whichever is most. If not even the need fits, the phase-per-kernel driver
+#: goes on from that level. 0 sends every level with hubs to the driver.
+FUSED_HUB_BYTES = 8.0
+FUSED_HUB_MIN_BYTES = 4 << 20
+#: Graphs of more stored edges than this with hubs go to the phase driver: the fused kernel's
+#: 16 SMs lose to the driver's whole GPU there (H200, whole runs on kron graphs of edge factor
+#: 48: k=14, 1.09M stored edges, 28.0 ms fused against 45.9 ms driven; k=15, 2.3M, 61.8 ms
+#: against 57.3 ms).
+FUSED_HUB_MAX_EDGES = 1 << 21
 _FUSED_MAX_RECORDS = 256  # levels processed, each with a record in the stats
 _FUSED_BUCKETS = (4, 8, 16, 32, 84, 319)  # the kernel's computeMove buckets (its move_bucket)
 _FUSED_MAX_BATCHES = 64
@@ -430,6 +446,7 @@ _FUSED_PART = 8
 #: (group size, table slots) of the kernel's computeMove buckets: its shared-memory tables
 _FUSED_TABLES = _GROUP_CONFIG + ((BLOCK, 479),)
 _NON_PORTABLE_CLUSTER = 14  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+_FUSED_SLOT_BYTES = 12  # a key (int32) and a weight (int64)
 _FUSED_STATUS = {1: "done", 2: "handover", 3: "no_room"}  # 4, "solo", never outlives the second kernel
 
 
@@ -439,23 +456,24 @@ def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int) -> bool:
         0 < nnz <= FUSED_MAX_EDGES
         and n <= min(FUSED_MAX_VERTICES, (1 << 23) - 1)  # the kernel's 40-bit limbs of sum a_c^2
         and tuple(move_buckets) == _FUSED_BUCKETS
-        and 6 * int(slices) <= _FUSED_MAX_BATCHES
+        and (len(_FUSED_BUCKETS) + 1) * int(slices) <= _FUSED_MAX_BATCHES
         and compute_capability() >= 90
     )
 
 
-def _fused_kernel(cluster: int):
+def _fused_kernel(cluster: int, hubs: bool = False):
     """``(cluster kernel, one-block kernel, its threads, its dynamic shared bytes, where its
-    level copy starts and how many bytes it may take)``; the cluster kernel's dynamic shared
-    memory is :func:`_fused_smem` of :data:`FUSED_THREADS`."""
+    level copy starts and how many bytes it may take)``, built with code for hubs or without;
+    the cluster kernel's dynamic shared memory is :func:`_fused_smem` of :data:`FUSED_THREADS`."""
     return _configured_fused_kernel(
         int(_cp().cuda.runtime.getDevice()), cluster, FUSED_THREADS, FUSED_RANGE_STEPS, FUSED_SOLO_BYTES,
-        FUSED_SOLO_THREADS or FUSED_THREADS,
+        FUSED_SOLO_THREADS or FUSED_THREADS, bool(hubs),
     )
 
 
 @functools.cache
-def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_steps: int, solo, solo_threads: int):
+def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_steps: int, solo, solo_threads: int,
+                             hubs: bool):
     """The fused kernels for one shape, with their shared-memory and cluster attributes set
     (once). The one-block kernel's dynamic shared memory is the computeMove tables, then the
     level copy (``solo`` bytes, or all the device lets a block have beside them and the static
@@ -463,7 +481,7 @@ def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_s
     from .._kernels import get_kernel  # noqa: PLC0415
 
     cp = _cp()
-    defines = {"FUSED_CLUSTER": cluster, "FUSED_THREADS": threads, "RANGE_STEPS": range_steps}
+    defines = {"FUSED_CLUSTER": cluster, "FUSED_THREADS": threads, "RANGE_STEPS": range_steps, "FUSED_HUBS": int(hubs)}
     kernel = get_kernel("louvain", "louvain_fused", defines=defines)
     solo_kernel = get_kernel("louvain", "louvain_fused_solo", defines=dict(defines, FUSED_THREADS=solo_threads))
     if kernel.max_dynamic_shared_size_bytes < _fused_smem(threads):
@@ -532,7 +550,7 @@ def _fused_table_first(n: int, nnz: int) -> int:
     that fit beside the aggregation's other arrays in the move phase's region, if more (on graphs
     of few edges per vertex); within the bound of every partition."""
     _, move, aggregate, _ = _fused_regions(n, 0, 8)
-    free = max(0, move - aggregate - 32) // (8 + 4)
+    free = max(0, move - aggregate - 32) // _FUSED_SLOT_BYTES
     want = max(math.ceil(FUSED_TABLE_SLOTS * nnz), FUSED_TABLE_MIN_SLOTS, free)
     return min(want, _fused_table_cap(n, nnz))
 
@@ -555,24 +573,41 @@ def _carve(sizes) -> list:
     return [cp.ndarray((int(count),), dtype=dtype, memptr=base.data + off) for (count, dtype), off in zip(sizes, offsets)]
 
 
-def _fused_regions(n: int, table_cap: int, cluster: int) -> tuple[int, int, int, int]:
+def _fused_hub_slots(n: int, table_cap: int, cluster: int, need: int = 0, nnz: int = 0) -> int:
+    """Slots, all tables together, for the hubs (:data:`FUSED_HUB_BYTES`): 0 without ``need``
+    (the kernel without hub code), else twice ``need`` (the slots a level found too few) within
+    the budget, or the room the aggregation's region leaves free beside the move phase's arrays
+    if that is more; 0 when not even ``need`` fits, when the graph has more than
+    :data:`FUSED_HUB_MAX_EDGES` stored edges, and always when :data:`FUSED_HUB_BYTES` is 0.
+    """
+    if FUSED_HUB_BYTES <= 0 or not need or nnz > FUSED_HUB_MAX_EDGES:
+        return 0
+    _, move, aggregate, _ = _fused_regions(n, table_cap, cluster)
+    free = max(0, aggregate - move - 32) // _FUSED_SLOT_BYTES
+    budget = max(free, int(max(FUSED_HUB_BYTES * nnz, FUSED_HUB_MIN_BYTES)) // _FUSED_SLOT_BYTES)
+    return max(free, min(2 * int(need), budget)) if need <= budget else 0
+
+
+def _fused_regions(n: int, table_cap: int, cluster: int, hub_cap: int = 0) -> tuple[int, int, int, int]:
     """Bytes of the parts of the kernel's scratch, in the order it carves them (16-byte aligned
-    arrays): those kept across phases, the move phase's, the aggregation's (which share one
-    region), and the community degrees after both."""
+    arrays): those kept across phases, the move phase's (the hub tables' ``hub_cap`` slots
+    among them), the aggregation's (which share one region), and the community degrees after
+    both."""
     part = 8 * 2 * cluster * _FUSED_PART
 
     def size(*sizes):
         return sum(-(-s // 16) * 16 for s in sizes)
 
     kept = size(part, part, 8 * n, 8 * n)  # partials, C and comSize (two each)
-    move = size(8 * n, 16 * n, 16 * n, 8 * n, 8 * n, 8 * n, 4 * n, 4 * n)  # k_i, a_c, saved state, batch order
+    # k_i, a_c, saved state, batch order, the hubs' tables
+    move = size(8 * n, 16 * n, 16 * n, 8 * n, 8 * n, 8 * n, 4 * n, 4 * n, 8 * hub_cap, 4 * hub_cap)
     aggregate = size(8 * (n + 1), 8 * n, 4 * n, 8 * table_cap, 4 * table_cap)  # table offsets, counts, ids, tables
     return kept, move, aggregate, size(8 * n)
 
 
-def _fused_work_bytes(n: int, table_cap: int, cluster: int) -> int:
+def _fused_work_bytes(n: int, table_cap: int, cluster: int, hub_cap: int = 0) -> int:
     """Bytes of the kernel's scratch (:func:`_fused_regions`)."""
-    kept, move, aggregate, degrees = _fused_regions(n, table_cap, cluster)
+    kept, move, aggregate, degrees = _fused_regions(n, table_cap, cluster, hub_cap)
     return kept + max(move, aggregate) + degrees
 
 
@@ -581,12 +616,17 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     """Louvain on one thread-block cluster, every level in one kernel launch (``louvain_fused``;
     the last, small levels in a second on one block, ``louvain_fused_solo``).
 
+    The first try gets :func:`_fused_table_first` slots of aggregation tables, on the kernel
+    without hub code; a try that runs out of tables goes again with the bound of every
+    partition, one that meets hubs on the kernel with them (:func:`_fused_hub_slots`).
+
     Returns a dict: ``status`` (``"done"``, ``"handover"`` when a level's graph has a vertex of
-    degree above 319 or the level-map buffer is full, ``"no_room"``: the run did not fit even the
-    tables' bound), ``levels`` (host int64 arrays,
+    degree above 319 without room for its table or the level-map buffer is full, ``"no_room"``:
+    the run did not fit even the tables' bound), ``levels`` (host int64 arrays,
     the communities of the original vertices after each written level), ``modularity`` (per
     written level), ``level_timings`` (one dict per level processed, as the phase driver keeps,
-    with ``blocks``: the cluster's size, or 1), ``kernel_s`` (both kernels); after a handover also ``level`` (the level to go on with), ``graph`` (its
+    with ``blocks``: the cluster's size, or 1), ``kernel_s`` (both kernels); after a handover
+    also ``level`` (the level to go on with), ``graph`` (its
     ``indptr, indices, wfix, loop_fix`` on the device) and ``orig_to_level``.
     """
     cp = _cp()
@@ -602,11 +642,20 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     record_cap = min(int(params["max_levels"]), _FUSED_MAX_RECORDS)
     map_cap = _fused_map_cap(n)
     ts = _device_table_sizes(max(n, 320))
-    for table_cap in dict.fromkeys((_fused_table_first(n, nnz), _fused_table_cap(n, nnz))):  # the bound if needed
-        out = None  # the first try's memory goes back before the second takes its own
-        out = _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, record_cap, map_cap,
+    blocks = max(FUSED_CLUSTER, 8)  # the scratch has room for either cluster size
+    table_cap, bound = _fused_table_first(n, nnz), _fused_table_cap(n, nnz)
+    hub_need = 0
+    while True:
+        hub_cap = _fused_hub_slots(n, table_cap, blocks, hub_need, nnz)
+        out = None  # a try's memory goes back before the next takes its own
+        out = _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, map_cap,
                          (slices, slice_min, bin_vertices, fixed_bits))
-        if out[0] != "no_room":
+        need = int(out[1][9])
+        if out[0] == "no_room" and table_cap < bound:
+            table_cap = bound
+        elif out[0] == "handover" and need > hub_cap and _fused_hub_slots(n, table_cap, blocks, need, nnz):
+            hub_need = need
+        else:
             break
     status, st, recs, level_maps, bufs = out
     records = recs.shape[0]
@@ -635,13 +684,14 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     return out
 
 
-def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, record_cap, map_cap, ints) -> tuple:
-    """One run of the fused kernels with ``table_cap`` slots of aggregation tables: ``(status,
-    stats header, records, the level maps (host), the level buffers)``."""
+def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, map_cap, ints) -> tuple:
+    """One run of the fused kernels with ``table_cap`` slots of aggregation tables and
+    ``hub_cap`` for the hub tables (0: the kernel without hub code): ``(status, stats header, records, the level maps
+    (host), the level buffers)``."""
     import cupyx  # noqa: PLC0415
 
     cp = _cp()
-    work_bytes = _fused_work_bytes(n, table_cap, max(FUSED_CLUSTER, 8))  # room for the fallback too
+    work_bytes = _fused_work_bytes(n, table_cap, max(FUSED_CLUSTER, 8), hub_cap)  # room for the fallback too
     # one level graph, which each aggregation overwrites with the next, and its self-loops
     level_graph = ((n + 1, np.int64), (nnz, np.int32), (nnz, np.int64), (max(n, 1), np.int64))
     arrays = level_graph + ((_FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1), np.int64), (work_bytes, np.uint8))
@@ -652,13 +702,13 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, record_c
     stats.data.memset_async(0, stats.nbytes)
     slices, slice_min, bin_vertices, fixed_bits = ints
     args = (indptr, np.int32(indptr.dtype.itemsize), indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work,
-            np.int64(work_bytes), np.int64(table_cap), np.float64(params["resolution"]), np.float64(params["t_bin"]),
+            np.int64(work_bytes), np.int64(table_cap), np.int64(hub_cap), np.float64(params["resolution"]), np.float64(params["t_bin"]),
             np.float64(params["t_final"]), np.int32(bin_vertices), np.int32(fixed_bits),
             np.int32(params["max_levels"]), np.int32(params["max_iterations"]), np.int32(slices),
             np.int32(slice_min), np.int32(record_cap), np.int32(map_cap), np.uint64(level_maps.ctypes.data), stats)
 
     def launch(cluster):
-        kernel, solo_kernel, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster)
+        kernel, solo_kernel, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster, hub_cap > 0)
         solo_edges = FUSED_SOLO_EDGES if solo_cap > 0 and FUSED_SOLO_EDGES > 0 else -1  # -1: none
         tail = (np.int64(solo_off), np.int64(solo_cap), np.int64(solo_edges))
         kernel((cluster,), (FUSED_THREADS,), args + tail, shared_mem=_fused_smem(FUSED_THREADS))
