@@ -1218,6 +1218,76 @@ __device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_ne
     pend.nv = 0;
 }
 
+// Slots first, first + stride, ... (N of them) of a table of p slots into kc, kw (EMPTY_SLOT past
+// p); with CLEAR, each left empty after it is read.
+template <bool CLEAR, int N>
+__device__ __forceinline__ void load_slots(int* keys, i64* vals, unsigned int p, unsigned int first,
+                                           unsigned int stride, int (&kc)[N], i64 (&kw)[N]) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+        const unsigned int s = first + j * stride;
+        kc[j] = EMPTY_SLOT;
+        kw[j] = 0;
+        if (s < p) {
+            kc[j] = keys[s];
+            kw[j] = vals[s];
+            if (CLEAR) {
+                keys[s] = EMPTY_SLOT;
+                vals[s] = 0;
+            }
+        }
+    }
+}
+
+// The candidates of N table slots (community kc[j] >= 0, weight kw[j]) into this lane's best
+// move (Algorithm 2, lines 14-17): the state of every community in them loaded at once, then
+// e_{i->C(i)} from the vertex's own community, the best score of the others by the singleton rule.
+template <int N>
+__device__ __forceinline__ void score_slots(const int (&kc)[N], const i64 (&kw)[N], int own, bool singleton, double gk,
+                                            const int* csize, const i64* afix, double& best, int& best_c, i64& e_own) {
+    int ks[N];
+    i64 ka[N];
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+        ks[j] = 0;
+        ka[j] = 0;
+        if (kc[j] >= 0 && kc[j] != own) {
+            ks[j] = csize[kc[j]];
+            ka[j] = afix[kc[j]];
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+        if (kc[j] < 0) continue;
+        if (kc[j] == own) {
+            e_own = kw[j];
+            continue;
+        }
+        if (singleton && ks[j] == 1 && kc[j] > own) continue;  // singleton rule, section 4
+        better(best, best_c, move_score(kw[j], gk, ka[j]), kc[j]);
+    }
+}
+
+// decide() on the reduced candidates, in the group's first thread: a move goes to buffer w at
+// once, and is held in `pend` (slot `round`) for the other buffer.
+__device__ __forceinline__ void fused_decide(int v, int own, i64 kv, i64 a_own, double gk, double best, int best_c,
+                                             i64 e_own, int round, int* comm_w, int* csize_w, i64* afix_w,
+                                             Pending& pend) {
+    const double stay = move_score(e_own, gk, a_own - kv);
+    const int c = (best_c >= 0 && best > stay) ? best_c : own;
+    if (c == own) return;
+    move_vertex(v, own, c, kv, comm_w, csize_w, afix_w);
+#pragma unroll
+    for (int j = 0; j < FUSED_PENDING; ++j) {
+        if (j == round) {
+            pend.v[j] = v;
+            pend.o[j] = own;
+            pend.c[j] = c;
+            pend.k[j] = kv;
+        }
+    }
+}
+
 // computeMove (Algorithm 2) for one batch: a group of G threads per vertex with a TABLE-slot
 // table in shared memory, as compute_move_group (G <= 32) and compute_move_block (G = 128, the
 // paper's block per vertex for [85, 319]) do; where G covers the bucket's degrees (one edge per
@@ -1289,8 +1359,8 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
             cs_own = csize_r[own];
             a_own = afix_r[own];
         }
-        int kc[SLOTS], ks[SLOTS];
-        i64 kw[SLOTS], ka[SLOTS];
+        int kc[SLOTS];
+        i64 kw[SLOTS];
         if constexpr (LANE_SUMS) {
             // The group's lanes with edges into one community (__match_any_sync, within the group)
             // sum their weights by shuffles, and the first of them holds (community, weight) as
@@ -1317,58 +1387,16 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
             for (int j = 0; j < EDGES; ++j)
                 if (cu[j] >= 0) hash_add(keys, vals, p, cu[j], wu[j]);
             group_sync<G>();
-#pragma unroll
-            for (int j = 0; j < SLOTS; ++j) {
-                const unsigned int s = lane + j * G;
-                kc[j] = EMPTY_SLOT;
-                kw[j] = 0;
-                if (s < p) {
-                    kc[j] = keys[s];
-                    kw[j] = vals[s];
-                }
-            }
+            load_slots<false>(keys, vals, p, lane, G, kc, kw);
         }
         const double gk = __dmul_rn((double)kv, gamma_over_2m);
-        const bool singleton = cs_own == 1;
-#pragma unroll
-        for (int j = 0; j < SLOTS; ++j) {
-            ks[j] = 0;
-            ka[j] = 0;
-            if (kc[j] >= 0 && kc[j] != own) {
-                ks[j] = csize_r[kc[j]];
-                ka[j] = afix_r[kc[j]];
-            }
-        }
         double best = NEG_INF;
         int best_c = -1;
         i64 e_own = 0;
-#pragma unroll
-        for (int j = 0; j < SLOTS; ++j) {
-            if (kc[j] < 0) continue;
-            if (kc[j] == own) {
-                e_own = kw[j];
-                continue;
-            }
-            if (singleton && ks[j] == 1 && kc[j] > own) continue;  // singleton rule, section 4
-            better(best, best_c, move_score(kw[j], gk, ka[j]), kc[j]);
-        }
+        score_slots(kc, kw, own, cs_own == 1, gk, csize_r, afix_r, best, best_c, e_own);
         fused_group_reduce<G>(best, best_c, e_own, s_best, s_bc, s_eo);
-        if (active && lane == 0) {
-            const double stay = move_score(e_own, gk, a_own - kv);  // decide()
-            const int c = (best_c >= 0 && best > stay) ? best_c : own;
-            if (c != own) {
-                move_vertex(v, own, c, kv, comm_w, csize_w, afix_w);
-#pragma unroll
-                for (int j = 0; j < FUSED_PENDING; ++j) {
-                    if (j == round) {
-                        pend.v[j] = v;
-                        pend.o[j] = own;
-                        pend.c[j] = c;
-                        pend.k[j] = kv;
-                    }
-                }
-            }
-        }
+        if (active && lane == 0)
+            fused_decide(v, own, kv, a_own, gk, best, best_c, e_own, round, comm_w, csize_w, afix_w, pend);
         group_sync<G>();
     }
     pend.verts = verts;
@@ -1417,57 +1445,14 @@ __device__ __forceinline__ void fused_move_hub(const int* indices, const i64* wf
         int best_c = -1;
         i64 e_own = 0;
         for (unsigned int s0 = threadIdx.x; s0 < p; s0 += K * FUSED_THREADS) {
-            int kc[K], ks[K];
-            i64 kw[K], ka[K];
-#pragma unroll
-            for (int j = 0; j < K; ++j) {
-                const unsigned int s = s0 + j * FUSED_THREADS;
-                kc[j] = EMPTY_SLOT;
-                kw[j] = 0;
-                if (s < p) {
-                    kc[j] = hkeys[s];
-                    kw[j] = hvals[s];
-                    hkeys[s] = EMPTY_SLOT;
-                    hvals[s] = 0;
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < K; ++j) {
-                ks[j] = 0;
-                ka[j] = 0;
-                if (kc[j] >= 0 && kc[j] != own) {
-                    ks[j] = csize_r[kc[j]];
-                    ka[j] = afix_r[kc[j]];
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < K; ++j) {
-                if (kc[j] < 0) continue;
-                if (kc[j] == own) {
-                    e_own = kw[j];
-                    continue;
-                }
-                if (singleton && ks[j] == 1 && kc[j] > own) continue;  // singleton rule, section 4
-                better(best, best_c, move_score(kw[j], gk, ka[j]), kc[j]);
-            }
+            int kc[K];
+            i64 kw[K];
+            load_slots<true>(hkeys, hvals, p, s0, FUSED_THREADS, kc, kw);
+            score_slots(kc, kw, own, singleton, gk, csize_r, afix_r, best, best_c, e_own);
         }
         fused_group_reduce<FUSED_THREADS>(best, best_c, e_own, s_best, s_bc, s_eo);
-        if (threadIdx.x == 0) {
-            const double stay = move_score(e_own, gk, afix_r[own] - kv);  // decide()
-            const int c = (best_c >= 0 && best > stay) ? best_c : own;
-            if (c != own) {
-                move_vertex(v, own, c, kv, comm_w, csize_w, afix_w);
-#pragma unroll
-                for (int j = 0; j < FUSED_PENDING; ++j) {
-                    if (j == round) {
-                        pend.v[j] = v;
-                        pend.o[j] = own;
-                        pend.c[j] = c;
-                        pend.k[j] = kv;
-                    }
-                }
-            }
-        }
+        if (threadIdx.x == 0)
+            fused_decide(v, own, kv, afix_r[own], gk, best, best_c, e_own, round, comm_w, csize_w, afix_w, pend);
     }
     pend.verts = verts;
     pend.from = FUSED_PENDING * NB;
