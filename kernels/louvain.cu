@@ -1023,6 +1023,7 @@ __device__ __forceinline__ void row_communities(const i64* indptr, const int* in
 // to the warp that met them. Every thread of the block calls for_vertices.
 #define FUSED_PIECE 256
 #define FUSED_HEAVY_QUEUE 128
+static_assert(FUSED_HEAVY_QUEUE == 4 * 32, "for_vertices scans the queue four rows a lane");
 struct HeavyQueue {
     i64 start[FUSED_HEAVY_QUEUE], end[FUSED_HEAVY_QUEUE], acc[FUSED_HEAVY_QUEUE][2], wacc[FUSED_WARPS][2];
     int v[FUSED_HEAVY_QUEUE], pre[FUSED_HEAVY_QUEUE + 1], count;

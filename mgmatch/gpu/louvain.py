@@ -644,13 +644,13 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     ts = _device_table_sizes(max(n, 320))
     blocks = max(FUSED_CLUSTER, 8)  # the scratch has room for either cluster size
     table_cap, bound = _fused_table_first(n, nnz), _fused_table_cap(n, nnz)
-    hub_need = 0
+    hub_need = 0  # the kernel without hub code until a level meets hubs
     while True:
         hub_cap = _fused_hub_slots(n, table_cap, blocks, hub_need, nnz)
         out = None  # a try's memory goes back before the next takes its own
         out = _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, map_cap,
                          (slices, slice_min, bin_vertices, fixed_bits))
-        need = int(out[1][9])
+        need = int(out[1][9])  # the hub table slots a level found too few
         if out[0] == "no_room" and table_cap < bound:
             table_cap = bound
         elif out[0] == "handover" and need > hub_cap and _fused_hub_slots(n, table_cap, blocks, need, nnz):
@@ -686,8 +686,8 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
 
 def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, map_cap, ints) -> tuple:
     """One run of the fused kernels with ``table_cap`` slots of aggregation tables and
-    ``hub_cap`` for the hub tables (0: the kernel without hub code): ``(status, stats header, records, the level maps
-    (host), the level buffers)``."""
+    ``hub_cap`` for the hub tables (0: the kernel without hub code): ``(status, stats header,
+    records, the level maps (host), the level buffers)``."""
     import cupyx  # noqa: PLC0415
 
     cp = _cp()
@@ -702,8 +702,8 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
     stats.data.memset_async(0, stats.nbytes)
     slices, slice_min, bin_vertices, fixed_bits = ints
     args = (indptr, np.int32(indptr.dtype.itemsize), indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work,
-            np.int64(work_bytes), np.int64(table_cap), np.int64(hub_cap), np.float64(params["resolution"]), np.float64(params["t_bin"]),
-            np.float64(params["t_final"]), np.int32(bin_vertices), np.int32(fixed_bits),
+            np.int64(work_bytes), np.int64(table_cap), np.int64(hub_cap), np.float64(params["resolution"]),
+            np.float64(params["t_bin"]), np.float64(params["t_final"]), np.int32(bin_vertices), np.int32(fixed_bits),
             np.int32(params["max_levels"]), np.int32(params["max_iterations"]), np.int32(slices),
             np.int32(slice_min), np.int32(record_cap), np.int32(map_cap), np.uint64(level_maps.ctypes.data), stats)
 
