@@ -775,11 +775,11 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 // edge-balanced over warps (for_each_index, as the kernels for the largest buckets do), then
 // counts the filled slots, takes prefix sums across the cluster, and writes the new CSR.
 // Vertices of degree > 319 take a block each with its table in global memory (the paper's last
-// bucket, fused_move_hub), and the passes over every vertex's row hand such rows to a whole warp
-// (for_vertices). A level whose hubs need larger tables than the host gave (hub_cap slots a
-// block), or that has no room left in the level maps, stops the kernel ("handover"); the host
-// goes again with larger tables or continues from that level's graph with the
-// launch-per-phase kernels.
+// bucket, fused_move_hub), and the passes over every vertex's row share such rows out among a
+// block's warps (for_vertices); that code is built only with FUSED_HUBS. A level whose hubs need
+// more table room than the host gave (hub_cap slots in all), or that has no room left in the
+// level maps, stops the kernel ("handover"); the host goes again with more room or continues
+// from that level's graph with the launch-per-phase kernels.
 //
 // Needs thread-block clusters (sm_90). Tunables: FUSED_CLUSTER (blocks, 8 is portable),
 // FUSED_THREADS (threads per block; the one-block kernel is compiled with its own).
@@ -989,26 +989,33 @@ __device__ __forceinline__ void scan_walk(i64 n, Get get, Put put, i64 (&pre)[K]
     }
 }
 
-// f(C(j), w) for every edge (v, j) of weight w: the row's loads eight at a time, all in flight
-// before the community lookups that depend on them (a weight f does not read is not loaded).
+// f(C(j), w) for the entries e = first + i stride (i < J) below end, of far end j and weight w:
+// their J loads all in flight before the community lookups that depend on them (a weight f does
+// not read is not loaded).
+template <int J, class F>
+__device__ __forceinline__ void entry_communities(const int* indices, const i64* wfix, const int* comm, i64 first,
+                                                  i64 stride, i64 end, F f) {
+    int x[J];
+    i64 w[J];
+#pragma unroll
+    for (int i = 0; i < J; ++i) {
+        const i64 e = first + i * stride;
+        x[i] = e < end ? indices[e] : -1;
+        w[i] = e < end ? wfix[e] : 0;
+    }
+#pragma unroll
+    for (int i = 0; i < J; ++i) x[i] = x[i] >= 0 ? comm[x[i]] : -1;
+#pragma unroll
+    for (int i = 0; i < J; ++i)
+        if (x[i] >= 0) f(x[i], w[i]);
+}
+
+// f(C(j), w) for every edge (v, j) of weight w, eight at a time.
 template <class F>
 __device__ __forceinline__ void row_communities(const i64* indptr, const int* indices, const i64* wfix,
                                                 const int* comm, i64 v, F f) {
     const i64 s1 = indptr[v + 1];
-    for (i64 e0 = indptr[v]; e0 < s1; e0 += 8) {
-        int x[8];
-        i64 w[8];
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            x[j] = e0 + j < s1 ? indices[e0 + j] : -1;
-            w[j] = e0 + j < s1 ? wfix[e0 + j] : 0;
-        }
-#pragma unroll
-        for (int j = 0; j < 8; ++j) x[j] = x[j] >= 0 ? comm[x[j]] : -1;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            if (x[j] >= 0) f(x[j], w[j]);
-    }
+    for (i64 e0 = indptr[v]; e0 < s1; e0 += 8) entry_communities<8>(indices, wfix, comm, e0, 1, s1, f);
 }
 
 // The team's vertices [0, n) in grid-stride order, a warp's 32 consecutive vertices at a time
@@ -1110,23 +1117,11 @@ __device__ __forceinline__ void for_vertices(const i64* indptr, i64 n, i64 gtid,
     __syncthreads();  // the queue is free again
 }
 
-// The entries e0 + lane + 32 j (j < FUSED_PIECE / 32) below e1 of a piece of row u: f(index,
-// weight) for each, their loads all in flight first.
+// f(C(j), w) for the entries of a piece [e0, e1) of a row that this lane reads (for_vertices).
 template <class F>
-__device__ __forceinline__ void piece_entries(const int* indices, const i64* wfix, i64 e0, i64 e1, F f) {
-    constexpr int J = FUSED_PIECE / 32;
-    const int lane = threadIdx.x % 32;
-    int x[J];
-    i64 w[J];
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-        const i64 e = e0 + lane + 32 * j;
-        x[j] = e < e1 ? indices[e] : -1;
-        w[j] = e < e1 ? wfix[e] : 0;
-    }
-#pragma unroll
-    for (int j = 0; j < J; ++j)
-        if (x[j] >= 0) f(x[j], w[j]);
+__device__ __forceinline__ void piece_communities(const int* indices, const i64* wfix, const int* comm, i64 e0, i64 e1,
+                                                  F f) {
+    entry_communities<FUSED_PIECE / 32>(indices, wfix, comm, e0 + threadIdx.x % 32, 32, e1, f);
 }
 
 // computeMove bucket of a degree (MOVE_BUCKETS of mgmatch/algorithms/louvain.py; 6: > 319).
@@ -1407,9 +1402,9 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 
 // computeMove for a batch of the bucket > 319: a block per vertex with its table in global memory
 // (section 4.1), the batch's vertices round-robin over the team's blocks. Each block has a table
-// of hub_cap slots (hkeys, hvals), empty between vertices: the block clears the slots it scans
-// (the reduction's barrier orders that before the next vertex's hashing), and the kernel clears
-// every table once at its start. The same decisions as fused_move (the same sums, the same rules).
+// (hkeys, hvals) of ts[the level's largest degree] slots, empty between vertices: the level start
+// clears it, and the block clears the slots it scans (the reduction's barrier orders that before
+// the next vertex's hashing). The same decisions as fused_move (the same sums, the same rules).
 template <int NB>
 __device__ __forceinline__ void fused_move_hub(const int* indices, const i64* wfix, const i64* kfix, const int* comm_r,
                                                const int* csize_r, const i64* afix_r, int* comm_w, int* csize_w,
@@ -1420,24 +1415,12 @@ __device__ __forceinline__ void fused_move_hub(const int* indices, const i64* wf
     constexpr int K = 4;  // loads in flight per thread
     for (int round = 0, idx = blockIdx.x; idx < nv; ++round, idx += NB) {
         const int v = verts[idx], deg = vdeg[idx];
-        const i64 start = vstart[idx];
+        const i64 start = vstart[idx], end = start + deg;
         const int own = comm_r[v];
         const unsigned int p = (unsigned int)ts[deg < n ? deg : n];
-        for (int e0 = threadIdx.x; e0 < deg; e0 += K * FUSED_THREADS) {
-            int x[K];
-            i64 w[K];
-#pragma unroll
-            for (int j = 0; j < K; ++j) {
-                const int e = e0 + j * FUSED_THREADS;
-                x[j] = e < deg ? indices[start + e] : -1;
-                w[j] = e < deg ? wfix[start + e] : 0;
-            }
-#pragma unroll
-            for (int j = 0; j < K; ++j) x[j] = x[j] >= 0 ? comm_r[x[j]] : -1;
-#pragma unroll
-            for (int j = 0; j < K; ++j)
-                if (x[j] >= 0) hash_add(hkeys, hvals, p, x[j], w[j]);
-        }
+        for (i64 e0 = start + threadIdx.x; e0 < end; e0 += K * FUSED_THREADS)
+            entry_communities<K>(indices, wfix, comm_r, e0, FUSED_THREADS, end,
+                                 [&](int c, i64 w) { hash_add(hkeys, hvals, p, c, w); });
         __syncthreads();
         const i64 kv = kfix[v];
         const bool singleton = csize_r[own] == 1;
@@ -1468,26 +1451,28 @@ __device__ __forceinline__ void fused_move_hub(const int* indices, const i64* wf
 // aggregation writes the next level's over it (level 0's edge lists are the input's, its
 // fixed-point weights the buffer's); loop_l holds the level's self-loops. ts: table sizes by
 // degree (the smallest prime above 1.5 d, at least max(n0, 320) + 1 entries).
-// work: scratch of work_bytes bytes, carved below; table_cap: slots of the aggregation's tables.
+// work: scratch of work_bytes bytes, carved below; table_cap: slots of the aggregation's tables;
+// hub_cap: slots of the hub tables (fused_move_hub).
 // Output: level_maps, each written level's map, one after the other: the new vertex of each of
 // the level's n vertices (the host composes them into the communities of the original vertices;
 // a level whose map would pass map_cap entries, or whose record would pass record_cap, is handed
 // over); stats: a header (status, levels written, the level/n/nnz of a handover, the records
-// written, nanoseconds, the weight scale, the map entries written) and one record per level
+// written, nanoseconds, the weight scale, the map entries written, the hub table slots a
+// handed-over level needed) and one record per level
 // processed (n, nnz, sweeps, modularity bits, nanoseconds moving and aggregating, and 1 if the
 // level was aggregated and written, 2 if it was written without aggregating: the first level,
 // when nothing moved).
 #define FUSED_ARGS                                                                                         \
     const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0, \
         i64 *indptr_l, int *indices_l, i64 *wfix_l, i64 *loop_l, const int *ts, char *work,                \
-        i64 work_bytes, i64 table_cap, i64 hub_cap, double resolution, double t_bin, double t_final, int bin_vertices,  \
-        int fixed_bits, int max_levels, int max_iterations, int slices, int slice_min, int record_cap,     \
-        int map_cap, int *level_maps, i64 *stats, i64 solo_off, i64 solo_cap, i64 solo_edges
+        i64 work_bytes, i64 table_cap, i64 hub_cap, double resolution, double t_bin, double t_final,       \
+        int bin_vertices, int fixed_bits, int max_levels, int max_iterations, int slices, int slice_min,   \
+        int record_cap, int map_cap, int *level_maps, i64 *stats, i64 solo_off, i64 solo_cap, i64 solo_edges
 #define FUSED_ARG_NAMES                                                                                    \
     indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_l, indices_l, wfix_l, loop_l, ts,         \
-        work, work_bytes, table_cap, hub_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits, max_levels,     \
-        max_iterations, slices, slice_min, record_cap, map_cap, level_maps, stats, solo_off, solo_cap,     \
-        solo_edges
+        work, work_bytes, table_cap, hub_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits,        \
+        max_levels, max_iterations, slices, slice_min, record_cap, map_cap, level_maps, stats, solo_off,   \
+        solo_cap, solo_edges
 
 // The run's state carried from the cluster's levels to block 0's.
 struct FusedRun {
@@ -1798,19 +1783,19 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
 #pragma unroll
             for (int k = 0; k < MB; ++k) x[k] = b == k;
         };
-        i64 pre7[MB], tot7[MB];
-        scan_local<MB, NB>(n, bucket_of, pre7, part_w(spart), s_red);
+        i64 pre_b[MB], tot_b[MB];
+        scan_local<MB, NB>(n, bucket_of, pre_b, part_w(spart), s_red);
         sync();
 
         const i64* pv = partials();
         const i64 two_m = cluster_value<NB>(pv, 0, false);
-        scan_offsets<MB, NB>(part_r(spart), pre7, tot7);
+        scan_offsets<MB, NB>(part_r(spart), pre_b, tot_b);
         // The vertices of degree > 319 (fused_move_hub): a block takes one at a time, with a table
         // of ts[largest degree] slots (a community has fewer than n neighbours), so as many tables
         // as a batch has of them, up to one a block. The host may go again with more room
         // (hub_cap slots in all) when they do not fit (hub_need); a kernel built without
         // FUSED_HUBS has no room for them.
-        const i64 dmax = cluster_value<NB>(pv, 5, true), hubs = FUSED_HUBS ? tot7[MB - 1] : cluster_value<NB>(pv, 6, false);
+        const i64 dmax = cluster_value<NB>(pv, 5, true), hubs = FUSED_HUBS ? tot_b[MB - 1] : cluster_value<NB>(pv, 6, false);
         const i64 hub_room = FUSED_HUBS ? hub_cap : 0;
         const i64 hub_eff = hubs >= slice_min && hubs > 1 && slices > 1 ? (slices < hubs ? slices : hubs) : 1;
         const i64 hub_tables = (hubs + hub_eff - 1) / hub_eff < NB ? (hubs + hub_eff - 1) / hub_eff : NB;
@@ -1845,7 +1830,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             int P = 0, off = 0;
 #pragma unroll 1
             for (int b = 0; b < MB; ++b) {
-                const int cnt = (int)tot7[b];
+                const int cnt = (int)tot_b[b];
                 s_bfirst[b] = P;
                 s_beff[b] = 1;
                 if (cnt == 0) continue;
@@ -1879,7 +1864,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             order[pos] = (int)v;
             ostart[pos] = indptr[v];
             odeg[pos] = (int)d;
-        }, pre7);
+        }, pre_b);
         const int P = s_batches;
         sync();
         if (FUSED_HUBS && hubs) {
@@ -1965,8 +1950,8 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             if (sh.hubs) {
                 for_vertices(indptr, n, gtid, T, sh.hq, sweep_vertex, [&](i64 u, i64 e0, i64 e1, i64*) {
                     const int cu = comm(wl)[u];
-                    piece_entries(indices, wfix, e0, e1, [&](int x, i64 w) {
-                        if (comm(wl)[x] == cu) v8[0] += w;
+                    piece_communities(indices, wfix, comm(wl), e0, e1, [&](int c, i64 w) {
+                        if (c == cu) v8[0] += w;
                     });
                 }, [](i64, const i64*) {});
             } else
@@ -2034,7 +2019,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             for_vertices(indptr, n, gtid, T, sh.hq, outside_edges, [&](i64 u, i64 e0, i64 e1, i64* acc) {
                 const int cu = comm(0)[u];
                 i64 out = 0;
-                piece_entries(indices, wfix, e0, e1, [&](int x, i64) { out += comm(0)[x] != cu; });
+                piece_communities(indices, wfix, comm(0), e0, e1, [&](int c, i64) { out += c != cu; });
                 out = warp_reduce(out, false);
                 if (threadIdx.x % 32 == 0 && out) atomicAdd((u64*)&acc[0], (u64)out);
             }, [&](i64 u, const i64* acc) {

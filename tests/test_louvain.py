@@ -661,8 +661,9 @@ def test_fused_goes_again_with_room_for_hubs(monkeypatch):
         return out
 
     monkeypatch.setattr(gl, "_fused_try", spy)
+    graphs = _hub_graphs()
     for name in ("kron12", "hub at level 1"):
-        g = _hub_graphs()[name]
+        g = graphs[name]
         tries.clear()
         c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
         (hub0, status0, need), *rest = tries
