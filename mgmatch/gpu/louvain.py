@@ -618,7 +618,8 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
 
     The first try gets :func:`_fused_table_first` slots of aggregation tables, on the kernel
     without hub code; a try that runs out of tables goes again with the bound of every
-    partition, one that meets hubs on the kernel with them (:func:`_fused_hub_slots`).
+    partition, one that meets hubs on the kernel with them (:func:`_fused_hub_slots`) and the
+    bound.
 
     Returns a dict: ``status`` (``"done"``, ``"handover"`` when a level's graph has a vertex of
     degree above 319 without room for its table or the level-map buffer is full, ``"no_room"``:
@@ -654,7 +655,10 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         if out[0] == "no_room" and table_cap < bound:
             table_cap = bound
         elif out[0] == "handover" and need > hub_cap and _fused_hub_slots(n, table_cap, blocks, need, nnz):
-            hub_need = need
+            # A graph with hubs is one whose first levels leave most vertices alone, so that its
+            # aggregations need nearly the tables' bound: with the first try's tables, kron k=12
+            # and k=13 ran out of them after a whole first level, half their time.
+            hub_need, table_cap = need, bound
         else:
             break
     status, st, recs, level_maps, bufs = out
