@@ -777,8 +777,8 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 // Vertices of degree > 319 take a block each with its table in global memory (the paper's last
 // bucket, fused_move_hub), and the passes over every vertex's row share such rows out among a
 // block's warps (for_vertices); that code is built only with FUSED_HUBS. A level whose hubs need
-// more table room than the host gave (hub_cap slots in all), or that has no room left in the
-// level maps, stops the kernel ("handover"); the host goes again with more room or continues
+// more table room than the host gave (hub_cap slots in all), or that has no row left for its
+// communities, stops the kernel ("handover"); the host goes again with more room or continues
 // from that level's graph with the launch-per-phase kernels.
 //
 // Needs thread-block clusters (sm_90). Tunables: FUSED_CLUSTER (blocks, 8 is portable),
@@ -800,7 +800,7 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 #define FUSED_MAX_DEGREE 319
 #define FUSED_MAX_BATCHES 64
 #define FUSED_PART 8
-#define FUSED_STAT_HEAD 10
+#define FUSED_STAT_HEAD 9
 #define FUSED_STAT_W 8
 #define FUSED_DONE 1
 #define FUSED_HANDOVER 2
@@ -1453,32 +1453,30 @@ __device__ __forceinline__ void fused_move_hub(const int* indices, const i64* wf
 // degree (the smallest prime above 1.5 d, at least max(n0, 320) + 1 entries).
 // work: scratch of work_bytes bytes, carved below; table_cap: slots of the aggregation's tables;
 // hub_cap: slots of the hub tables (fused_move_hub).
-// Output: level_maps, each written level's map, one after the other: the new vertex of each of
-// the level's n vertices (the host composes them into the communities of the original vertices;
-// a level whose map would pass map_cap entries, or whose record would pass record_cap, is handed
-// over); stats: a header (status, levels written, the level/n/nnz of a handover, the records
-// written, nanoseconds, the weight scale, the map entries written, the hub table slots a
-// handed-over level needed) and one record per level
-// processed (n, nnz, sweeps, modularity bits, nanoseconds moving and aggregating, and 1 if the
-// level was aggregated and written, 2 if it was written without aggregating: the first level,
-// when nothing moved).
+// Output, in pinned host memory (the host reads it once the kernels are done, without a copy):
+// level_rows, a row of n0 entries for each written level, the community of every original vertex
+// after that level (a level that would need more than row_cap rows, or whose record would pass
+// record_cap, is handed over); stats, zero at first: a header (status, levels written, the
+// level/n/nnz of a handover, the records written, nanoseconds, the weight scale, the hub table
+// slots a handed-over level needed) and one record per level processed (n, nnz, sweeps,
+// modularity bits, nanoseconds moving and aggregating, and 1 if the level was aggregated and
+// written, 2 if it was written without aggregating: the first level, when nothing moved).
 #define FUSED_ARGS                                                                                         \
     const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0, \
         i64 *indptr_l, int *indices_l, i64 *wfix_l, i64 *loop_l, const int *ts, char *work,                \
         i64 work_bytes, i64 table_cap, i64 hub_cap, double resolution, double t_bin, double t_final,       \
         int bin_vertices, int fixed_bits, int max_levels, int max_iterations, int slices, int slice_min,   \
-        int record_cap, int map_cap, int *level_maps, i64 *stats, i64 solo_off, i64 solo_cap, i64 solo_edges
+        int record_cap, int row_cap, i64 *level_rows, i64 *stats, i64 solo_off, i64 solo_cap, i64 solo_edges
 #define FUSED_ARG_NAMES                                                                                    \
     indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_l, indices_l, wfix_l, loop_l, ts,         \
         work, work_bytes, table_cap, hub_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits,        \
-        max_levels, max_iterations, slices, slice_min, record_cap, map_cap, level_maps, stats, solo_off,   \
+        max_levels, max_iterations, slices, slice_min, record_cap, row_cap, level_rows, stats, solo_off,   \
         solo_cap, solo_edges
 
 // The run's state carried from the cluster's levels to block 0's.
 struct FusedRun {
     double scale;
     i64 nnz, hub_need;
-    int map_off;
     int level, written, records, status, n;
 };
 
@@ -1565,6 +1563,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     i64* spart = (i64*)take(8 * 2 * FUSED_CLUSTER * FUSED_PART);
     int* comm_base = (int*)take(4 * 2 * N);
     int* csize_base = (int*)take(4 * 2 * N);
+    int* vertex_of = (int*)take(4 * N);  // the current level's vertex of each original vertex
     char* const phase_region = at;
     i64* kfix = (i64*)take(8 * N);
     i64* afix_base = (i64*)take(8 * 2 * N);  // two buffers of N (buffer r at afix_base + r * N)
@@ -1657,9 +1656,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     // the run's state in locals (the optimiser keeps them in registers), saved back on return
     int level = run.level, written = run.written, records = run.records, status = run.status, n = run.n;
     i64 nnz = run.nnz;
-    int map_off = run.map_off;
     auto save = [&]() {
-        run.map_off = map_off;
         run.level = level;
         run.written = written;
         run.records = records;
@@ -1800,8 +1797,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         const i64 hub_eff = hubs >= slice_min && hubs > 1 && slices > 1 ? (slices < hubs ? slices : hubs) : 1;
         const i64 hub_tables = (hubs + hub_eff - 1) / hub_eff < NB ? (hubs + hub_eff - 1) / hub_eff : NB;
         const i64 hub_slots = hubs ? (i64)ts[dmax < n ? dmax : n] : 0;
-        // (the map check in 64 bits: written in int, it left ptxas a 1.4 KB stack frame of spills)
-        if (hub_tables * hub_slots > hub_room || records >= record_cap || (i64)map_off + n > (i64)map_cap) {
+        if (hub_tables * hub_slots > hub_room || records >= record_cap || written >= row_cap) {
             status = FUSED_HANDOVER;
             run.hub_need = hub_tables * hub_slots > hub_room ? hub_tables * hub_slots : 0;
             break;
@@ -1995,9 +1991,8 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         }
         ++records;
         if (changed == 0) {  // nothing moved: the level loop ends
-            if (written == 0) {  // every vertex is its own community
-                for (i64 v = gtid; v < n; v += T) level_maps[v] = (int)v;  // level 0: n = n0, map_off = 0
-                map_off = n;
+            if (written == 0) {  // every vertex is its own community (level 0: n = n0)
+                for (i64 v = gtid; v < n; v += T) level_rows[v] = v;
                 if (leader) rec[6] = 2;
                 written = 1;
             }
@@ -2067,7 +2062,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         sync();
         // mergeCommunity: every edge into its community's table, by the far end's new community
         // (edges inside the community add to its self-loop; the edge that claims a slot counts
-        // it into counts[new id], the new vertex's degree); every vertex's level map moves on
+        // it into counts[new id], the new vertex's degree)
         for_each_index_of(indptr, 0, n, gtid / 32, T / 32, true, [&](bool ok, i64 u, i64 e) {
             i64 lp = 0;
             int c = 0;
@@ -2082,13 +2077,33 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             }
             if (run_scan(ok ? u : -1, lp, Sum()) && lp) atomicAdd((u64*)&new_loop[c], (u64)lp);
         });
-        // every member's self-loop into its community's; the level's map (its vertices' new ids)
-        for (i64 u = gtid; u < n; u += T) {
-            const int c = comm(0)[u];
-            level_maps[(i64)map_off + u] = new_id[c];
-            if (loop[u]) atomicAdd((u64*)&new_loop[c], (u64)loop[u]);
+        // every member's self-loop into its community's
+        for (i64 u = gtid; u < n; u += T)
+            if (loop[u]) atomicAdd((u64*)&new_loop[comm(0)[u]], (u64)loop[u]);
+        // the level's row: each original vertex's vertex of this level, its community, that
+        // community's new id (which is the vertex of the next level); J vertices a thread at a
+        // time, their loads in flight together (one block goes over every original vertex)
+        constexpr int J = NB == 1 ? 16 : 8;
+        for (i64 v0 = gtid; v0 < n0; v0 += J * T) {
+            int x[J];
+#pragma unroll
+            for (int j = 0; j < J; ++j) {
+                const i64 v = v0 + j * T;
+                x[j] = v >= n0 ? -1 : level == 0 ? (int)v : vertex_of[v];
+            }
+#pragma unroll
+            for (int j = 0; j < J; ++j) x[j] = x[j] >= 0 ? comm(0)[x[j]] : -1;
+#pragma unroll
+            for (int j = 0; j < J; ++j) x[j] = x[j] >= 0 ? new_id[x[j]] : -1;
+#pragma unroll
+            for (int j = 0; j < J; ++j) {
+                const i64 v = v0 + j * T;
+                if (v < n0) {
+                    vertex_of[v] = x[j];
+                    level_rows[(i64)written * n0 + v] = x[j];
+                }
+            }
         }
-        map_off += n;
         sync();
         // the filled slots of each table (counted above) are the new vertex's edges
         i64 pre1[1], tot1[1];
@@ -2132,8 +2147,7 @@ __device__ __forceinline__ void fused_stats(i64* stats, const FusedRun& run, int
     stats[5] = run.records;
     stats[6] = ns;
     stats[7] = __double_as_longlong(run.scale);
-    stats[8] = run.map_off;
-    stats[9] = run.hub_need;
+    stats[8] = run.hub_need;
 }
 
 // The cluster's levels. When a level fits one block (see fused_levels), the run's state goes to
@@ -2150,7 +2164,6 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
     run.status = FUSED_DONE;
     run.n = n0;
     run.nnz = nnz0;
-    run.map_off = 0;
     run.hub_need = 0;
     const bool solo = fused_levels<FUSED_CLUSTER>(FUSED_ARG_NAMES, run, sh, s_dyn);
     if (blockIdx.x == 0 && threadIdx.x == 0)
@@ -2163,20 +2176,21 @@ extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds
 extern "C" __global__ void __launch_bounds__(FUSED_THREADS, 1) louvain_fused_solo(FUSED_ARGS) {
     extern __shared__ __align__(16) char s_dyn[];
     __shared__ FusedShared sh;
-    if (stats[0] != FUSED_SOLO) return;
+    __shared__ i64 head[8];
+    if (threadIdx.x < 8) head[threadIdx.x] = stats[threadIdx.x];  // (one round trip to the host)
+    for (int d = threadIdx.x; d <= FUSED_MAX_DEGREE; d += FUSED_THREADS) sh.ts[d] = ts[d];
+    __syncthreads();
+    if (head[0] != FUSED_SOLO) return;
     FusedRun run;
     run.status = FUSED_DONE;
-    run.written = (int)stats[1];
-    run.level = (int)stats[2];
-    run.n = (int)stats[3];
-    run.nnz = stats[4];
-    run.records = (int)stats[5];
-    const u64 t_start = (u64)stats[6];
-    run.scale = __longlong_as_double(stats[7]);
-    run.map_off = (int)stats[8];
+    run.written = (int)head[1];
+    run.level = (int)head[2];
+    run.n = (int)head[3];
+    run.nnz = head[4];
+    run.records = (int)head[5];
+    const u64 t_start = (u64)head[6];
+    run.scale = __longlong_as_double(head[7]);
     run.hub_need = 0;
-    for (int d = threadIdx.x; d <= FUSED_MAX_DEGREE; d += FUSED_THREADS) sh.ts[d] = ts[d];
-    __syncthreads();  // every thread has read the header before thread 0 rewrites it
     fused_levels<1>(FUSED_ARG_NAMES, run, sh, s_dyn);
     if (threadIdx.x == 0) fused_stats(stats, run, run.status, (i64)(global_ns() - t_start));
 }

@@ -602,7 +602,7 @@ def test_fused_hands_over_to_the_phase_driver(data_dir, why, monkeypatch):
         monkeypatch.setattr(gl, "FUSED_HUB_BYTES", 0)  # no tables for hubs
     else:
         g = read_graph(data_dir / "4elt.graph")
-        monkeypatch.setattr(gl, "FUSED_LEVEL_BYTES", 4 * g.n)  # room for one level
+        monkeypatch.setattr(gl, "FUSED_LEVEL_BYTES", 8 * g.n)  # a row for one level
     c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
     assert "fused_kernel_s" in d.timings and calls
     assert [lv["n"] for lv in d.timings["levels"]] == [lv["n"] for lv in c.timings["levels"]]
@@ -657,7 +657,7 @@ def test_fused_goes_again_with_room_for_hubs(monkeypatch):
 
     def spy(*a):
         out = real_try(*a)
-        tries.append((a[8], out[0], int(out[1][9]), a[7]))  # hub slots, status, the slots a level needed, tables
+        tries.append((a[8], out[0], int(out[1][8]), a[7]))  # hub slots, status, the slots a level needed, tables
         return out
 
     monkeypatch.setattr(gl, "_fused_try", spy)

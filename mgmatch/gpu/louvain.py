@@ -105,15 +105,25 @@ def _chunks(tpre, *also) -> tuple[list, int]:
 
 
 def _device_table_sizes(max_degree: int):
-    """:func:`~mgmatch.cpu.louvain.table_sizes` on the current device, copied once per size range."""
-    key = int(_cp().cuda.runtime.getDevice())
-    dev = _TABLE_SIZES.get(key)
+    """:func:`~mgmatch.cpu.louvain.table_sizes` on the current device, copied once per size range
+    (and each length's view kept: making one costs as much as a small graph's level start)."""
+    device = int(_cp().cuda.runtime.getDevice())
+    view = _TABLE_SIZE_VIEWS.get((device, max_degree))
+    if view is not None:
+        return view
+    dev = _TABLE_SIZES.get(device)
     if dev is None or dev.shape[0] <= max_degree:
-        dev = _TABLE_SIZES[key] = _cp().asarray(table_sizes(max(2 * max_degree, 1024)))
-    return dev[: max_degree + 1]
+        dev = _TABLE_SIZES[device] = _cp().asarray(table_sizes(max(2 * max_degree, 1024)))
+        for key in [key for key in _TABLE_SIZE_VIEWS if key[0] == device]:
+            del _TABLE_SIZE_VIEWS[key]
+    if len(_TABLE_SIZE_VIEWS) >= 64:
+        _TABLE_SIZE_VIEWS.clear()
+    view = _TABLE_SIZE_VIEWS[(device, max_degree)] = dev[: max_degree + 1]
+    return view
 
 
 _TABLE_SIZES: dict = {}
+_TABLE_SIZE_VIEWS: dict = {}
 
 
 def _prefix(values):
@@ -407,10 +417,13 @@ FUSED_SOLO_THREADS = 512
 #: Shared memory for that block's copy of a level; ``None``: all the device lets a block have
 #: beside the computeMove tables and the kernel's own arrays (about 175 KiB on an H200).
 FUSED_SOLO_BYTES = None
-#: Most bytes for the level maps the fused kernel writes (4 per vertex of each level's graph);
-#: a level whose map would not fit stops the kernel there, and the phase-per-kernel driver goes on.
-#: The maps lie in pinned host memory, which the kernel writes directly.
+#: Most bytes for the levels' communities that the fused kernel writes (a row of 8 bytes per
+#: vertex of the input for each level, at most :data:`FUSED_LEVEL_ROWS` rows); a level without a
+#: row left stops the kernel there, and the phase-per-kernel driver goes on. The rows lie in
+#: pinned host memory, which the kernel writes directly.
 FUSED_LEVEL_BYTES = 64 << 20
+#: Most rows of the levels' communities (see :data:`FUSED_LEVEL_BYTES`).
+FUSED_LEVEL_ROWS = 32
 #: Slots per stored edge the fused kernel's aggregation tables get at first (at least
 #: :data:`FUSED_TABLE_MIN_SLOTS`). A community's table holds its edges to other communities, and
 #: those need 0.39 (rgg k=14), 0.72 (delaunay k=14) and 0.87 (4elt) slots per stored edge on the
@@ -440,7 +453,7 @@ FUSED_HUB_MAX_EDGES = 1 << 21
 _FUSED_MAX_RECORDS = 256  # levels processed, each with a record in the stats
 _FUSED_BUCKETS = (4, 8, 16, 32, 84, 319)  # the kernel's computeMove buckets (its move_bucket)
 _FUSED_MAX_BATCHES = 64
-_FUSED_STAT_HEAD = 10
+_FUSED_STAT_HEAD = 9
 _FUSED_STAT_W = 8
 _FUSED_PART = 8
 #: (group size, table slots) of the kernel's computeMove buckets: its shared-memory tables
@@ -514,16 +527,16 @@ def _fused_smem(threads: int) -> int:
     return max(threads // g * t for g, t in _FUSED_TABLES) * _SLOT_BYTES
 
 
-def _fused_map_cap(n: int) -> int:
-    """Entries of the level-map buffer: four times the vertices, within :data:`FUSED_LEVEL_BYTES`.
+def _fused_level_rows(n: int) -> int:
+    """Rows of the levels' buffer for a graph of ``n`` vertices: :data:`FUSED_LEVEL_ROWS`, within
+    :data:`FUSED_LEVEL_BYTES`, at least one.
 
-    Each level's map has an entry per vertex of its graph, and the kernel stops at a level whose
-    map might not fit (the check comes before its sweeps, so the last level, which writes no map,
-    counts too). Levels usually shrink several times over (4elt: 15,606, 3,187, 458, 77, 34 and
-    31 vertices); isolated vertices and small components stay (netscience: 1,589, 521, 420,
-    408, 406).
+    The kernel composes each written level's communities of the original vertices itself (the
+    host, composing the levels' maps with NumPy, took 0.15 ms on 4elt, a tenth of the run), and
+    stops at a level without a row (the check comes before its sweeps, so the last level, which
+    writes none, counts too). Runs write few levels: 4elt writes 5.
     """
-    return max(1, min(4 * n + 64, FUSED_LEVEL_BYTES // 4))
+    return max(1, min(FUSED_LEVEL_ROWS, FUSED_LEVEL_BYTES // (8 * max(n, 1))))
 
 
 @functools.lru_cache(maxsize=64)
@@ -549,9 +562,14 @@ def _fused_table_first(n: int, nnz: int) -> int:
     """Slots of the fused kernel's first try: :data:`FUSED_TABLE_SLOTS` per stored edge, or all
     that fit beside the aggregation's other arrays in the move phase's region, if more (on graphs
     of few edges per vertex); within the bound of every partition."""
+    return _table_first(n, nnz, FUSED_TABLE_SLOTS, FUSED_TABLE_MIN_SLOTS)
+
+
+@functools.lru_cache(maxsize=64)
+def _table_first(n: int, nnz: int, per_edge: float, least: int) -> int:
     _, move, aggregate, _ = _fused_regions(n, 0, 8)
     free = max(0, move - aggregate - 32) // _FUSED_SLOT_BYTES
-    want = max(math.ceil(FUSED_TABLE_SLOTS * nnz), FUSED_TABLE_MIN_SLOTS, free)
+    want = max(math.ceil(per_edge * nnz), least, free)
     return min(want, _fused_table_cap(n, nnz))
 
 
@@ -563,14 +581,6 @@ def _layout(sizes) -> tuple[list, int]:
         offsets.append(total)
         total += -(-int(count) * np.dtype(dtype).itemsize // 256) * 256
     return offsets, total
-
-
-def _carve(sizes) -> list:
-    """One device allocation cut into the arrays of :func:`_layout`."""
-    cp = _cp()
-    offsets, total = _layout(sizes)
-    base = cp.empty(max(total, 1), dtype=cp.uint8)
-    return [cp.ndarray((int(count),), dtype=dtype, memptr=base.data + off) for (count, dtype), off in zip(sizes, offsets)]
 
 
 def _fused_hub_slots(n: int, table_cap: int, cluster: int, need: int = 0, nnz: int = 0) -> int:
@@ -598,7 +608,7 @@ def _fused_regions(n: int, table_cap: int, cluster: int, hub_cap: int = 0) -> tu
     def size(*sizes):
         return sum(-(-s // 16) * 16 for s in sizes)
 
-    kept = size(part, part, 8 * n, 8 * n)  # partials, C and comSize (two each)
+    kept = size(part, part, 8 * n, 8 * n, 4 * n)  # partials, C and comSize (two each), vertex_of
     # k_i, a_c, saved state, batch order, the hubs' tables
     move = size(8 * n, 16 * n, 16 * n, 8 * n, 8 * n, 8 * n, 4 * n, 4 * n, 8 * hub_cap, 4 * hub_cap)
     aggregate = size(8 * (n + 1), 8 * n, 4 * n, 8 * table_cap, 4 * table_cap)  # table offsets, counts, ids, tables
@@ -622,13 +632,13 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     bound.
 
     Returns a dict: ``status`` (``"done"``, ``"handover"`` when a level's graph has a vertex of
-    degree above 319 without room for its table or the level-map buffer is full, ``"no_room"``:
-    the run did not fit even the tables' bound), ``levels`` (host int64 arrays,
-    the communities of the original vertices after each written level), ``modularity`` (per
-    written level), ``level_timings`` (one dict per level processed, as the phase driver keeps,
-    with ``blocks``: the cluster's size, or 1), ``kernel_s`` (both kernels); after a handover
-    also ``level`` (the level to go on with), ``graph`` (its
-    ``indptr, indices, wfix, loop_fix`` on the device) and ``orig_to_level``.
+    degree above 319 without room for its table or the levels' buffer has no row left,
+    ``"no_room"``: the run did not fit even the tables' bound), ``levels`` (host int64 arrays,
+    the rows of one array: the communities of the original vertices after each written level),
+    ``modularity`` (per written level), ``level_timings`` (one dict per level processed, as the
+    phase driver keeps, with ``blocks``: the cluster's size, or 1), ``kernel_s`` (both kernels);
+    after a handover also ``level`` (the level to go on with), ``graph`` (its ``indptr, indices,
+    wfix, loop_fix`` on the device) and ``orig_to_level``.
     """
     cp = _cp()
     n = int(indptr.shape[0]) - 1
@@ -641,7 +651,7 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         for x, dtype in ((indptr, wide), (indices, cp.int32), (weights, cp.float64))
     )
     record_cap = min(int(params["max_levels"]), _FUSED_MAX_RECORDS)
-    map_cap = _fused_map_cap(n)
+    rows = _fused_level_rows(n)
     ts = _device_table_sizes(max(n, 320))
     blocks = max(FUSED_CLUSTER, 8)  # the scratch has room for either cluster size
     table_cap, bound = _fused_table_first(n, nnz), _fused_table_cap(n, nnz)
@@ -649,9 +659,9 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     while True:
         hub_cap = _fused_hub_slots(n, table_cap, blocks, hub_need, nnz)
         out = None  # a try's memory goes back before the next takes its own
-        out = _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, map_cap,
+        out = _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, rows,
                          (slices, slice_min, bin_vertices, fixed_bits))
-        need = int(out[1][9])  # the hub table slots a level found too few
+        need = int(out[1][8])  # the hub table slots a level found too few
         if out[0] == "no_room" and table_cap < bound:
             table_cap = bound
         elif out[0] == "handover" and need > hub_cap and _fused_hub_slots(n, table_cap, blocks, need, nnz):
@@ -661,11 +671,12 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
             hub_need, table_cap = need, bound
         else:
             break
-    status, st, recs, level_maps, bufs = out
+    status, st, recs, level_rows, level_graph_buffers = out
     records = recs.shape[0]
-    level, n_at, nnz_at = (int(x) for x in st[2:5])
+    written, level, n_at, nnz_at = (int(x) for x in st[1:5])
     q = recs[:, 3].copy().view(np.float64)
-    levels = _compose_level_maps(level_maps[: int(st[8])], recs[recs[:, 6] > 0, 0])
+    # a copy: the pinned buffer goes back to its pool
+    levels = list(np.array(level_rows[: written * n]).reshape(written, n))
     out = {
         "status": status,
         "levels": levels,
@@ -682,34 +693,41 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     if status == "handover":
         out["level"] = level
         # copies: views would keep the whole allocation (levels, scratch) for the driver's levels
+        bufs = level_graph_buffers()
         out["graph"] = (bufs[0][: n_at + 1].copy(), bufs[1][:nnz_at].copy(), bufs[2][:nnz_at].copy(),
                         bufs[3][:n_at].copy())
         out["orig_to_level"] = cp.asarray(levels[-1], dtype=cp.int32) if levels else cp.arange(n, dtype=cp.int32)
     return out
 
 
-def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, map_cap, ints) -> tuple:
-    """One run of the fused kernels with ``table_cap`` slots of aggregation tables and
-    ``hub_cap`` for the hub tables (0: the kernel without hub code): ``(status, stats header,
-    records, the level maps (host), the level buffers)``."""
+def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, rows, ints) -> tuple:
+    """One run of the fused kernels with ``table_cap`` slots of aggregation tables,
+    ``hub_cap`` for the hub tables (0: the kernel without hub code) and ``rows`` rows for the
+    levels: ``(status, stats header, records, the levels' rows (host, flat), a function giving
+    the level graph's buffers)``."""
     import cupyx  # noqa: PLC0415
 
     cp = _cp()
     work_bytes = _fused_work_bytes(n, table_cap, max(FUSED_CLUSTER, 8), hub_cap)  # room for the fallback too
     # one level graph, which each aggregation overwrites with the next, and its self-loops
     level_graph = ((n + 1, np.int64), (nnz, np.int32), (nnz, np.int64), (max(n, 1), np.int64))
-    arrays = level_graph + ((_FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1), np.int64), (work_bytes, np.uint8))
-    check_memory(n, nnz, 0, need=_layout(arrays)[1])
-    *bufs, stats, work = _carve(arrays)
-    # pinned host memory is mapped at the same address on every device with unified addressing
-    level_maps = cupyx.empty_pinned(map_cap, np.int32)
-    stats.data.memset_async(0, stats.nbytes)
+    offsets, total = _layout(level_graph + ((work_bytes, np.uint8),))
+    check_memory(n, nnz, 0, need=total)
+    # one allocation, passed as pointers (arrays over it cost more than a small graph's level)
+    base = cp.empty(max(total, 1), dtype=cp.uint8)
+    ptrs = [np.uint64(base.data.ptr + off) for off in offsets]
+    # the stats and the levels' rows in pinned host memory, which is mapped at the same address on
+    # every device with unified addressing: the kernels write them, the host reads them in place
+    head = _FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1)
+    host = cupyx.empty_pinned(head + rows * n, np.int64)
+    host[:head] = 0
     slices, slice_min, bin_vertices, fixed_bits = ints
-    args = (indptr, np.int32(indptr.dtype.itemsize), indices, weights, np.int32(n), np.int64(nnz), *bufs, ts, work,
-            np.int64(work_bytes), np.int64(table_cap), np.int64(hub_cap), np.float64(params["resolution"]),
+    args = (indptr, np.int32(indptr.dtype.itemsize), indices, weights, np.int32(n), np.int64(nnz), *ptrs[:4], ts,
+            ptrs[4], np.int64(work_bytes), np.int64(table_cap), np.int64(hub_cap), np.float64(params["resolution"]),
             np.float64(params["t_bin"]), np.float64(params["t_final"]), np.int32(bin_vertices), np.int32(fixed_bits),
             np.int32(params["max_levels"]), np.int32(params["max_iterations"]), np.int32(slices),
-            np.int32(slice_min), np.int32(record_cap), np.int32(map_cap), np.uint64(level_maps.ctypes.data), stats)
+            np.int32(slice_min), np.int32(record_cap), np.int32(rows), np.uint64(host.ctypes.data + 8 * head),
+            np.uint64(host.ctypes.data))
 
     def launch(cluster):
         kernel, solo_kernel, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster, hub_cap > 0)
@@ -727,22 +745,14 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
             raise
         _CLUSTER_REFUSED.add((int(cp.cuda.runtime.getDevice()), FUSED_CLUSTER))
         launch(8)
-    st = stats.get()  # (after the kernels: the maps are complete too)
+    cp.cuda.get_current_stream().synchronize()
+    st = host[:head].copy()
     records = int(st[5])
     recs = st[_FUSED_STAT_HEAD: _FUSED_STAT_HEAD + _FUSED_STAT_W * records].reshape(records, _FUSED_STAT_W)
-    return _FUSED_STATUS.get(int(st[0]), "no_room"), st, recs, level_maps, bufs
 
+    def level_graph_buffers():
+        return [cp.ndarray((int(count),), dtype=dtype, memptr=base.data + off)
+                for (count, dtype), off in zip(level_graph, offsets)]
 
-def _compose_level_maps(maps, sizes) -> list:
-    """The communities of the original vertices after each written level (int64 host arrays),
-    from the kernel's level maps: ``sizes[l]`` entries each, the new vertex of each vertex of
-    level ``l``."""
-    sizes = [int(size) for size in sizes]
-    levels = np.empty((len(sizes), sizes[0] if sizes else 0), dtype=np.int64)
-    at, prev = 0, None
-    for row, size in zip(levels, sizes):
-        m = maps[at: at + size]
-        prev = m if prev is None else m.take(prev)  # int32 gathers; one conversion per row
-        row[:] = prev
-        at += size
-    return list(levels)
+    return _FUSED_STATUS.get(int(st[0]), "no_room"), st, recs, host[head:], level_graph_buffers
+
