@@ -1453,7 +1453,7 @@ __device__ __forceinline__ void fused_move_hub(const int* indices, const i64* wf
 // degree (the smallest prime above 1.5 d, at least max(n0, 320) + 1 entries).
 // work: scratch of work_bytes bytes, carved below; table_cap: slots of the aggregation's tables;
 // hub_cap: slots of the hub tables (fused_move_hub).
-// Output, in pinned host memory (the host reads it once the kernels are done, without a copy):
+// Output, in pinned host memory (the host reads it there once the kernels are done):
 // level_rows, a row of n0 entries for each written level, the community of every original vertex
 // after that level (a level that would need more than row_cap rows, or whose record would pass
 // record_cap, is handed over); stats, zero at first: a header (status, levels written, the

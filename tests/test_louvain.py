@@ -675,6 +675,18 @@ def test_fused_goes_again_with_room_for_hubs(monkeypatch):
         assert [lv["n"] for lv in d.timings["levels"]] == [lv["n"] for lv in c.timings["levels"]]
 
 
+def test_fused_level_rows_within_their_budget(monkeypatch):
+    # a row of 8 bytes per input vertex for each written level: FUSED_LEVEL_ROWS of them within
+    # FUSED_LEVEL_BYTES, and always one (the first level's)
+    from mgmatch.gpu import louvain as gl
+
+    assert gl._fused_level_rows(15606) == gl.FUSED_LEVEL_ROWS
+    assert gl._fused_level_rows(gl.FUSED_LEVEL_BYTES // 8 // 5) == 5
+    assert gl._fused_level_rows(gl.FUSED_LEVEL_BYTES) == 1
+    monkeypatch.setattr(gl, "FUSED_LEVEL_BYTES", 8 * 1000)
+    assert gl._fused_level_rows(1000) == 1 and gl._fused_level_rows(100) == 10
+
+
 def test_fused_hub_tables_within_their_budget(monkeypatch):
     # twice the need, within the budget; nothing when not even the need fits
     from mgmatch.gpu import louvain as gl
