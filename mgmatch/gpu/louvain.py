@@ -105,25 +105,22 @@ def _chunks(tpre, *also) -> tuple[list, int]:
 
 
 def _device_table_sizes(max_degree: int):
-    """:func:`~mgmatch.cpu.louvain.table_sizes` on the current device, copied once per size range
-    (and each length's view kept: making one costs as much as a small graph's level start)."""
-    device = int(_cp().cuda.runtime.getDevice())
-    view = _TABLE_SIZE_VIEWS.get((device, max_degree))
-    if view is not None:
-        return view
-    dev = _TABLE_SIZES.get(device)
+    """:func:`~mgmatch.cpu.louvain.table_sizes` on the current device, copied once per size range."""
+    return _device_table_array(max_degree)[: max_degree + 1]
+
+
+def _device_table_array(max_degree: int):
+    """The device's copy of :func:`~mgmatch.cpu.louvain.table_sizes`, of more than ``max_degree``
+    entries (a kernel that reads it by degree needs no slice of it: making one costs as much as
+    a small graph's level start)."""
+    key = int(_cp().cuda.runtime.getDevice())
+    dev = _TABLE_SIZES.get(key)
     if dev is None or dev.shape[0] <= max_degree:
-        dev = _TABLE_SIZES[device] = _cp().asarray(table_sizes(max(2 * max_degree, 1024)))
-        for key in [key for key in _TABLE_SIZE_VIEWS if key[0] == device]:
-            del _TABLE_SIZE_VIEWS[key]
-    if len(_TABLE_SIZE_VIEWS) >= 64:
-        _TABLE_SIZE_VIEWS.clear()
-    view = _TABLE_SIZE_VIEWS[(device, max_degree)] = dev[: max_degree + 1]
-    return view
+        dev = _TABLE_SIZES[key] = _cp().asarray(table_sizes(max(2 * max_degree, 1024)))
+    return dev
 
 
 _TABLE_SIZES: dict = {}
-_TABLE_SIZE_VIEWS: dict = {}
 
 
 def _prefix(values):
@@ -652,7 +649,7 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     )
     record_cap = min(int(params["max_levels"]), _FUSED_MAX_RECORDS)
     rows = _fused_level_rows(n)
-    ts = _device_table_sizes(max(n, 320))
+    ts = _device_table_array(max(n, 320))
     blocks = max(FUSED_CLUSTER, 8)  # the scratch has room for either cluster size
     table_cap, bound = _fused_table_first(n, nnz), _fused_table_cap(n, nnz)
     hub_need = 0  # the kernel without hub code until a level meets hubs
