@@ -232,6 +232,25 @@ def test_bench_reads_graph_files(runner, tmp_path, karate):
     assert res.exit_code != 0 and "nope.mtx" in res.output and "Traceback" not in res.output
 
 
+def test_bench_louvain_times_both_sides_alike(tmp_path, karate, monkeypatch):
+    # mgmatch and PLM each get one untimed run, then the timed repeats: the ratio compares warm
+    # runs on both sides
+    pytest.importorskip("networkit")
+    from mgmatch.bench import _common, louvain as bench_louvain
+
+    calls = []
+
+    def spy(fn, **kw):
+        calls.append(kw)
+        return _common.time_call(fn, **kw)
+
+    monkeypatch.setattr(bench_louvain, "time_call", spy)
+    rows = bench_louvain.run([f"file:{karate}"], device="cpu", repeats=2)
+    assert [r["impl"] for r in rows] == ["mgmatch", "networkit-plm"]
+    assert [(c["warmup"], c["repeats"]) for c in calls] == [(1, 2), (1, 2)]
+    assert all(len(r["times_s"]) == 2 for r in rows)
+
+
 # ------------------------------------------------------------------------------ pipelines
 def test_pipeline_runs_every_job(runner, tmp_path, karate):
     spec = tmp_path / "jobs.yaml"
