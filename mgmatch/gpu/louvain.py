@@ -456,7 +456,6 @@ _FUSED_PART = 8
 #: (group size, table slots) of the kernel's computeMove buckets: its shared-memory tables
 _FUSED_TABLES = _GROUP_CONFIG + ((BLOCK, 479),)
 _NON_PORTABLE_CLUSTER = 14  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-_FUSED_SLOT_BYTES = 12  # a key (int32) and a weight (int64)
 _FUSED_STATUS = {1: "done", 2: "handover", 3: "no_room"}  # 4, "solo", never outlives the second kernel
 
 
@@ -565,7 +564,7 @@ def _fused_table_first(n: int, nnz: int) -> int:
 @functools.lru_cache(maxsize=64)
 def _table_first(n: int, nnz: int, per_edge: float, least: int) -> int:
     _, move, aggregate, _ = _fused_regions(n, 0, 8)
-    free = max(0, move - aggregate - 32) // _FUSED_SLOT_BYTES
+    free = max(0, move - aggregate - 32) // _SLOT_BYTES
     want = max(math.ceil(per_edge * nnz), least, free)
     return min(want, _fused_table_cap(n, nnz))
 
@@ -590,8 +589,8 @@ def _fused_hub_slots(n: int, table_cap: int, cluster: int, need: int = 0, nnz: i
     if FUSED_HUB_BYTES <= 0 or not need or nnz > FUSED_HUB_MAX_EDGES:
         return 0
     _, move, aggregate, _ = _fused_regions(n, table_cap, cluster)
-    free = max(0, aggregate - move - 32) // _FUSED_SLOT_BYTES
-    budget = max(free, int(max(FUSED_HUB_BYTES * nnz, FUSED_HUB_MIN_BYTES)) // _FUSED_SLOT_BYTES)
+    free = max(0, aggregate - move - 32) // _SLOT_BYTES
+    budget = max(free, int(max(FUSED_HUB_BYTES * nnz, FUSED_HUB_MIN_BYTES)) // _SLOT_BYTES)
     return max(free, min(2 * int(need), budget)) if need <= budget else 0
 
 
