@@ -552,7 +552,7 @@ def test_parameter_errors(tmp_path):
     with pytest.raises(ParameterError, match="unknown option"):
         read_graph(path, n=3)
     with pytest.raises(ParameterError, match="format"):
-        read_graph(path, format="gml")
+        read_graph(path, format="graphml")
     with pytest.raises(ParameterError, match="duplicates"):
         read_graph(path, duplicates="mean")
 

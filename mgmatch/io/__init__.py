@@ -1,9 +1,9 @@
 """Graph input and result output.
 
-Read graphs with :func:`read_graph` (Matrix Market, edge lists, METIS, Parquet, NumPy ``.npz``;
-:data:`SUFFIXES` lists the suffixes) and describe them with :func:`graph_info`. Write results
-with :func:`write_table` (Parquet or CSV) and :func:`write_json`, each atomically through
-:func:`atomic_path`, and read a result table back with :func:`read_table`.
+Read graphs with :func:`read_graph` (Matrix Market, edge lists, METIS, GML, Parquet, NumPy
+``.npz``; :data:`SUFFIXES` lists the suffixes) and describe them with :func:`graph_info`. Write
+results with :func:`write_table` (Parquet or CSV) and :func:`write_json`, each atomically
+through :func:`atomic_path`, and read a result table back with :func:`read_table`.
 """
 
 from .readers import SUFFIXES, format_of, graph_info, read_graph

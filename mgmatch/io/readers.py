@@ -1,4 +1,4 @@
-"""Read graphs from files: Matrix Market, edge lists, METIS, Parquet and NumPy ``.npz``.
+"""Read graphs from files: Matrix Market, edge lists, METIS, GML, Parquet and NumPy ``.npz``.
 
 :func:`read_graph` picks the format from the file's suffix and returns a canonical
 :class:`~mgmatch.graph.Graph`; :func:`graph_info` describes a file without running anything on
@@ -7,14 +7,15 @@ file and, where it is known, the line.
 
 Rules this module decides (the graph model's own canonicalisation rules apply on top):
 
-* **Vertex ids.** Matrix Market and METIS ids are 1-based by definition. Text edge lists are
-  read as 1-based when no id is 0 and the smallest id is 1, else as 0-based; pass
-  ``one_based=True`` or ``False`` to decide instead. Parquet and ``.npz`` arrays are 0-based
-  unless ``one_based=True``. Results index vertices from 0 either way.
+* **Vertex ids.** Matrix Market and METIS ids are 1-based by definition. Text edge lists and
+  GML node ids are read as 1-based when no id is 0 and the smallest id is 1, else as 0-based;
+  pass ``one_based=True`` or ``False`` to decide instead. Parquet and ``.npz`` arrays are
+  0-based unless ``one_based=True``. Results index vertices from 0 either way.
 * **Empty input.** A file of zero bytes is an error. A format that states its vertex count
-  (Matrix Market, METIS, a SciPy matrix or ``.npz`` arrays with ``n``) may hold no edges: that
-  is a graph of isolated vertices. A format that does not (edge lists, Parquet, ``.npz`` without
-  ``n``) must hold at least one edge, so a file of only comments or a header is an error.
+  (Matrix Market, METIS, GML with its nodes, a SciPy matrix or ``.npz`` arrays with ``n``) may
+  hold no edges: that is a graph of isolated vertices. A format that does not (edge lists,
+  Parquet, ``.npz`` without ``n``) must hold at least one edge, so a file of only comments or a
+  header is an error.
 * **Matrix Market values.** Repeated coordinates are summed, as the format defines, before the
   duplicate rule merges ``a_ij`` with ``a_ji``. Complex entries become their modulus
   ``|a_ij|``. Pattern matrices are unweighted. Dense (``array``) files give one edge per nonzero
@@ -28,8 +29,19 @@ Rules this module decides (the graph model's own canonicalisation rules apply on
 * **METIS.** The header ``n m [fmt [ncon]]`` is checked against the ``n`` vertex lines and the
   ``2 m`` adjacency entries that follow (every edge is listed from both ends). Vertex sizes and
   vertex weights are skipped; edge weights, when ``fmt`` has them, are the edge weights.
+* **GML.** The file holds exactly one ``graph [ ... ]``; other top-level keys (``Creator``,
+  ``Version``) are skipped. Each ``node [ ... ]`` needs a unique integer ``id``, and each
+  ``edge [ ... ]`` an integer ``source`` and ``target`` that some node declares; the largest
+  node id sets the vertex count, so nodes without edges are isolated vertices. An edge's weight
+  is its ``weight`` key, else its ``value`` key: either every edge has one (a weighted graph) or
+  none does. ``directed 1`` makes every arc an undirected edge, merged by the duplicate rule as
+  an edge list's are; ``multigraph``, labels, ``graphics [ ... ]`` and every other key are
+  skipped. Strings are double-quoted and may span lines; a ``#`` outside a string starts a
+  comment that runs to the end of the line. The file is parsed here rather than with
+  NetworkX's reader: NetworkX is not a dependency, and its reader refuses files that repeat an
+  edge, which the duplicate rule is meant to merge.
 
-Text formats (Matrix Market, edge lists, METIS) may be gzip-compressed; compression is
+Text formats (Matrix Market, edge lists, METIS, GML) may be gzip-compressed; compression is
 recognised from the file's first bytes, and a ``.gz`` suffix is stripped before the format is
 looked up.
 """
@@ -62,6 +74,7 @@ SUFFIXES: dict[str, str] = {
     ".edges": "edge list, whitespace-separated",
     ".el": "edge list, whitespace-separated",
     ".graph": "METIS adjacency lists (1-based; header 'n m [fmt [ncon]]')",
+    ".gml": "GML: graph [ node [ id ] ... edge [ source target [weight or value] ] ... ]",
     ".parquet": "Parquet table with integer columns src, dst and an optional weight column",
     ".pq": "Parquet table, as .parquet",
     ".npz": "NumPy arrays src, dst[, weight][, n], or a matrix saved by scipy.sparse.save_npz",
@@ -75,12 +88,13 @@ _FORMAT_OF_SUFFIX = {
     ".edges": "edgelist",
     ".el": "edgelist",
     ".graph": "metis",
+    ".gml": "gml",
     ".parquet": "parquet",
     ".pq": "parquet",
     ".npz": "npz",
 }
-_FORMATS = ("mtx", "csv", "tsv", "edgelist", "metis", "parquet", "npz")
-_TEXT_FORMATS = ("mtx", "csv", "tsv", "edgelist", "metis")
+_FORMATS = ("mtx", "csv", "tsv", "edgelist", "metis", "gml", "parquet", "npz")
+_TEXT_FORMATS = ("mtx", "csv", "tsv", "edgelist", "metis", "gml")
 _CANON_OPTIONS = ("duplicates", "zeros", "negative", "random_weights", "dtype")
 
 _CHUNK_BYTES = 1 << 24  # text is cut into fields in steps of about 16 MiB of whole lines
@@ -99,18 +113,19 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
     ----------
     path : str or os.PathLike
         The file. Its suffix names the format (see :data:`SUFFIXES`) unless ``format`` is given.
-    format : {"mtx", "csv", "tsv", "edgelist", "metis", "parquet", "npz"}, optional
+    format : {"mtx", "csv", "tsv", "edgelist", "metis", "gml", "parquet", "npz"}, optional
         The format, overriding the suffix. ``"edgelist"`` separates fields by whitespace, or by
         commas when the first edge line has one.
     bipartite : bool, optional
         Matrices (Matrix Market, SciPy ``.npz``): a rectangular matrix is always bipartite (rows
         x columns) and a square one is an undirected graph unless ``bipartite=True``. Edge lists,
         Parquet and ``.npz`` arrays: ``True`` reads sources as rows and targets as columns.
-        METIS: ``True`` gives the adjacency matrix as a bipartite graph (both triangles).
+        METIS and GML: ``True`` gives the adjacency matrix as a bipartite graph (both triangles).
     one_based : bool, optional
-        Whether ids in an edge list, Parquet table or ``.npz`` arrays start at 1. ``None`` detects
-        it for text edge lists (1-based when no id is 0 and the smallest is 1) and means 0-based
-        for Parquet and ``.npz``. Matrix Market and METIS are always 1-based.
+        Whether ids in an edge list, GML file, Parquet table or ``.npz`` arrays start at 1.
+        ``None`` detects it for text edge lists and GML node ids (1-based when no id is 0 and the
+        smallest is 1) and means 0-based for Parquet and ``.npz``. Matrix Market and METIS are
+        always 1-based.
     weighted : bool
         Use the weights the file holds; ``False`` ignores them (every edge weighs 1.0, or gets a
         random weight with ``random_weights``).
@@ -1021,6 +1036,252 @@ def _read_metis(req: _Request) -> tuple[Graph, dict]:
     return reader.graph()
 
 
+# ------------------------------------------------------------------------------------- GML
+# Whitespace, then one token, told apart by its group: a key, an integer, a real, a bracket, a
+# string, a comment (skipped), or anything else (an error). Every byte that is not whitespace
+# starts one of these, so no text is passed over unseen. A number must end where a key could not
+# go on, so "12ab" and "1.2.3" are not tokens. Taking the whitespace in the match, rather than
+# leaving the search to step over it, makes tokenising about three times as fast.
+_GML_TOKEN = re.compile(
+    rb"""
+    \s*(?:
+      ([A-Za-z_]\w*)
+    | ([+-]?[0-9]+(?![\w.]))
+    | ((?:[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?[0-9]+[eE][+-]?[0-9]+
+        |[+-](?i:inf(?:inity)?|nan))(?![\w.]))
+    | (\[)
+    | (\])
+    | ("[^"]*")
+    | (\#[^\n]*)
+    | ("|[^\s\[\]"\#]+)
+    )""",
+    re.VERBOSE,
+)
+_GML_KEY, _GML_INT, _GML_REAL, _GML_OPEN, _GML_CLOSE, _GML_STRING, _GML_COMMENT, _GML_BAD = range(1, 9)
+_GML_SPECIAL_REALS = (b"nan", b"inf", b"infinity")  # tokenised as keys when unsigned; as values, reals
+# The list a key-value pair sits in: the file's top level, the graph, a node, an edge, or any
+# other list (whose pairs are skipped).
+_GML_TOP, _GML_GRAPH, _GML_NODE, _GML_EDGE, _GML_OTHER = range(5)
+_GML_EDGE_INTS = (b"source", b"target")
+_GML_EDGE_NUMBERS = (b"source", b"target", b"weight", b"value")
+
+
+@dataclass
+class _GmlContent:
+    """What a GML file's graph holds, as read: ids as the file gives them, byte offsets of the
+    ``node`` and ``edge`` keys (for messages), and each edge's weight (``None`` without one)."""
+
+    directed: bool
+    node_ids: list
+    node_at: list
+    src: list
+    dst: list
+    weight: list
+    edge_at: list
+
+
+def _gml_text(token: bytes) -> str:
+    return repr(_clip(token.decode("utf-8", "replace")))
+
+
+def _parse_gml(data: bytes, path: str) -> _GmlContent:
+    """Tokenise ``data`` and collect the nodes and edges of its one ``graph [ ... ]``."""
+
+    def fail(message, at):
+        return InputError(message, path=path, line=data.count(b"\n", 0, at) + 1)
+
+    def integer(text, at, what) -> int:
+        value = int(text)
+        if abs(value) > _INT64_MAX:
+            raise fail(f"{what} {value} is too large", at)
+        return value
+
+    stack = []  # per open list: (the enclosing list, the offset and text of the key that opened it)
+    context = _GML_TOP
+    key = None  # the key waiting for its value
+    key_at = 0
+    graph_at = None
+    directed = False
+    node_ids, node_at, src, dst, weight, edge_at = [], [], [], [], [], []
+    node_id = source = target = edge_weight = edge_value = None
+    for match in _GML_TOKEN.finditer(data):
+        kind = match.lastindex
+        if kind == _GML_COMMENT:
+            continue
+        if key is None:  # a key, or the end of the list
+            if kind == _GML_KEY:
+                key, key_at = match[kind], match.start(kind)
+                continue
+            if kind != _GML_CLOSE:
+                if kind == _GML_BAD:
+                    raise _gml_bad_token(match, fail)
+                raise fail(f"expected a key, found {_gml_text(match[kind])}", match.start(kind))
+            if not stack:
+                raise fail("']' closes no list (there are more ']' than '[')", match.start(kind))
+            opened_at = stack[-1][1]
+            if context == _GML_EDGE:
+                if source is None or target is None:
+                    raise fail(f"edge has no {'source' if source is None else 'target'}", opened_at)
+                src.append(source)
+                dst.append(target)
+                weight.append(edge_value if edge_weight is None else edge_weight)
+                edge_at.append(opened_at)
+            elif context == _GML_NODE:
+                if node_id is None:
+                    raise fail("node has no id", opened_at)
+                node_ids.append(node_id)
+                node_at.append(opened_at)
+            context = stack.pop()[0]
+            continue
+        # the value of ``key``
+        if kind == _GML_OPEN:
+            if context == _GML_GRAPH and key == b"edge":
+                inner, source, target, edge_weight, edge_value = _GML_EDGE, None, None, None, None
+            elif context == _GML_GRAPH and key == b"node":
+                inner, node_id = _GML_NODE, None
+            elif context == _GML_TOP and key == b"graph":
+                if graph_at is not None:
+                    first = data.count(b"\n", 0, graph_at) + 1
+                    raise fail(
+                        f"a second graph [ ... ] (the first is on line {first}); a GML file holds exactly one",
+                        key_at,
+                    )
+                graph_at, inner = key_at, _GML_GRAPH
+            elif (context == _GML_EDGE and key in _GML_EDGE_NUMBERS) or (
+                context == _GML_NODE and key == b"id"
+            ) or (context == _GML_GRAPH and key == b"directed"):
+                raise fail(f"{key.decode()} must be a number, not a list", key_at)
+            else:
+                inner = _GML_OTHER
+            stack.append((context, key_at, key))
+            context = inner
+        elif kind == _GML_INT or kind == _GML_REAL or kind == _GML_STRING or (
+            kind == _GML_KEY and match[kind].lower() in _GML_SPECIAL_REALS
+        ):
+            if context == _GML_EDGE:
+                if key in _GML_EDGE_NUMBERS:
+                    text, at = match[kind], match.start(kind)
+                    if kind == _GML_STRING or (kind != _GML_INT and key in _GML_EDGE_INTS):
+                        wanted = "an integer" if key in _GML_EDGE_INTS else "a number"
+                        raise fail(f"edge {key.decode()} {_gml_text(text)} is not {wanted}", at)
+                    if key == b"source":
+                        if source is not None:
+                            raise fail("edge has two source keys", at)
+                        source = integer(text, at, "edge source")
+                    elif key == b"target":
+                        if target is not None:
+                            raise fail("edge has two target keys", at)
+                        target = integer(text, at, "edge target")
+                    elif key == b"weight":
+                        if edge_weight is not None:
+                            raise fail("edge has two weight keys", at)
+                        edge_weight = float(text)
+                    else:
+                        if edge_value is not None:
+                            raise fail("edge has two value keys", at)
+                        edge_value = float(text)
+            elif context == _GML_NODE:
+                if key == b"id":
+                    text, at = match[kind], match.start(kind)
+                    if kind != _GML_INT:
+                        raise fail(f"node id {_gml_text(text)} is not an integer", at)
+                    if node_id is not None:
+                        raise fail("node has two ids", at)
+                    node_id = integer(text, at, "node id")
+                    if node_id < 0:
+                        raise fail(f"node id {node_id} is negative; vertex ids start at 0 or 1", at)
+            elif context == _GML_GRAPH:
+                if key == b"directed":
+                    if kind != _GML_INT or int(match[kind]) not in (0, 1):
+                        raise fail(f"directed must be 0 or 1, not {_gml_text(match[kind])}", match.start(kind))
+                    directed = int(match[kind]) == 1
+                elif key == b"node" or key == b"edge":
+                    raise fail(f"{key.decode()} must be a list [ ... ], not {_gml_text(match[kind])}", key_at)
+            elif context == _GML_TOP and key == b"graph":
+                raise fail(f"graph must be a list [ ... ], not {_gml_text(match[kind])}", key_at)
+        elif kind == _GML_BAD:
+            raise _gml_bad_token(match, fail)
+        else:  # a key, or ']'
+            raise fail(f"key {_gml_text(key)} has no value", key_at)
+        key = None
+    if key is not None:
+        raise fail(f"key {_gml_text(key)} has no value", key_at)
+    if stack:
+        _, opened_at, opener = stack[-1]
+        shown = _clip(opener.decode("utf-8", "replace"))
+        raise fail(f"{shown} [ ... ] opened here is never closed (a ']' is missing)", opened_at)
+    if graph_at is None:
+        raise InputError("no graph [ ... ] in the file; a GML file holds one", path=path)
+    return _GmlContent(directed, node_ids, node_at, src, dst, weight, edge_at)
+
+
+def _gml_bad_token(match, fail) -> InputError:
+    text, at = match[_GML_BAD], match.start(_GML_BAD)
+    if text == b'"':
+        return fail("a string opened here is never closed (no closing '\"')", at)
+    return fail(f"{_gml_text(text)} is not a GML token (a key, a number, a quoted string, '[' or ']')", at)
+
+
+def _read_gml(req: _Request) -> tuple[Graph, dict]:
+    with _open_bytes(req.path) as stream:
+        data = stream.read()
+    if not data:
+        raise InputError("the file is empty (no data once decompressed)", path=req.path)
+    content = _parse_gml(data, req.path)
+    line = lambda at: data.count(b"\n", 0, at) + 1  # noqa: E731
+    ids = np.array(content.node_ids, dtype=np.int64)
+    if ids.size == 0:
+        raise InputError("the graph declares no nodes", path=req.path)
+    order = np.argsort(ids, kind="stable")
+    repeated = order[1:][ids[order[1:]] == ids[order[:-1]]]  # every declaration after an id's first
+    if repeated.size:
+        i = int(repeated.min())
+        first = int(np.flatnonzero(ids == ids[i])[0])
+        raise InputError(
+            f"node id {ids[i]} is declared twice (first on line {line(content.node_at[first])})",
+            path=req.path, line=line(content.node_at[i]),
+        )
+    src = np.array(content.src, dtype=np.int64)
+    dst = np.array(content.dst, dtype=np.int64)
+    known = np.sort(ids)
+    declared = [known[np.minimum(np.searchsorted(known, ends), known.size - 1)] == ends for ends in (src, dst)]
+    undeclared = ~(declared[0] & declared[1])
+    if undeclared.any():
+        i = int(np.flatnonzero(undeclared)[0])
+        raise InputError(
+            f"edge ({src[i]}, {dst[i]}) names node {src[i] if not declared[0][i] else dst[i]}, "
+            "which no node declares",
+            path=req.path, line=line(content.edge_at[i]),
+        )
+    weight = None
+    if req.weighted and content.weight:
+        missing = np.fromiter((w is None for w in content.weight), dtype=bool, count=len(content.weight))
+        if missing.any() and not missing.all():
+            i, j = int(np.flatnonzero(missing)[0]), int(np.flatnonzero(~missing)[0])
+            raise InputError(
+                f"edge ({src[i]}, {dst[i]}) has no weight (no 'weight' or 'value' key), but the edge on "
+                f"line {line(content.edge_at[j])} has one; give every edge a weight, or none",
+                path=req.path, line=line(content.edge_at[i]),
+            )
+        if not missing.any():
+            weight = np.array(content.weight, dtype=np.float64)
+            _check_weights(
+                weight, req, what=lambda i: f"edge ({src[i]}, {dst[i]})",
+                line_of=lambda i: line(content.edge_at[i]),
+            )
+    one_based = _resolve_base(ids, ids, req, line_of=lambda row: line(content.node_at[row]))
+    if one_based:
+        ids, src, dst = ids - 1, src - 1, dst - 1
+    graph = Graph.from_edges(src, dst, weight, n=int(ids.max()) + 1, source=req.path, **req.canon)
+    if req.bipartite:
+        graph = graph.bipartite_double_cover()
+    details = {
+        "one_based": one_based,
+        "gml": {"directed": content.directed, "nodes": int(ids.size), "edges": int(src.size)},
+    }
+    return graph, details
+
+
 # -------------------------------------------------------------------------------- Parquet
 def _read_parquet(req: _Request) -> tuple[Graph, dict]:
     import pyarrow.parquet as pq  # noqa: PLC0415
@@ -1111,6 +1372,7 @@ _READERS = {
     "tsv": lambda req: _read_edge_list(req, "tsv"),
     "edgelist": lambda req: _read_edge_list(req, "edgelist"),
     "metis": _read_metis,
+    "gml": _read_gml,
     "parquet": _read_parquet,
     "npz": _read_npz,
 }
