@@ -1080,6 +1080,11 @@ class _GmlContent:
     edge_at: list
 
 
+def _line_at(data: bytes, at: int) -> int:
+    """The 1-based line of byte offset ``at``."""
+    return data.count(b"\n", 0, at) + 1
+
+
 def _gml_text(token: bytes) -> str:
     return repr(_clip(token.decode("utf-8", "replace")))
 
@@ -1088,7 +1093,7 @@ def _parse_gml(data: bytes, path: str) -> _GmlContent:
     """Tokenise ``data`` and collect the nodes and edges of its one ``graph [ ... ]``."""
 
     def fail(message, at):
-        return InputError(message, path=path, line=data.count(b"\n", 0, at) + 1)
+        return InputError(message, path=path, line=_line_at(data, at))
 
     def integer(text, at, what) -> int:
         value = int(text)
@@ -1141,7 +1146,7 @@ def _parse_gml(data: bytes, path: str) -> _GmlContent:
                 inner, node_id = _GML_NODE, None
             elif context == _GML_TOP and key == b"graph":
                 if graph_at is not None:
-                    first = data.count(b"\n", 0, graph_at) + 1
+                    first = _line_at(data, graph_at)
                     raise fail(
                         f"a second graph [ ... ] (the first is on line {first}); a GML file holds exactly one",
                         key_at,
@@ -1228,7 +1233,6 @@ def _read_gml(req: _Request) -> tuple[Graph, dict]:
     if not data:
         raise InputError("the file is empty (no data once decompressed)", path=req.path)
     content = _parse_gml(data, req.path)
-    line = lambda at: data.count(b"\n", 0, at) + 1  # noqa: E731
     ids = np.array(content.node_ids, dtype=np.int64)
     if ids.size == 0:
         raise InputError("the graph declares no nodes", path=req.path)
@@ -1238,8 +1242,8 @@ def _read_gml(req: _Request) -> tuple[Graph, dict]:
         i = int(repeated.min())
         first = int(np.flatnonzero(ids == ids[i])[0])
         raise InputError(
-            f"node id {ids[i]} is declared twice (first on line {line(content.node_at[first])})",
-            path=req.path, line=line(content.node_at[i]),
+            f"node id {ids[i]} is declared twice (first on line {_line_at(data, content.node_at[first])})",
+            path=req.path, line=_line_at(data, content.node_at[i]),
         )
     src = np.array(content.src, dtype=np.int64)
     dst = np.array(content.dst, dtype=np.int64)
@@ -1251,7 +1255,7 @@ def _read_gml(req: _Request) -> tuple[Graph, dict]:
         raise InputError(
             f"edge ({src[i]}, {dst[i]}) names node {src[i] if not declared[0][i] else dst[i]}, "
             "which no node declares",
-            path=req.path, line=line(content.edge_at[i]),
+            path=req.path, line=_line_at(data, content.edge_at[i]),
         )
     weight = None
     if req.weighted and content.weight:
@@ -1260,16 +1264,16 @@ def _read_gml(req: _Request) -> tuple[Graph, dict]:
             i, j = int(np.flatnonzero(missing)[0]), int(np.flatnonzero(~missing)[0])
             raise InputError(
                 f"edge ({src[i]}, {dst[i]}) has no weight (no 'weight' or 'value' key), but the edge on "
-                f"line {line(content.edge_at[j])} has one; give every edge a weight, or none",
-                path=req.path, line=line(content.edge_at[i]),
+                f"line {_line_at(data, content.edge_at[j])} has one; give every edge a weight, or none",
+                path=req.path, line=_line_at(data, content.edge_at[i]),
             )
         if not missing.any():
             weight = np.array(content.weight, dtype=np.float64)
             _check_weights(
                 weight, req, what=lambda i: f"edge ({src[i]}, {dst[i]})",
-                line_of=lambda i: line(content.edge_at[i]),
+                line_of=lambda i: _line_at(data, content.edge_at[i]),
             )
-    one_based = _resolve_base(ids, ids, req, line_of=lambda row: line(content.node_at[row]))
+    one_based = _resolve_base(ids, ids, req, line_of=lambda row: _line_at(data, content.node_at[row]))
     if one_based:
         ids, src, dst = ids - 1, src - 1, dst - 1
     graph = Graph.from_edges(src, dst, weight, n=int(ids.max()) + 1, source=req.path, **req.canon)
