@@ -270,6 +270,27 @@ def test_matrix_market_sums_repeated_coordinates_then_merges_directions(tmp_path
     assert read_graph(path, duplicates="sum").neighbours(0)[1].tolist() == [5.5]
 
 
+def test_matrix_market_repeated_coordinates_match_scipy(tmp_path):
+    # many repeats, both orders, an explicit zero among them: the graph is SciPy's summed matrix
+    import scipy.io
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(7)
+    rows, cols = rng.integers(0, 40, 3000), rng.integers(0, 30, 3000)
+    vals = rng.integers(0, 5, 3000).astype(np.float64)
+    path = tmp_path / "many.mtx"
+    scipy.io.mmwrite(path, sp.coo_array((vals, (rows, cols)), shape=(40, 30)))
+    expect = sp.csr_array((vals, (rows, cols)), shape=(40, 30))  # CSR construction sums repeats
+    expect.sort_indices()
+    g = read_graph(path)
+    got = g.to_scipy()
+    assert g.bipartite and got.shape == (40, 30)
+    assert np.array_equal(got.indptr, expect.indptr) and np.array_equal(got.indices, expect.indices)
+    assert np.array_equal(got.data, expect.data)
+    summed = 3000 - expect.nnz
+    assert graph_info(path)["matrix_market"]["repeated_coordinates_summed"] == summed > 0
+
+
 def test_matrix_market_explicit_zeros(tmp_path):
     path = write_text(tmp_path / "z.mtx", MM_GENERAL + "3 3 2\n1 2 0\n2 3 4.0\n")
     kept = read_graph(path)
