@@ -205,8 +205,8 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     from .io import summary_path_for  # noqa: PLC0415
 
     output = Path(output)
-    _check_output(output)
     summary_path = Path(summary) if summary else summary_path_for(output)
+    _check_output(output, summary_path, input_path)
     if algorithm == "auto":
         algorithm = AUTO_ALGORITHM
     if algorithm not in ALGORITHM_CHOICES:
@@ -265,31 +265,60 @@ def _check_read_on_workers(on_cluster, algorithm, bipartite):
         raise ParameterError("--read-on-workers reads undirected graphs; --bipartite does not apply")
 
 
-def _check_output(output: Path):
+def _check_output(output: Path, summary: Path, input_path=None):
+    """Refuse outputs that cannot be written as asked, before any work: a table of unknown
+    format, a directory in place of a file, the summary on the table, either on the input."""
     if Path(output).suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv"):
         raise ParameterError(f"output {output} must end in .parquet, .pq, .csv or .tsv")
-    if output.is_dir():
-        raise ParameterError(f"output {output} is a directory")
+    for what, path in (("output", output), ("summary", summary)):
+        if path.is_dir():
+            raise ParameterError(f"{what} {path} is a directory")
+        if input_path is not None and _same_file(path, Path(input_path)):
+            raise ParameterError(f"{what} {path} is the input file; writing it would overwrite the graph")
+    if _same_file(output, summary):
+        raise ParameterError(f"the summary and the output are the same file, {output}; pass another --summary")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return a.samefile(b)
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def _parse_b(b, n):
     if b is None:
         raise ParameterError("--algorithm bsuitor needs --b (an integer or a file of integers)")
+    if isinstance(b, int) and not isinstance(b, bool):
+        return b
     try:
         return int(b)
-    except ValueError:
+    except (TypeError, ValueError):
         pass
+    import warnings  # noqa: PLC0415
+
     from .errors import InputError  # noqa: PLC0415
 
-    path = Path(b)
+    path = Path(str(b))
     if not path.is_file():
         raise ParameterError(f"--b must be an integer or an existing file, not {b!r}")
     try:
-        values = np.loadtxt(path, dtype=np.int64, comments=("#", "%"), ndmin=1)
-    except ValueError as exc:
+        with warnings.catch_warnings():  # an empty file is reported below, not as NumPy's warning
+            warnings.simplefilter("ignore", UserWarning)
+            values = np.loadtxt(path, dtype=np.int64, comments=("#", "%"), ndmin=1)
+    except (ValueError, OverflowError) as exc:
         raise InputError(f"b values must be integers ({exc})", path=path) from None
+    except UnicodeDecodeError:
+        raise InputError("is not a text file of b values", path=path) from None
+    if values.ndim != 1:
+        raise InputError(f"must hold one b value per line, not {values.shape[1]} per line", path=path)
     if values.shape != (n,):
         raise InputError(f"holds {values.size} b values; the graph has {n} vertices", path=path)
+    if (values < 0).any():
+        k = int(np.flatnonzero(values < 0)[0])
+        raise InputError(f"b value {int(values[k])} of vertex {k} is negative", path=path)
     return values
 
 

@@ -57,6 +57,13 @@ def index_dtype_for(n: int, nnz: int) -> np.dtype:
     return np.dtype(np.int32) if max(n, nnz) <= _INT32_MAX else np.dtype(np.int64)
 
 
+def _check_seed(seed) -> None:
+    """A random-weights seed is a non-negative integer (or None: no random weights)."""
+    ok = seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0)
+    if not ok:
+        raise ParameterError(f"random_weights takes a non-negative integer seed, not {seed!r}")
+
+
 def random_unit_weights(n_edges: int, seed: int) -> np.ndarray:
     """``n_edges`` weights drawn uniformly from (0, 1] with a seeded generator.
 
@@ -304,6 +311,7 @@ class Graph:
         _check_choice("duplicates", duplicates, _DUPLICATE_RULES)
         _check_choice("zeros", zeros, ("keep", "drop"))
         _check_choice("negative", negative, ("error", "abs"))
+        _check_seed(random_weights)
         wdtype = np.dtype(dtype)
         if wdtype not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise ParameterError(f"dtype must be float64 or float32, not {dtype!r}")

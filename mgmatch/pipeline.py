@@ -84,9 +84,23 @@ def load_pipeline(path) -> dict:
         job["output"] = base / str(job["output"])
         if "summary" in job:
             job["summary"] = base / str(job["summary"])
+        if "b" in job:
+            job["b"] = _b_option(job["b"], base, f"job {i}", path)
         job.setdefault("name", f"job {i}")
         jobs.append(job)
     return {"cluster": cluster, "jobs": jobs}
+
+
+def _b_option(b, base: Path, what: str, path):
+    """A job's ``b``: an integer as it is, a file of b values relative to the pipeline file."""
+    if isinstance(b, int) and not isinstance(b, bool):
+        return b
+    if isinstance(b, str):
+        try:
+            return int(b)
+        except ValueError:
+            return str(base / b)
+    raise InputError(f"{what}: b must be an integer or the path of a file of integers, not {b!r}", path=path)
 
 
 def _keys(mapping, what, path):

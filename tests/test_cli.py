@@ -158,6 +158,8 @@ def test_directory_as_input(runner, tmp_path):
     [
         (["-a", "bsuitor"], "needs --b"),
         (["-a", "bsuitor", "--b", "-2"], "b must"),
+        (["-a", "bsuitor", "--b", "99999999999999999999"], "below 2^63"),
+        (["--random-weights", "-5"], "non-negative integer seed"),
         (["--partitions", "0"], "partitions"),
         (["-a", "apfb", "--workers", "2"], "runs on one device"),
         (["--report", "r.html"], "--report needs"),
@@ -168,6 +170,63 @@ def test_bad_parameters_exit_2(runner, weighted_csv, tmp_path, args, message):
     res = runner.invoke(main, ["run", "--device", "cpu", "-q", *args, str(weighted_csv), "-o", str(tmp_path / "m.csv")])
     assert res.exit_code == 2, res.output
     assert message in res.output
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "holds 0 b values"),
+        ("# none\n", "holds 0 b values"),
+        ("1 1\n1 1\n", "one b value per line"),
+        ("2\n-1\n", "b value -1 of vertex 1 is negative"),
+        ("2\nx\n", "must be integers"),
+    ],
+)
+def test_bad_b_file_exit_2(runner, tmp_path, content, message):
+    graph = tmp_path / "p.txt"
+    graph.write_text("0 1 1\n")
+    bfile = tmp_path / "b.txt"
+    bfile.write_text(content)
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", "-a", "bsuitor", "--b", str(bfile), str(graph),
+                               "-o", str(tmp_path / "m.csv")])
+    assert res.exit_code == 2, res.output
+    line = res.output.strip()
+    assert line.startswith("mgmatch: error:") and "\n" not in line and message in line and "b.txt" in line
+
+
+@pytest.mark.parametrize("case", ["summary_is_directory", "summary_is_output", "output_is_input", "summary_is_input"])
+def test_outputs_that_would_clobber_refused(runner, weighted_csv, tmp_path, case):
+    out = tmp_path / "m.csv"
+    args = {
+        "summary_is_directory": ["-o", str(out), "--summary", str(tmp_path / "d")],
+        "summary_is_output": ["-o", str(out), "--summary", str(out)],
+        "output_is_input": ["-o", str(weighted_csv)],
+        "summary_is_input": ["-o", str(out), "--summary", str(weighted_csv)],
+    }[case]
+    (tmp_path / "d").mkdir()
+    before = weighted_csv.read_text()
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(weighted_csv), *args])
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith("mgmatch: error:") and "Traceback" not in res.output
+    assert weighted_csv.read_text() == before and not out.exists() and not _no_stray_files(tmp_path)
+
+
+def test_summary_directory_found_at_the_default_path(runner, weighted_csv, tmp_path):
+    (tmp_path / "m.json").mkdir()  # where the summary of m.csv goes by default
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(weighted_csv), "-o", str(tmp_path / "m.csv")])
+    assert res.exit_code == 2 and "is a directory" in res.output, res.output
+    assert not (tmp_path / "m.csv").exists()
+
+
+def test_summary_to_a_device_is_written_in_place(runner, weighted_csv, tmp_path):
+    import os
+
+    if not os.path.exists(os.devnull) or os.path.isfile(os.devnull):
+        pytest.skip("no null device")
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(weighted_csv), "-o", str(tmp_path / "m.csv"),
+                               "--summary", os.devnull])
+    assert res.exit_code == 0, res.output
+    assert not os.path.isfile(os.devnull) and (tmp_path / "m.csv").is_file()
 
 
 def test_bad_output_suffix(runner, weighted_csv, tmp_path):
@@ -278,6 +337,20 @@ def test_pipeline_on_a_cluster(runner, tmp_path, karate):
     assert json.loads((tmp_path / "out" / "ld.json").read_text())["partitions"] == 2
 
 
+def test_pipeline_b_file_is_relative_to_the_pipeline(runner, tmp_path, monkeypatch):
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "p.txt").write_text("0 1 3\n1 2 2\n2 3 1\n")
+    (jobs / "b.txt").write_text("1\n2\n2\n1\n")
+    (jobs / "run.yaml").write_text("jobs:\n  - {input: p.txt, output: out/b.csv, algorithm: bsuitor, b: b.txt}\n")
+    (tmp_path / "b.txt").write_text("1\n1\n1\n1\n")  # a decoy in the working directory (weight 4)
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(main, ["run", "-q", str(jobs / "run.yaml")])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((jobs / "out" / "b.json").read_text())
+    assert summary["weight"] == 6.0  # vertices 1 and 2 take both of their edges
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
@@ -288,6 +361,8 @@ def test_pipeline_on_a_cluster(runner, tmp_path, karate):
         ("jobs:\n  - {input: karate.mtx, output: o.csv, colour: red}\n", "unknown option 'colour'"),
         ("jobs:\n  - {input: nowhere.mtx, output: o.csv}\n", "job 1"),
         ("cluster: {nodes: 3}\njobs:\n  - {input: karate.mtx, output: o.csv}\n", "unknown cluster key"),
+        ("jobs:\n  - {input: karate.mtx, output: o.csv, algorithm: bsuitor, b: [1, 2]}\n", "b must be an integer"),
+        ("jobs:\n  - {input: karate.mtx, output: o.csv, random_weights: abc}\n", "non-negative integer seed"),
     ],
 )
 def test_bad_pipeline_exit_2(runner, tmp_path, karate, text, message):

@@ -351,14 +351,14 @@ def _validate(graph, partitions, device, b=None):
     dev = resolve_device(device)
     if b is not None:
         if np.isscalar(b):
-            if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 0:
-                raise ParameterError(f"b must be a non-negative integer, not {b!r}")
+            if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or not 0 <= b <= _B_MAX:
+                raise ParameterError(f"b must be a non-negative integer below 2^63, not {b!r}")
         else:
             b = np.asarray(to_numpy(b))
             if b.shape != (graph.n,):
                 raise ParameterError(f"b must be an integer or an array of {graph.n} entries, got shape {b.shape}")
-            if not np.issubdtype(b.dtype, np.integer) or (b < 0).any():
-                raise ParameterError("b must hold non-negative integers")
+            if not np.issubdtype(b.dtype, np.integer) or (b < 0).any() or (b > _B_MAX).any():
+                raise ParameterError("b must hold non-negative integers below 2^63")
     return dev, b
 
 
@@ -431,6 +431,8 @@ def _result(graph, algorithm, b, partitions, dev, parts_out, log, t0, t_part) ->
 # Device bytes one GPU run needs beyond the graph, per vertex and per stored edge (CSR entry):
 # state arrays, work lists and, per edge, the weight ranks with the sort that builds them
 # (Suitor, b-Suitor) or the segmented-scan buffers (handshaking).
+#: The largest b: capacities are int64 (and clipped to each vertex's degree).
+_B_MAX = int(np.iinfo(np.int64).max)
 _GPU_BYTES = {"suitor": (64, 20), "bsuitor": (96, 20), "ld": (72, 4), "handshake": (72, 36)}
 
 

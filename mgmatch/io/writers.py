@@ -33,7 +33,10 @@ def atomic_path(path):
 
     Parent directories are created. The temporary file is hidden (its name starts with a dot)
     and keeps the target's suffixes, so writers that look at the suffix behave the same. If
-    the block raises, the temporary file is deleted and ``path`` is left as it was.
+    the block raises, the temporary file is deleted and ``path`` is left as it was. A target
+    that exists and is not a regular file (``/dev/null``, a named pipe) is written in place:
+    renaming onto it would replace the device or pipe with a file. A target that is a
+    directory is refused.
 
     Examples
     --------
@@ -46,11 +49,20 @@ def atomic_path(path):
     done ['note.txt']
     """
     target = Path(path)
+    if target.is_dir():
+        raise ResourceError(f"cannot write {target}: it is a directory")
+    if target.exists() and not target.is_file():
+        yield target
+        return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _write_error(target, exc) from exc
     partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial{''.join(target.suffixes)}")
+    try:
+        partial.open("xb").close()  # a directory that cannot be written to fails here, naming the target
+    except OSError as exc:
+        raise _write_error(target, exc) from exc
     try:
         yield partial
         os.replace(partial, target)
