@@ -6,8 +6,12 @@
 3.0
 """
 
+from ._numba_cache import ensure_numba_cache as _ensure_numba_cache
 from ._version import __version__
-from .algorithms.matching import (
+
+_ensure_numba_cache()  # before the CPU twins are compiled
+
+from .algorithms.matching import (  # noqa: E402
     MatchingResult,
     b_suitor,
     handshake,
@@ -15,10 +19,10 @@ from .algorithms.matching import (
     strongest_neighbour,
     suitor,
 )
-from .algorithms.bipartite import BipartiteMatchingResult, bipartite_matching
-from .algorithms.louvain import LouvainResult, louvain, modularity
-from .errors import ClusterError, InputError, MgmatchError, ParameterError, ResourceError
-from .graph import Graph, Partition
+from .algorithms.bipartite import BipartiteMatchingResult, bipartite_matching  # noqa: E402
+from .algorithms.louvain import LouvainResult, louvain, modularity  # noqa: E402
+from .errors import ClusterError, InputError, MgmatchError, ParameterError, ResourceError  # noqa: E402
+from .graph import Graph, Partition  # noqa: E402
 
 __all__ = [
     "__version__",

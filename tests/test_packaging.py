@@ -1,4 +1,4 @@
-"""The built wheel ships the CUDA kernel sources where the loader looks for them."""
+"""How the installed package finds its files: the kernel sources in the wheel, Numba's cache directory."""
 
 from __future__ import annotations
 
@@ -45,3 +45,31 @@ def test_loader_finds_every_kernel_family():
 
     for path in sorted(kernel_dir().glob("*.cu")):
         assert "__global__" in kernel_source(path.stem)
+
+
+# ------------------------------------------------------------------ Numba's cache directory
+def test_numba_cache_falls_back_to_the_temporary_directory(monkeypatch, tmp_path):
+    # a read-only install under a user without a home: Numba would refuse every cache=True function
+    from numba.core import config
+
+    from mgmatch import _numba_cache
+
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    monkeypatch.setattr(_numba_cache, "_writable", lambda directory: False)
+    monkeypatch.setattr(_numba_cache.tempfile, "gettempdir", lambda: str(tmp_path))
+    chosen = _numba_cache.ensure_numba_cache(tmp_path / "src")
+    assert chosen is not None and chosen.startswith(str(tmp_path)) and config.CACHE_DIR == chosen
+
+
+def test_numba_cache_keeps_numbas_own_choice(monkeypatch, tmp_path):
+    from numba.core import config
+
+    from mgmatch import _numba_cache
+
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    assert _numba_cache.ensure_numba_cache(tmp_path / "src") is None  # beside the sources
+    assert config.CACHE_DIR == "" and (tmp_path / "src" / "__pycache__").is_dir()
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "mine"))  # NUMBA_CACHE_DIR given
+    monkeypatch.setattr(_numba_cache, "_writable", lambda directory: False)
+    assert _numba_cache.ensure_numba_cache(tmp_path / "src") is None
+    assert config.CACHE_DIR == str(tmp_path / "mine")

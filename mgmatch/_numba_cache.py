@@ -1,0 +1,54 @@
+"""Where Numba keeps the compiled CPU twins.
+
+Numba caches a ``cache=True`` function beside its source (``__pycache__``) or in the user's cache
+directory, and refuses to compile it when it can write to neither: a read-only install run
+under a user without a home directory (a container started with an arbitrary user id) then fails
+at ``import mgmatch``. :func:`ensure_numba_cache` points Numba at a directory under the system's
+temporary directory in that case, and leaves every other setup (``NUMBA_CACHE_DIR`` included) as
+it is.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["ensure_numba_cache"]
+
+
+def _writable(directory: Path) -> bool:
+    """Whether files can be created in ``directory`` (made if missing), as Numba checks it."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=directory).close()
+    except OSError:
+        return False
+    return True
+
+
+def _user_cache_dir() -> Path:
+    from numba.misc.appdirs import AppDirs  # noqa: PLC0415
+
+    return Path(AppDirs(appname="numba", appauthor=False).user_cache_dir)
+
+
+def ensure_numba_cache(source_dir: Path | None = None) -> str | None:
+    """Give Numba a writable cache directory if it would find none; return it, or ``None`` when
+    Numba's own choice stands."""
+    from numba.core import config  # noqa: PLC0415
+
+    if config.CACHE_DIR:
+        return None
+    source_dir = Path(__file__).parent / "cpu" if source_dir is None else Path(source_dir)
+    if _writable(source_dir / "__pycache__"):
+        return None
+    try:
+        if _writable(_user_cache_dir()):
+            return None
+    except (OSError, KeyError, RuntimeError):  # no home directory to speak of
+        pass
+    uid = getattr(os, "getuid", lambda: "user")()
+    fallback = str(Path(tempfile.gettempdir()) / f"mgmatch-numba-cache-{uid}")
+    config.CACHE_DIR = fallback
+    return fallback
