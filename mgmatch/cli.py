@@ -235,6 +235,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     else:
         graph = _read(input_path, **opts)
     t_read = time.perf_counter() - t0
+    _check_graph_kind(graph, algorithm, input_path)
     result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
                             device=device, partitions=partitions, quiet=quiet, client=client)
     record = result.summary()
@@ -253,6 +254,19 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     if not quiet:
         _print_summary(record, output, summary_path)
     return record
+
+
+def _check_graph_kind(graph, algorithm, input_path):
+    """A bipartite graph (rows x columns) goes only to the bipartite algorithms: say so in the
+    command line's words."""
+    if algorithm in BIPARTITE or not getattr(graph, "bipartite", False):
+        return
+    from .errors import InputError  # noqa: PLC0415
+
+    rows, cols = graph.shape
+    hint = "; or --no-bipartite to read the square matrix as an undirected graph" if rows == cols else ""
+    raise InputError(f"is a bipartite graph ({rows} rows x {cols} columns), and -a {algorithm} needs an undirected "
+                     f"one: -a gpr, apfb or apsb find a maximum matching of a bipartite graph{hint}", path=input_path)
 
 
 def _check_read_on_workers(on_cluster, algorithm, bipartite):

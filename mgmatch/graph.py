@@ -351,8 +351,8 @@ class Graph:
             if negative == "error":
                 i = int(np.flatnonzero(neg)[0])
                 raise InputError(
-                    f"weight of edge ({src[i]}, {dst[i]}) is negative ({w[i]}); "
-                    f"pass negative='abs' to use absolute values ({int(neg.sum())} negative entries)",
+                    f"weight of edge ({src[i]}, {dst[i]}) is negative ({w[i]}; {int(neg.sum())} negative entries); "
+                    "absolute values are used only on request (--negative abs, or negative='abs')",
                     path=source,
                 )
             summary.negatives_made_absolute = int(neg.sum())

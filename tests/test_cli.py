@@ -229,6 +229,15 @@ def test_summary_to_a_device_is_written_in_place(runner, weighted_csv, tmp_path)
     assert not os.path.isfile(os.devnull) and (tmp_path / "m.csv").is_file()
 
 
+@pytest.mark.parametrize("algorithm", ["suitor", "louvain"])
+def test_bipartite_graph_to_an_undirected_algorithm(runner, data_dir, tmp_path, algorithm):
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", "-a", algorithm, "--negative", "abs",
+                               str(data_dir / "lp_afiro.mtx"), "-o", str(tmp_path / "m.csv")])
+    assert res.exit_code == 2, res.output
+    assert "lp_afiro.mtx" in res.output and "27 rows x 51 columns" in res.output and "-a gpr, apfb or apsb" in res.output
+    assert not (tmp_path / "m.csv").exists()
+
+
 def test_bad_output_suffix(runner, weighted_csv, tmp_path):
     res = runner.invoke(main, ["run", "--device", "cpu", str(weighted_csv), "-o", str(tmp_path / "m.txt")])
     assert res.exit_code == 2 and ".parquet" in res.output
