@@ -331,6 +331,22 @@ def test_matrix_market_without_entries_is_isolated_vertices(tmp_path):
     assert (g.n, g.m) == (5, 0)
 
 
+MM_HUGE_HEADERS = [
+    # (name, text, words in the message)
+    ("huge-dimensions", MM_GENERAL + "1000000000000 1000000000000 1\n1 2 1.0\n",
+     "1,000,000,000,000 x 1,000,000,000,000 matrix with 1 entry, too large for this machine's memory"),
+    ("huge-entry-count", MM_GENERAL + "3 3 99999999999\n1 2 1.0\n",
+     "3 x 3 matrix with 99,999,999,999 entries, more than the file's 70 bytes can hold"),
+    ("huge-dense", "%%MatrixMarket matrix array real general\n100000 100000\n1.0\n2.0\n",
+     "100,000 x 100,000 matrix with 10,000,000,000 entries, more than the file's"),
+]
+
+
+@pytest.mark.parametrize("name, text, words", MM_HUGE_HEADERS, ids=[h[0] for h in MM_HUGE_HEADERS])
+def test_matrix_market_header_sizes_are_checked_before_the_body(name, text, words, tmp_path):
+    assert words in str(error_of(write_text(tmp_path / "h.mtx", text)))
+
+
 def test_matrix_market_one_based_false_is_refused(data_dir):
     with pytest.raises(ParameterError):
         read_graph(data_dir / "karate.mtx", one_based=False)
@@ -416,6 +432,46 @@ def test_edge_list_self_loops_and_duplicates_are_counted(tmp_path):
     info = graph_info(write_text(tmp_path / "g.el", "0 1 1\n1 0 3\n2 2 1\n1 2 2\n1 2 5\n"))
     assert (info["m"], info["self_loops"], info["duplicates"]) == (2, 1, 1)  # (1, 2) twice
     assert info["canonicalisation"]["mirrored_pairs"] == 1  # (0, 1) and (1, 0)
+
+
+# ---------------------------------------------------------------- byte-order mark, .gz names
+BOM = b"\xef\xbb\xbf"
+TRIANGLE_TEXTS = {
+    "g.csv": b"src,dst,weight\n0,1,0.5\n1,2,1.5\n2,0,2.5\n",
+    "g.txt": b"# a comment\n0 1 0.5\n1 2 1.5\n2 0 2.5\n",
+    "g.graph": b"3 3 1\n2 1 3 3\n1 1 3 2\n1 3 2 2\n",
+    "g.mtx": MM_GENERAL.encode() + b"3 3 3\n1 2 0.5\n2 3 1.5\n3 1 2.5\n",
+}
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("name", TRIANGLE_TEXTS)
+def test_a_leading_byte_order_mark_is_skipped(name, compress, tmp_path):
+    plain = tmp_path / name
+    plain.write_bytes(TRIANGLE_TEXTS[name])
+    marked = tmp_path / ("bom-" + name + (".gz" if compress else ""))
+    data = BOM + TRIANGLE_TEXTS[name]
+    marked.write_bytes(gzip.compress(data) if compress else data)
+    assert_same_graph(read_graph(marked), read_graph(plain))
+
+
+def test_a_byte_order_mark_keeps_line_numbers_and_chunks(tmp_path):
+    path = tmp_path / "g.txt"
+    path.write_bytes(BOM + b"# a comment\n0 1 1\n1 x 1\n")
+    assert error_of(path).line == 3
+    path.write_bytes(BOM + b"src dst\n0 1\n1 2\n")
+    first = readers.read_edge_chunk(path, 0, 12, delimiter=None)
+    rest = readers.read_edge_chunk(path, 12, None, delimiter=None, n_fields=first.n_fields)
+    assert first.header and first.src.tolist() == [0] and rest.src.tolist() == [1]
+
+
+@pytest.mark.parametrize("name", ["g.txt", "g.mtx"])
+def test_a_gz_name_on_plain_text_reads_as_plain_text(name, tmp_path):
+    plain = tmp_path / name
+    plain.write_bytes(TRIANGLE_TEXTS[name])
+    named_gz = tmp_path / (name + ".gz")
+    named_gz.write_bytes(TRIANGLE_TEXTS[name])
+    assert_same_graph(read_graph(named_gz), read_graph(plain))
 
 
 # --------------------------------------------------------------------------- bad input
@@ -536,6 +592,30 @@ def test_parquet_bad_values(tmp_path):
     assert "no edges" in str(error_of(empty))
 
 
+def test_parquet_weights_under_another_name_are_not_dropped(tmp_path):
+    path = tmp_path / "w.parquet"
+    pq.write_table(pa.table({"src": [0, 1], "dst": [1, 2], "w": [1.5, 2.5], "label": ["a", "b"]}), path)
+    err = error_of(path)
+    assert "no column 'weight', and the column 'w' is not read" in str(err) and "label" not in str(err)
+    with pytest.raises(InputError, match="'w'"):
+        readers.read_parquet_row_groups(path, [0])
+    assert not read_graph(path, weighted=False).weighted
+    assert readers.read_parquet_row_groups(path, [0], weighted=False).weight is None
+    labelled = tmp_path / "l.parquet"
+    pq.write_table(pa.table({"src": [0, 1], "dst": [1, 2], "label": ["a", "b"]}), labelled)
+    assert read_graph(labelled).m == 2
+
+
+def test_parquet_uint64_ids_beyond_int64_are_named_as_they_are(tmp_path):
+    path = tmp_path / "u.parquet"
+    ids = pa.array([1, 2**63 + 5], pa.uint64())
+    pq.write_table(pa.table({"src": pa.array([0, 1], pa.uint64()), "dst": ids}), path)
+    want = "destination id 9223372036854775813 (entry 1) is too large"
+    assert want in str(error_of(path))
+    with pytest.raises(InputError, match=want.replace("(", r"\(").replace(")", r"\)")):
+        readers.read_parquet_row_groups(path, [0])
+
+
 def test_not_really_parquet_or_npz(tmp_path):
     error_of(write_text(tmp_path / "g.parquet", "0,1\n"))
     error_of(write_text(tmp_path / "g.npz", "0,1\n"))
@@ -551,6 +631,24 @@ def test_npz_problems(tmp_path):
     isolated = tmp_path / "i.npz"
     np.savez(isolated, src=np.array([], np.int64), dst=np.array([], np.int64), n=np.int64(4))
     assert read_graph(isolated).n == 4
+    float_ids = tmp_path / "f.npz"
+    np.savez(float_ids, src=np.array([0.5, 1.0]), dst=np.array([1.0, 2.0]))
+    assert "source id 0.5 (entry 0) is not an integer" in str(error_of(float_ids))
+
+
+def test_npz_holding_one_array_is_refused(tmp_path):
+    path = tmp_path / "one.npz"
+    with open(path, "wb") as fh:
+        np.save(fh, np.arange(4))
+    err = error_of(path)
+    assert ".npy content" in str(err) and "src, dst" in str(err)
+
+
+def test_npz_weights_under_another_name_are_not_dropped(tmp_path):
+    path = tmp_path / "w.npz"
+    np.savez(path, src=np.array([0, 1]), dst=np.array([1, 2]), weights=np.array([1.5, 2.5]), n=np.int64(3))
+    assert "no array 'weight', and the array 'weights' is not read" in str(error_of(path))
+    assert not read_graph(path, weighted=False).weighted
 
 
 def test_metis_vertex_sizes_and_weights_are_skipped(tmp_path):

@@ -195,6 +195,15 @@ def test_gzip_compressed(tmp_path):
     assert edge_set(packed) == edge_set(plain) == {(0, 1): 0.5, (1, 2): 1.5}
 
 
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_leading_byte_order_mark_is_skipped(tmp_path, compress):
+    text = gml([1, 2, 3], [(1, 2, 0.5), (2, 3, 1.5)])
+    path = tmp_path / ("g.gml.gz" if compress else "g.gml")
+    data = b"\xef\xbb\xbf" + text.encode()
+    path.write_bytes(gzip.compress(data) if compress else data)
+    assert edge_set(read_graph(path)) == edge_set(read_graph(write_gml(tmp_path / "plain.gml", text)))
+
+
 def test_bipartite_reads_the_double_cover(tmp_path):
     g = read_graph(write_gml(tmp_path / "g.gml", gml([0, 1, 2], [(0, 1), (1, 2)])), bipartite=True)
     assert g.bipartite and g.shape == (3, 3) and g.m == 4

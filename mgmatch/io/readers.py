@@ -20,7 +20,8 @@ Rules this module decides (the graph model's own canonicalisation rules apply on
   duplicate rule merges ``a_ij`` with ``a_ji``. Complex entries become their modulus
   ``|a_ij|``. Pattern matrices are unweighted. Dense (``array``) files give one edge per nonzero
   entry. A skew-symmetric matrix stores ``-a_ij`` opposite ``a_ij``, so it needs
-  ``negative="abs"``.
+  ``negative="abs"``. The header is checked before the body is read: a matrix too large for
+  memory, or more entries than an uncompressed file has bytes for, is refused.
 * **Edge lists.** Each line is ``source target [weight]``; lines starting with ``#`` or ``%``
   and blank lines are skipped, anywhere in the file. A first line made only of names (such as
   ``src,dst,weight``) is a header and is skipped. ``.csv`` separates fields with commas,
@@ -40,10 +41,15 @@ Rules this module decides (the graph model's own canonicalisation rules apply on
   comment that runs to the end of the line. The file is parsed here rather than with
   NetworkX's reader: NetworkX is not a dependency, and its reader refuses files that repeat an
   edge, which the duplicate rule is meant to merge.
+* **Parquet and .npz weights.** The weights are the ``weight`` column (or array), and only
+  that name is read. A table without one that holds other numeric columns (for ``.npz``,
+  numeric arrays of one value per edge) is refused, naming them, unless ``weighted=False``:
+  its weights are likely there under another name, and reading on would drop them unseen.
 
 Text formats (Matrix Market, edge lists, METIS, GML) may be gzip-compressed; compression is
-recognised from the file's first bytes, and a ``.gz`` suffix is stripped before the format is
-looked up.
+recognised from the file's first bytes (a file named ``.gz`` that holds plain text is read as
+plain text), and a ``.gz`` suffix is stripped before the format is looked up. A UTF-8
+byte-order mark at the start of the text is skipped.
 """
 
 from __future__ import annotations
@@ -102,11 +108,12 @@ _NEWLINE = ord("\n")
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[ord(" "), ord("\t"), ord("\r"), 0x0B, 0x0C]] = True
 _GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
 _INT64_MAX = np.iinfo(np.int64).max
 
 
 # ----------------------------------------------------------------------------- public API
-def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=True, **canon) -> Graph:
+def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=True, with_details=False, **canon):
     """Read a graph from a file.
 
     Parameters
@@ -128,7 +135,10 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
         always 1-based.
     weighted : bool
         Use the weights the file holds; ``False`` ignores them (every edge weighs 1.0, or gets a
-        random weight with ``random_weights``).
+        random weight with ``random_weights``). A Parquet table or ``.npz`` without a ``weight``
+        column (array) but with other numeric ones is an error unless ``weighted=False``.
+    with_details : bool
+        Also return what the reader found in the file.
     **canon
         Canonicalisation options of :meth:`Graph.from_edges <mgmatch.graph.Graph.from_edges>`:
         ``duplicates``, ``zeros``, ``negative``, ``random_weights``, ``dtype``.
@@ -137,6 +147,10 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
     -------
     Graph
         The canonical graph on the CPU; ``graph.summary`` says what canonicalisation did.
+    dict
+        With ``with_details`` only: ``format`` and what the format itself says (``one_based``
+        for edge lists, GML and binary arrays, ``matrix_market`` with its field and symmetry,
+        ``metis``, ...), as :func:`graph_info` reports it.
 
     Raises
     ------
@@ -159,8 +173,8 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
     >>> g.neighbours(0)
     (array([1, 2], dtype=int32), array([0.5, 2. ]))
     """
-    graph, _ = _read(path, format, bipartite=bipartite, one_based=one_based, weighted=weighted, canon=canon)
-    return graph
+    graph, details = _read(path, format, bipartite=bipartite, one_based=one_based, weighted=weighted, canon=canon)
+    return (graph, details) if with_details else graph
 
 
 def graph_info(path, format=None, **options) -> dict:
@@ -321,15 +335,26 @@ def _input_errors(path):
 
 @contextlib.contextmanager
 def _open_bytes(path):
-    """The file as a binary stream, decompressed when it is gzip data."""
+    """The file as a binary stream, decompressed when it is gzip data, and past a leading UTF-8
+    byte-order mark."""
     with open(path, "rb") as raw:
         if raw.read(2) == _GZIP_MAGIC:
             raw.seek(0)
             with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+                _skip_bom(unzipped)
                 yield unzipped
         else:
             raw.seek(0)
+            _skip_bom(raw)
             yield raw
+
+
+def _skip_bom(stream) -> None:
+    """Step over a UTF-8 byte-order mark at the start of ``stream``: editors and spreadsheets
+    (Excel's "CSV UTF-8") write one, and no format read here allows it, so left in place it
+    would be taken for part of the first header, name or number."""
+    if stream.read(len(_UTF8_BOM)) != _UTF8_BOM:
+        stream.seek(0)
 
 
 def _is_gzip(path) -> bool:
@@ -348,6 +373,7 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
     if req.one_based is False:
         raise ParameterError("Matrix Market ids are 1-based by definition; one_based=False does not apply")
     nrows, ncols, stored, layout, field, symmetry = _matrix_market_call(scipy.io.mminfo, req.path)
+    _check_matrix_market_header(req.path, nrows, ncols, stored, layout, symmetry)
     matrix = _matrix_market_call(
         scipy.io.mmread, req.path, spmatrix=False, stored=stored, shape=(nrows, ncols)
     )
@@ -392,15 +418,52 @@ def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int) -> t
     return graph, {"matrix": entries, "summed": entries - int(coo.nnz)}
 
 
-def _matrix_market_call(function, path, *, stored=None, shape=None, **options):
-    """Run SciPy's reader on the path (or on a decompressing stream); name the line on failure."""
+def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry) -> None:
+    """Refuse a header whose sizes the body cannot meet, before SciPy allocates for them.
+
+    A coordinate entry is a line of at least 4 bytes (``i j`` and a line break), and a dense
+    file stores at least a triangle of its ``stored`` entries, a line of at least 2 bytes each;
+    a plain file too small for that is cut short or has a wrong header. (A gzip file's size says
+    nothing of its text.) The matrix as read must also fit in memory, checked as the graph
+    build checks it; without these checks a wrong header fails as an allocation error that
+    names neither the file nor the header.
+    """
+    from ..errors import ResourceError  # noqa: PLC0415
+    from ..graph import _check_vertex_memory  # noqa: PLC0415
+
+    entries = f"{stored:,} entr{'y' if stored == 1 else 'ies'}"
+    declared = f"the header declares a {nrows:,} x {ncols:,} matrix with {entries}"
+    if not _is_gzip(path):
+        size = os.path.getsize(path)
+        if (4 * stored if layout == "coordinate" else stored // 2) > size:
+            raise InputError(f"{declared}, more than the file's {size:,} bytes can hold", path=path)
+    in_memory = 2 * stored if layout == "coordinate" and symmetry != "general" else stored
     try:
-        if _is_gzip(path):
-            with _open_bytes(path) as stream:
-                return function(stream, **options)
-        return function(path, **options)
+        _check_vertex_memory(nrows, ncols, in_memory, None)
+    except ResourceError as exc:
+        raise InputError(f"{declared}, too large for this machine's memory", path=path) from exc
+
+
+def _matrix_market_call(function, path, *, stored=None, shape=None, **options):
+    """Run SciPy's reader on the path (or on a stream); name the line on failure."""
+    try:
+        if _scipy_reads_path(path):
+            return function(path, **options)
+        with _open_bytes(path) as stream:
+            return function(stream, **options)
     except (ValueError, RuntimeError) as exc:
         raise _matrix_market_error(exc, path, stored, shape) from exc
+
+
+def _scipy_reads_path(path) -> bool:
+    """Whether SciPy's reader can take the path itself, its fastest way: only for plain text
+    without a byte-order mark, and a name without ``.gz`` or ``.bz2``, since SciPy picks
+    decompression by the name where this module goes by the first bytes. Anything else is
+    handed over as the stream :func:`_open_bytes` gives."""
+    with open(path, "rb") as raw:
+        head = raw.read(len(_UTF8_BOM))
+    plain = not head.startswith(_GZIP_MAGIC) and head != _UTF8_BOM
+    return plain and not str(path).endswith((".gz", ".bz2"))
 
 
 def _matrix_market_error(exc, path, stored, shape) -> InputError:
@@ -677,7 +740,8 @@ def _check_weights(weights, req: _Request, *, what, line_of=None) -> None:
         if negative.any():
             i = int(np.flatnonzero(negative)[0])
             message = (
-                f"{what(i)} has negative weight {weights[i]}; pass negative='abs' to use absolute values"
+                f"{what(i)} has negative weight {weights[i]}; absolute values are used only on request "
+                "(--negative abs, or negative='abs')"
             )
             if line_of is None:
                 count = int(negative.sum())
@@ -1295,6 +1359,8 @@ def _read_parquet(req: _Request) -> tuple[Graph, dict]:
     handle = pq.ParquetFile(req.path)  # one footer read for the schema and the table
     names = handle.schema_arrow.names
     _check_edge_columns(names, req.path)
+    if req.weighted:
+        _check_weight_column(handle.schema_arrow, req.path)
     table = handle.read(columns=_edge_columns(names, req.weighted))
     arrays = _edge_table_arrays(table, req.path)
     graph, details = _graph_from_arrays(arrays, req, n=None, shape=None)
@@ -1308,7 +1374,7 @@ _SPARSE_KEYS = {"format", "shape", "data"}
 def _read_npz(req: _Request) -> tuple[Graph, dict]:
     import scipy.sparse as sp  # noqa: PLC0415
 
-    with np.load(req.path, allow_pickle=False) as archive:
+    with _load_npz(req.path) as archive:
         keys = set(archive.files)
         if _SPARSE_KEYS <= keys and ("indptr" in keys or {"row", "col"} <= keys):
             if req.one_based is not None:
@@ -1327,10 +1393,32 @@ def _read_npz(req: _Request) -> tuple[Graph, dict]:
         arrays = {name: archive[name] for name in ("src", "dst", "weight") if name in keys}
         if not req.weighted:
             arrays.pop("weight", None)
+        elif "weight" not in keys:
+            others = {name: archive[name] for name in sorted(keys - {"src", "dst"})}
+            _refuse_unread_weights([
+                name for name, values in others.items()
+                if values.dtype.kind in "iuf" and values.shape == arrays["src"].shape
+            ], "array", req.path)
         n = _scalar(archive, "n", req) if "n" in keys else None
         shape = tuple(_scalar_array(archive["shape"], "shape", req)) if "shape" in keys else None
     graph, details = _graph_from_arrays(arrays, req, n=n, shape=shape)
     return graph, {"npz": "edge arrays", **details}
+
+
+def _load_npz(path):
+    """The archive of named arrays in an ``.npz`` file. ``np.load`` also takes ``.npy`` content
+    (one array, as ``np.save`` writes), which names no array, so it is refused here, before
+    ``np.load`` would read it whole."""
+    if not zipfile.is_zipfile(path):
+        with open(path, "rb") as raw:
+            npy = raw.read(6) == b"\x93NUMPY"
+        found = "one unnamed array (.npy content, as np.save writes)" if npy else "no zip archive"
+        raise InputError(
+            f"the file holds {found}; an .npz holds named arrays src, dst[, weight][, n] (as np.savez "
+            "writes) or a matrix saved by scipy.sparse.save_npz",
+            path=path,
+        )
+    return np.load(path, allow_pickle=False)
 
 
 def _scalar(archive, name, req: _Request) -> int:
@@ -1349,7 +1437,8 @@ def _scalar_array(value, name, req: _Request):
 
 def _graph_from_arrays(arrays, req: _Request, *, n, shape) -> tuple[Graph, dict]:
     """The graph of edge arrays from a binary file (ids 0-based unless ``one_based=True``)."""
-    src, dst = np.asarray(arrays["src"]), np.asarray(arrays["dst"])
+    src = _check_ids(arrays["src"], "source", req.path)
+    dst = _check_ids(arrays["dst"], "destination", req.path)
     if src.size == 0 and n is None and shape is None:
         raise InputError("no edges: the arrays are empty and give no vertex count", path=req.path)
     one_based = False
@@ -1362,6 +1451,28 @@ def _graph_from_arrays(arrays, req: _Request, *, n, shape) -> tuple[Graph, dict]
     else:
         graph = Graph.from_edges(src, dst, weight, n=n, source=req.path, **req.canon)
     return graph, {"one_based": one_based}
+
+
+def _check_ids(ids, what, path, *, first_row: int = 0) -> np.ndarray:
+    """Ids from a binary file, refused here when they are floats other than integers or
+    numbers beyond int64: Graph.from_edges would show a float by its NumPy repr and take a
+    uint64 id of 2**63 or more for a negative one."""
+    ids = np.asarray(ids)
+    if ids.dtype.kind == "f":
+        fraction = ~np.isfinite(ids) | (ids != np.round(ids))
+        if fraction.any():
+            i = int(np.flatnonzero(fraction)[0])
+            raise InputError(
+                f"{what} id {ids[i].item()} (entry {first_row + i}) is not an integer", path=path
+            )
+    if ids.dtype.kind in "uf":
+        large = ids >= 2**63
+        if large.any():
+            i = int(np.flatnonzero(large)[0])
+            raise InputError(
+                f"{what} id {ids[i].item()} (entry {first_row + i}) is too large for a vertex id", path=path
+            )
+    return ids
 
 
 def _all_degrees(graph: Graph) -> np.ndarray:
@@ -1490,6 +1601,8 @@ def read_edge_chunk(path, start=0, stop=None, *, delimiter, weighted=True, negat
                     data = raw.read(-1 if stop is None else stop - begin)
                     if data and not data.endswith(b"\n"):
                         data += raw.readline()
+                if begin == 0:
+                    data = data.removeprefix(_UTF8_BOM)
     reader = _EdgeListReader(req, delimiter)
     if n_fields is not None:
         reader.n_fields, reader.first_edge_line = int(n_fields), 1
@@ -1539,6 +1652,29 @@ def _check_edge_columns(names, path) -> None:
         raise InputError(
             f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}; "
             f"an edge table has src, dst and optionally weight (found: {', '.join(names) or 'none'})",
+            path=path,
+        )
+
+
+def _check_weight_column(schema, path) -> None:
+    """Refuse a weighted read of a table without a ``weight`` column but with other numeric ones."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    if "weight" not in schema.names:
+        numeric = [f.name for f in schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
+        _refuse_unread_weights([name for name in numeric if name not in ("src", "dst")], "column", path)
+
+
+def _refuse_unread_weights(unread, what, path) -> None:
+    """Refuse a weighted read that found no ``weight`` column (or array) while numeric ones
+    ``unread`` are left: the weights are likely there under another name, and reading on would
+    quietly give an unweighted graph."""
+    if unread:
+        many = len(unread) > 1
+        raise InputError(
+            f"no {what} 'weight', and the {what}{'s' if many else ''} {', '.join(map(repr, unread))} "
+            f"{'are' if many else 'is'} not read: name the weight {what} 'weight', or for an unweighted "
+            f"graph drop {'them' if many else 'it'} or pass weighted=False",
             path=path,
         )
 
@@ -1595,12 +1731,14 @@ def read_parquet_row_groups(path, groups, *, weighted=True, negative="error", on
         handle = pq.ParquetFile(path)
         names = handle.schema_arrow.names
         _check_edge_columns(names, path)
+        if weighted:
+            _check_weight_column(handle.schema_arrow, path)
         meta = handle.metadata
         first_row = sum(meta.row_group(i).num_rows for i in range(min(groups, default=0)))
         table = handle.read_row_groups(list(groups), columns=_edge_columns(names, weighted))
         arrays = _edge_table_arrays(table, path, first_row=first_row)
-    src = arrays["src"].astype(np.int64)
-    dst = arrays["dst"].astype(np.int64)
+    src = _check_ids(arrays["src"], "source", path, first_row=first_row).astype(np.int64)
+    dst = _check_ids(arrays["dst"], "destination", path, first_row=first_row).astype(np.int64)
     for name, ids in (("source", src), ("destination", dst)):
         if (ids < 0).any():
             i = int(np.flatnonzero(ids < 0)[0])
