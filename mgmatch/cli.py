@@ -110,11 +110,21 @@ def _as_matrix_pattern(opts: dict) -> dict:
 
 
 def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplicates="max", random_weights=None,
-          bipartite=None, weighted=True):
+          bipartite=None, weighted=True, with_details=False):
     from .io import read_graph  # noqa: PLC0415
 
     return read_graph(path, fmt, bipartite=bipartite, one_based=one_based, negative=negative, zeros=zeros,
-                      duplicates=duplicates, random_weights=random_weights, weighted=weighted)
+                      duplicates=duplicates, random_weights=random_weights, weighted=weighted,
+                      with_details=with_details)
+
+
+def _note_shifted_ids(details, one_based, path, quiet):
+    """Say so when the reader found an edge list's ids 1-based by itself: the result numbers
+    vertices from 0, one less than the file's ids."""
+    if quiet or one_based is not None or not details.get("one_based") or details.get("format") == "npz":
+        return
+    click.echo(f"mgmatch: note: {path}: ids read as 1-based (none is 0); the result numbers vertices from 0, "
+               "one less than in the file (--zero-based keeps the file's ids)", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -224,6 +234,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     if algorithm in BIPARTITE:
         opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
+    details = {}
     if read_on_workers:
         _check_read_on_workers(on_cluster, algorithm, opts["bipartite"])
         from .distributed import read_partitions  # noqa: PLC0415
@@ -233,7 +244,8 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
                                 negative=opts["negative"], random_weights=opts["random_weights"])
         partitions = None  # the partitions are built
     else:
-        graph = _read(input_path, **opts)
+        graph, details = _read(input_path, **opts, with_details=True)
+        _note_shifted_ids(details, opts["one_based"], input_path, quiet)
     t_read = time.perf_counter() - t0
     _check_graph_kind(graph, algorithm, input_path)
     result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
@@ -241,6 +253,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     record = result.summary()
     record.update({
         "input": str(input_path),
+        "reading": details,
         "canonicalisation": graph.summary.as_dict(),
         "versions": versions(),
     })

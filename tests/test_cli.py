@@ -238,6 +238,19 @@ def test_bipartite_graph_to_an_undirected_algorithm(runner, data_dir, tmp_path, 
     assert not (tmp_path / "m.csv").exists()
 
 
+@pytest.mark.parametrize("flag", [None, "--one-based", "--quiet"])
+def test_detected_one_based_ids_are_noted_and_recorded(runner, tmp_path, flag):
+    path = tmp_path / "p.txt"
+    path.write_text("1 2 5\n2 3 1\n3 4 5\n")
+    out = tmp_path / "m.csv"
+    res = runner.invoke(main, ["run", "--device", "cpu", str(path), "-o", str(out), *([flag] if flag else [])])
+    assert res.exit_code == 0, res.output
+    assert ("ids read as 1-based" in res.output) == (flag is None)
+    assert out.read_text().splitlines()[1:] == ["0,1,5.0", "2,3,5.0"]  # vertices from 0
+    reading = json.loads((tmp_path / "m.json").read_text())["reading"]
+    assert reading["format"] == "edgelist" and reading["one_based"] is True
+
+
 def test_bad_output_suffix(runner, weighted_csv, tmp_path):
     res = runner.invoke(main, ["run", "--device", "cpu", str(weighted_csv), "-o", str(tmp_path / "m.txt")])
     assert res.exit_code == 2 and ".parquet" in res.output
