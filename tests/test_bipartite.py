@@ -334,6 +334,21 @@ def test_memory_estimate_grows():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(1 << 18, 1 << 18, 8), (1 << 20, 1 << 8, 2), (1 << 8, 1 << 20, 1024)])
+def test_gpu_memory_estimate_bounds_the_peak(shape):
+    # the estimate is what the run is refused by: it must not undercount (CuPy's bincount once
+    # made a square graph's run take 14 times the estimate)
+    from mgmatch import generators
+    from mgmatch.bench._common import device_bytes, gpu_peak_bytes
+
+    n_rows, n_cols, degree = shape
+    g = generators.random_bipartite(n_rows, n_cols, avg_degree=degree, seed=1).to("gpu")
+    peak = gpu_peak_bytes(lambda: bipartite_matching(g, "apfb", device="gpu"),
+                          device_bytes(g.indptr, g.indices, g.weights))["peak_bytes"]
+    assert peak <= estimate_gpu_bytes(n_rows, n_cols, g.nnz, g.indices.dtype.itemsize)
+
+
+@pytest.mark.gpu
 def test_gpu_memory_error_names_estimate(monkeypatch):
     import cupy as cp
 
