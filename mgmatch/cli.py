@@ -121,7 +121,7 @@ def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplic
 def _note_shifted_ids(details, one_based, path, quiet):
     """Say so when the reader found an edge list's ids 1-based by itself: the result numbers
     vertices from 0, one less than the file's ids."""
-    if quiet or one_based is not None or not details.get("one_based") or details.get("format") == "npz":
+    if quiet or one_based is not None or not details.get("one_based"):
         return
     click.echo(f"mgmatch: note: {path}: ids read as 1-based (none is 0); the result numbers vertices from 0, "
                "one less than in the file (--zero-based keeps the file's ids)", err=True)
@@ -318,8 +318,6 @@ def _same_file(a: Path, b: Path) -> bool:
 def _parse_b(b, n):
     if b is None:
         raise ParameterError("--algorithm bsuitor needs --b (an integer or a file of integers)")
-    if isinstance(b, int) and not isinstance(b, bool):
-        return b
     try:
         return int(b)
     except (TypeError, ValueError):
