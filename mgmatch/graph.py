@@ -610,22 +610,31 @@ def _check_choice(name, value, choices):
         raise ParameterError(f"{name} must be one of {', '.join(map(repr, choices))}, not {value!r}")
 
 
-def _as_id_array(a, what, source):
+def _as_id_array(a, what, source, *, first: int = 0):
+    """Ids as int64, refused when they are not 1-D, not integers (a float is named by its value),
+    negative, or beyond int64 (a uint64 id of 2**63 or more would wrap to a negative one).
+    ``first`` is the entry number of ``a[0]`` in the caller's file, for the messages."""
     arr = np.asarray(to_numpy(a))
     if arr.ndim != 1:
         raise InputError(f"{what} ids must be a 1-D array, got shape {arr.shape}", path=source)
     if arr.size == 0:
         return arr.astype(np.int64)
+
+    def refuse(bad, problem):
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{what} id {arr[i].item()} (entry {first + i}) {problem}", path=source)
+
     if np.issubdtype(arr.dtype, np.floating):
-        if not np.isfinite(arr).all() or (arr != np.round(arr)).any():
-            i = int(np.flatnonzero(~np.isfinite(arr) | (arr != np.round(arr)))[0])
-            raise InputError(f"{what} id {arr[i]!r} (entry {i}) is not an integer", path=source)
+        fraction = ~np.isfinite(arr) | (arr != np.round(arr))
+        if fraction.any():
+            refuse(fraction, "is not an integer")
     elif not np.issubdtype(arr.dtype, np.integer):
         raise InputError(f"{what} ids must be integers, not {arr.dtype}", path=source)
-    arr = arr.astype(np.int64)
+    if arr.dtype.kind in "uf" and (arr >= 2**63).any():
+        refuse(arr >= 2**63, "is too large for a vertex id")
+    arr = arr.astype(np.int64, copy=False)
     if (arr < 0).any():
-        i = int(np.flatnonzero(arr < 0)[0])
-        raise InputError(f"{what} id {arr[i]} (entry {i}) is negative", path=source)
+        refuse(arr < 0, "is negative")
     return arr
 
 

@@ -66,8 +66,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, MgmatchError, ParameterError
-from ..graph import Graph, _merge_duplicates
+from ..errors import InputError, MgmatchError, ParameterError, ResourceError
+from ..graph import Graph, _as_id_array, _check_vertex_memory, _merge_duplicates
 
 __all__ = ["read_graph", "graph_info", "format_of", "SUFFIXES"]
 
@@ -372,10 +372,18 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
 
     if req.one_based is False:
         raise ParameterError("Matrix Market ids are 1-based by definition; one_based=False does not apply")
-    nrows, ncols, stored, layout, field, symmetry = _matrix_market_call(scipy.io.mminfo, req.path)
-    _check_matrix_market_header(req.path, nrows, ncols, stored, layout, symmetry)
+    # One look at the first bytes: SciPy's reader takes the path itself (its fastest way) only
+    # for plain text without a byte-order mark under a name without .gz or .bz2, since it picks
+    # decompression by the name where this module goes by the bytes; else it gets the stream
+    # _open_bytes gives.
+    with open(req.path, "rb") as raw:
+        head = raw.read(len(_UTF8_BOM))
+    gzipped = head.startswith(_GZIP_MAGIC)
+    direct = not gzipped and head != _UTF8_BOM and not req.path.endswith((".gz", ".bz2"))
+    nrows, ncols, stored, layout, field, symmetry = _matrix_market_call(scipy.io.mminfo, req.path, direct=direct)
+    _check_matrix_market_header(req.path, nrows, ncols, stored, layout, symmetry, gzipped=gzipped)
     matrix = _matrix_market_call(
-        scipy.io.mmread, req.path, spmatrix=False, stored=stored, shape=(nrows, ncols)
+        scipy.io.mmread, req.path, direct=direct, spmatrix=False, stored=stored, shape=(nrows, ncols)
     )
     graph, entries = _graph_from_matrix(matrix, req, weighted=field != "pattern", base=1)
     details = {
@@ -418,7 +426,7 @@ def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int) -> t
     return graph, {"matrix": entries, "summed": entries - int(coo.nnz)}
 
 
-def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry) -> None:
+def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry, *, gzipped: bool) -> None:
     """Refuse a header whose sizes the body cannot meet, before SciPy allocates for them.
 
     A coordinate entry is a line of at least 4 bytes (``i j`` and a line break), and a dense
@@ -428,12 +436,9 @@ def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry) ->
     build checks it; without these checks a wrong header fails as an allocation error that
     names neither the file nor the header.
     """
-    from ..errors import ResourceError  # noqa: PLC0415
-    from ..graph import _check_vertex_memory  # noqa: PLC0415
-
     entries = f"{stored:,} entr{'y' if stored == 1 else 'ies'}"
     declared = f"the header declares a {nrows:,} x {ncols:,} matrix with {entries}"
-    if not _is_gzip(path):
+    if not gzipped:
         size = os.path.getsize(path)
         if (4 * stored if layout == "coordinate" else stored // 2) > size:
             raise InputError(f"{declared}, more than the file's {size:,} bytes can hold", path=path)
@@ -444,26 +449,15 @@ def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry) ->
         raise InputError(f"{declared}, too large for this machine's memory", path=path) from exc
 
 
-def _matrix_market_call(function, path, *, stored=None, shape=None, **options):
-    """Run SciPy's reader on the path (or on a stream); name the line on failure."""
+def _matrix_market_call(function, path, *, direct, stored=None, shape=None, **options):
+    """Run SciPy's reader on the path (``direct``) or on the file's stream; name the line on failure."""
     try:
-        if _scipy_reads_path(path):
+        if direct:
             return function(path, **options)
         with _open_bytes(path) as stream:
             return function(stream, **options)
     except (ValueError, RuntimeError) as exc:
         raise _matrix_market_error(exc, path, stored, shape) from exc
-
-
-def _scipy_reads_path(path) -> bool:
-    """Whether SciPy's reader can take the path itself, its fastest way: only for plain text
-    without a byte-order mark, and a name without ``.gz`` or ``.bz2``, since SciPy picks
-    decompression by the name where this module goes by the first bytes. Anything else is
-    handed over as the stream :func:`_open_bytes` gives."""
-    with open(path, "rb") as raw:
-        head = raw.read(len(_UTF8_BOM))
-    plain = not head.startswith(_GZIP_MAGIC) and head != _UTF8_BOM
-    return plain and not str(path).endswith((".gz", ".bz2"))
 
 
 def _matrix_market_error(exc, path, stored, shape) -> InputError:
@@ -1437,8 +1431,8 @@ def _scalar_array(value, name, req: _Request):
 
 def _graph_from_arrays(arrays, req: _Request, *, n, shape) -> tuple[Graph, dict]:
     """The graph of edge arrays from a binary file (ids 0-based unless ``one_based=True``)."""
-    src = _check_ids(arrays["src"], "source", req.path)
-    dst = _check_ids(arrays["dst"], "destination", req.path)
+    src = _as_id_array(arrays["src"], "source", req.path)
+    dst = _as_id_array(arrays["dst"], "destination", req.path)
     if src.size == 0 and n is None and shape is None:
         raise InputError("no edges: the arrays are empty and give no vertex count", path=req.path)
     one_based = False
@@ -1451,28 +1445,6 @@ def _graph_from_arrays(arrays, req: _Request, *, n, shape) -> tuple[Graph, dict]
     else:
         graph = Graph.from_edges(src, dst, weight, n=n, source=req.path, **req.canon)
     return graph, {"one_based": one_based}
-
-
-def _check_ids(ids, what, path, *, first_row: int = 0) -> np.ndarray:
-    """Ids from a binary file, refused here when they are floats other than integers or
-    numbers beyond int64: Graph.from_edges would show a float by its NumPy repr and take a
-    uint64 id of 2**63 or more for a negative one."""
-    ids = np.asarray(ids)
-    if ids.dtype.kind == "f":
-        fraction = ~np.isfinite(ids) | (ids != np.round(ids))
-        if fraction.any():
-            i = int(np.flatnonzero(fraction)[0])
-            raise InputError(
-                f"{what} id {ids[i].item()} (entry {first_row + i}) is not an integer", path=path
-            )
-    if ids.dtype.kind in "uf":
-        large = ids >= 2**63
-        if large.any():
-            i = int(np.flatnonzero(large)[0])
-            raise InputError(
-                f"{what} id {ids[i].item()} (entry {first_row + i}) is too large for a vertex id", path=path
-            )
-    return ids
 
 
 def _all_degrees(graph: Graph) -> np.ndarray:
@@ -1737,12 +1709,8 @@ def read_parquet_row_groups(path, groups, *, weighted=True, negative="error", on
         first_row = sum(meta.row_group(i).num_rows for i in range(min(groups, default=0)))
         table = handle.read_row_groups(list(groups), columns=_edge_columns(names, weighted))
         arrays = _edge_table_arrays(table, path, first_row=first_row)
-    src = _check_ids(arrays["src"], "source", path, first_row=first_row).astype(np.int64)
-    dst = _check_ids(arrays["dst"], "destination", path, first_row=first_row).astype(np.int64)
-    for name, ids in (("source", src), ("destination", dst)):
-        if (ids < 0).any():
-            i = int(np.flatnonzero(ids < 0)[0])
-            raise InputError(f"{name} id {ids[i]} (entry {first_row + i}) is negative", path=path)
+    src = _as_id_array(arrays["src"], "source", path, first=first_row)
+    dst = _as_id_array(arrays["dst"], "destination", path, first=first_row)
     weight = None
     if "weight" in arrays:
         weight = arrays["weight"].astype(np.float64)
