@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import platform
+import stat
 import sys
 import time
 from pathlib import Path
@@ -18,7 +20,7 @@ import click
 import numpy as np
 
 from . import __version__
-from .errors import MgmatchError, ParameterError
+from .errors import InputError, MgmatchError, ParameterError
 
 MATCHING = ("suitor", "bsuitor", "ld", "handshake")
 BIPARTITE = ("gpr", "apfb", "apsb")
@@ -109,10 +111,29 @@ def _as_matrix_pattern(opts: dict) -> dict:
     return opts | {"bipartite": True if opts.get("bipartite") is None else opts["bipartite"], "weighted": False}
 
 
+def _input(path: Path) -> Path:
+    """INPUT as given, ``-`` standing for standard input."""
+    return Path("/dev/stdin") if str(path) == "-" else path
+
+
+def _check_format(path, fmt) -> None:
+    """Without --format the format comes from INPUT's suffix; say how to name it when it cannot
+    (standard input and pipes have no suffix)."""
+    if fmt is not None:
+        return
+    from .io import format_of  # noqa: PLC0415
+
+    try:
+        format_of(path)
+    except InputError as exc:
+        raise InputError(exc.message.replace("or pass format=", "or pass --format"), path=path) from None
+
+
 def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplicates="max", random_weights=None,
           bipartite=None, weighted=True, with_details=False):
     from .io import read_graph  # noqa: PLC0415
 
+    _check_format(path, fmt)
     return read_graph(path, fmt, bipartite=bipartite, one_based=one_based, negative=negative, zeros=zeros,
                       duplicates=duplicates, random_weights=random_weights, weighted=weighted,
                       with_details=with_details)
@@ -178,8 +199,9 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
 
     With --workers, --scheduler or --scheduler-file the matching rounds run on a Dask cluster,
     one partition per worker; otherwise in this process. INPUT may also be a pipeline file
-    (.yaml, see pipelines/README.md) listing several jobs.
+    (.yaml, see pipelines/README.md) listing several jobs, or - for standard input (with --format).
     """
+    input_path = _input(input_path)
     if input_path.suffix.lower() in (".yaml", ".yml"):
         from .pipeline import run_pipeline  # noqa: PLC0415
 
@@ -189,7 +211,7 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
         raise ParameterError("--output is required (a .parquet, .pq, .csv or .tsv path)")
     on_cluster = workers is not None or scheduler is not None or scheduler_file is not None
     if read_on_workers:
-        _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite)
+        _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite, input_path)
     with _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet, report) as client:
         run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init,
                 deterministic=deterministic, resolution=resolution,
@@ -236,7 +258,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     t0 = time.perf_counter()
     details = {}
     if read_on_workers:
-        _check_read_on_workers(on_cluster, algorithm, opts["bipartite"])
+        _check_read_on_workers(on_cluster, algorithm, opts["bipartite"], input_path)
         from .distributed import read_partitions  # noqa: PLC0415
 
         graph = read_partitions(client, input_path, partitions=partitions, format=opts["fmt"],
@@ -274,7 +296,6 @@ def _check_graph_kind(graph, algorithm, input_path):
     command line's words."""
     if algorithm in BIPARTITE or not getattr(graph, "bipartite", False):
         return
-    from .errors import InputError  # noqa: PLC0415
 
     rows, cols = graph.shape
     hint = "; or --no-bipartite to read the square matrix as an undirected graph" if rows == cols else ""
@@ -282,7 +303,10 @@ def _check_graph_kind(graph, algorithm, input_path):
                      f"one: -a gpr, apfb or apsb find a maximum matching of a bipartite graph{hint}", path=input_path)
 
 
-def _check_read_on_workers(on_cluster, algorithm, bipartite):
+def _check_read_on_workers(on_cluster, algorithm, bipartite, input_path=None):
+    if input_path is not None and _is_stream(input_path):
+        raise ParameterError(f"--read-on-workers needs INPUT to be a file every worker can read; {input_path} is a "
+                             "stream, which only this process can read (leave out --read-on-workers)")
     if not on_cluster:
         raise ParameterError("--read-on-workers needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
     if algorithm not in MATCHING:
@@ -290,6 +314,15 @@ def _check_read_on_workers(on_cluster, algorithm, bipartite):
                              f"not {algorithm}")
     if bipartite:
         raise ParameterError("--read-on-workers reads undirected graphs; --bipartite does not apply")
+
+
+def _is_stream(path) -> bool:
+    """Whether ``path`` is a pipe, terminal or other stream rather than a file or directory."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _check_output(output: Path, summary: Path, input_path=None):
@@ -324,7 +357,6 @@ def _parse_b(b, n):
         pass
     import warnings  # noqa: PLC0415
 
-    from .errors import InputError  # noqa: PLC0415
 
     path = Path(str(b))
     if not path.is_file():
@@ -452,9 +484,12 @@ def _print_summary(record, output, summary_path):
 @click.option("--bipartite/--no-bipartite", default=None)
 @_friendly
 def info(input_path, as_json, fmt, bipartite):
-    """Describe a graph file: size, degrees, weights, what canonicalisation found."""
+    """Describe a graph file (- for standard input, with --format): size, degrees, weights, what
+    canonicalisation found."""
     from .io import graph_info  # noqa: PLC0415
 
+    input_path = _input(input_path)
+    _check_format(input_path, fmt)
     facts = graph_info(input_path, fmt, bipartite=bipartite, negative="abs")
     if as_json:
         click.echo(json.dumps(facts, indent=2, default=str))
@@ -508,7 +543,6 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
     communities (vertex, community[, level]) must give every vertex one community. Exit status
     0 when the result passes, 1 when it does not.
     """
-    from .errors import InputError  # noqa: PLC0415
     from .io import read_table  # noqa: PLC0415
     from .verify import verify_bipartite_result, verify_communities, verify_result  # noqa: PLC0415
 

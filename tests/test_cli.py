@@ -454,3 +454,36 @@ def test_verify_unknown_result_columns(runner, tmp_path, karate):
     odd.write_text("a,b\n1,2\n")
     res = runner.invoke(main, ["verify", str(karate), str(odd)])
     assert res.exit_code == 2 and "expected u, v" in res.output
+
+
+def _mgmatch(*args, stdin: bytes):
+    """The command in a process of its own, ``stdin`` on its standard input."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "mgmatch.cli", *map(str, args)], input=stdin, capture_output=True,
+                          timeout=600)
+
+
+def test_run_reads_standard_input(runner, weighted_csv, tmp_path):
+    # INPUT "-" is standard input, whose format --format names (it has no suffix)
+    res = _mgmatch("run", "-a", "louvain", "--device", "cpu", "-q", "-", "--format", "csv", "-o", tmp_path / "s.csv",
+                   stdin=weighted_csv.read_bytes())
+    assert res.returncode == 0, res.stderr
+    want = runner.invoke(main, ["run", "-a", "louvain", "--device", "cpu", "-q", str(weighted_csv), "-o",
+                                str(tmp_path / "f.csv")])
+    assert want.exit_code == 0, want.output
+    assert (tmp_path / "s.csv").read_text() == (tmp_path / "f.csv").read_text()
+    assert json.loads((tmp_path / "s.json").read_text())["input"] == "/dev/stdin"
+
+
+def test_standard_input_errors(tmp_path):
+    out = tmp_path / "s.csv"
+    res = _mgmatch("run", "-a", "louvain", "--device", "cpu", "-", "-o", out, stdin=b"0 1\n")
+    assert res.returncode == 2 and "--format" in res.stderr.decode() and b"Traceback" not in res.stderr
+    res = _mgmatch("run", "-a", "louvain", "--device", "cpu", "-", "--format", "edgelist", "-o", out, stdin=b"")
+    assert res.returncode == 2 and "empty" in res.stderr.decode() and b"Traceback" not in res.stderr
+    res = _mgmatch("run", "-a", "suitor", "--workers", "1", "--read-on-workers", "-", "--format", "edgelist", "-o",
+                   out, stdin=b"0 1 1.0\n")
+    assert res.returncode == 2 and "stream" in res.stderr.decode() and b"Traceback" not in res.stderr
+    assert not out.exists() and not list(tmp_path.iterdir())

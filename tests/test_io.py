@@ -549,6 +549,57 @@ def test_missing_file_and_directory(tmp_path):
     assert "directory" in str(error_of(folder))
 
 
+def _fifo_fed(tmp_path, data: bytes, name="pipe"):
+    """A named pipe that a thread writes ``data`` into once a reader opens it."""
+    import os
+    import threading
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as w:
+            w.write(data)
+
+    thread = threading.Thread(target=feed, daemon=True)
+    thread.start()
+    return fifo, thread
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize(("fmt", "data"), [
+    ("edgelist", b"# a comment\n0 1 2.5\n1 2 1.0\n2 0 4.0\n2 3 1.5\n"),
+    ("mtx", b"%%MatrixMarket matrix coordinate real symmetric\n4 4 3\n2 1 2.5\n3 2 1.0\n4 3 1.5\n"),
+])
+def test_read_graph_from_a_pipe(tmp_path, fmt, data):
+    # a pipe cannot be sized, sought or reopened: it is read once into a temporary copy
+    plain = tmp_path / f"g.{'txt' if fmt == 'edgelist' else 'mtx'}"
+    plain.write_bytes(data)
+    fifo, thread = _fifo_fed(tmp_path, gzip.compress(data) if fmt == "mtx" else data)
+    g, want = read_graph(fifo, fmt), read_graph(plain)
+    thread.join(5)
+    np.testing.assert_array_equal(g.indptr, want.indptr)
+    np.testing.assert_array_equal(g.indices, want.indices)
+    np.testing.assert_array_equal(g.weights, want.weights)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs named pipes")
+def test_errors_reading_a_pipe_name_the_pipe(tmp_path, monkeypatch):
+    import tempfile
+
+    spools = tmp_path / "spools"
+    spools.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spools))
+    fifo, thread = _fifo_fed(tmp_path, b"0 1\n1 x\n")
+    err = error_of(fifo, format="edgelist")
+    thread.join(5)
+    assert err.line == 2 and str(spools) not in str(err)
+    fifo, thread = _fifo_fed(tmp_path, b"", name="empty")
+    assert "empty" in str(error_of(fifo, format="edgelist"))
+    thread.join(5)
+    assert not list(spools.iterdir())  # the copies are gone
+
+
 def test_unreadable_file(tmp_path, monkeypatch):
     path = write_text(tmp_path / "g.csv", "0,1\n")
     monkeypatch.setattr(readers.os, "access", lambda *args: False)

@@ -49,7 +49,8 @@ Rules this module decides (the graph model's own canonicalisation rules apply on
 Text formats (Matrix Market, edge lists, METIS, GML) may be gzip-compressed; compression is
 recognised from the file's first bytes (a file named ``.gz`` that holds plain text is read as
 plain text), and a ``.gz`` suffix is stripped before the format is looked up. A UTF-8
-byte-order mark at the start of the text is skipped.
+byte-order mark at the start of the text is skipped. A path that names a stream (a pipe,
+``/dev/stdin``) is copied to a temporary file and read from there; its format must be given.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ import gzip
 import io
 import os
 import re
+import shutil
+import stat
+import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -293,15 +297,24 @@ def _read(path, format, *, bipartite, one_based, weighted, canon) -> tuple[Graph
         raise ParameterError(f"one_based must be True, False or None, not {one_based!r}")
     if bipartite not in (None, True, False):
         raise ParameterError(f"bipartite must be True, False or None, not {bipartite!r}")
-    _check_readable(path)
+    streamed = _check_readable(path)
     fmt = format or format_of(path)
-    request = _Request(str(path), bipartite, one_based, bool(weighted), dict(canon))
-    with _input_errors(path):
-        graph, details = _READERS[fmt](request)
+    with _spooled(path, streamed) as readable:
+        request = _Request(str(readable), bipartite, one_based, bool(weighted), dict(canon))
+        try:
+            with _input_errors(path):
+                graph, details = _READERS[fmt](request)
+        except InputError as exc:
+            if readable == path:
+                raise
+            # the spool's name means nothing to the caller: the stream's instead
+            raise InputError(exc.message.replace(str(readable), str(path)), path=path, line=exc.line) from None
     return graph, {"format": fmt, **details}
 
 
-def _check_readable(path) -> None:
+def _check_readable(path) -> bool:
+    """Refuse a path that names no readable, non-empty file; ``True`` for a stream (a pipe, a
+    terminal, ``/dev/stdin``), whose size is known only once it is read."""
     p = Path(path)
     if not p.exists():
         raise InputError("no such file", path=path)
@@ -309,8 +322,39 @@ def _check_readable(path) -> None:
         raise InputError("is a directory, not a graph file", path=path)
     if not os.access(p, os.R_OK):
         raise InputError("permission denied: the file cannot be read", path=path)
-    if p.stat().st_size == 0:
+    info = p.stat()
+    if not stat.S_ISREG(info.st_mode):
+        return True
+    if info.st_size == 0:
         raise InputError("the file is empty (0 bytes)", path=path)
+    return False
+
+
+@contextlib.contextmanager
+def _spooled(path, streamed: bool):
+    """``path`` itself, or for a stream a temporary copy of all it holds: the readers look at a
+    file's first bytes and start again, or hand the path to a library, none of which a pipe
+    allows. The copy goes where :mod:`tempfile` puts temporary files (``TMPDIR``) and is removed
+    after the read."""
+    if not streamed:
+        yield path
+        return
+    try:
+        fd, spool = tempfile.mkstemp(prefix="mgmatch-input-")
+    except OSError as exc:
+        raise InputError(f"cannot copy the input to a temporary file: {exc.strerror or exc}", path=path) from exc
+    try:
+        try:
+            with os.fdopen(fd, "wb") as out, open(path, "rb") as stream:
+                shutil.copyfileobj(stream, out, 1 << 20)
+        except OSError as exc:
+            raise InputError(f"cannot read the input into {spool}: {exc.strerror or exc}", path=path) from exc
+        if os.path.getsize(spool) == 0:
+            raise InputError("the input is empty (nothing was read from it)", path=path)
+        yield spool
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(spool)
 
 
 @contextlib.contextmanager
