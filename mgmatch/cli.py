@@ -9,9 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import os
 import platform
-import stat
 import sys
 import time
 from pathlib import Path
@@ -304,7 +302,9 @@ def _check_graph_kind(graph, algorithm, input_path):
 
 
 def _check_read_on_workers(on_cluster, algorithm, bipartite, input_path=None):
-    if input_path is not None and _is_stream(input_path):
+    from .io.readers import is_stream  # noqa: PLC0415
+
+    if input_path is not None and is_stream(input_path):
         raise ParameterError(f"--read-on-workers needs INPUT to be a file every worker can read; {input_path} is a "
                              "stream, which only this process can read (leave out --read-on-workers)")
     if not on_cluster:
@@ -314,15 +314,6 @@ def _check_read_on_workers(on_cluster, algorithm, bipartite, input_path=None):
                              f"not {algorithm}")
     if bipartite:
         raise ParameterError("--read-on-workers reads undirected graphs; --bipartite does not apply")
-
-
-def _is_stream(path) -> bool:
-    """Whether ``path`` is a pipe, terminal or other stream rather than a file or directory."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _check_output(output: Path, summary: Path, input_path=None):
@@ -356,7 +347,6 @@ def _parse_b(b, n):
     except (TypeError, ValueError):
         pass
     import warnings  # noqa: PLC0415
-
 
     path = Path(str(b))
     if not path.is_file():

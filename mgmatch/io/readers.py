@@ -322,12 +322,20 @@ def _check_readable(path) -> bool:
         raise InputError("is a directory, not a graph file", path=path)
     if not os.access(p, os.R_OK):
         raise InputError("permission denied: the file cannot be read", path=path)
-    info = p.stat()
-    if not stat.S_ISREG(info.st_mode):
+    if is_stream(p):
         return True
-    if info.st_size == 0:
+    if p.stat().st_size == 0:
         raise InputError("the file is empty (0 bytes)", path=path)
     return False
+
+
+def is_stream(path) -> bool:
+    """Whether ``path`` names a pipe, terminal or other stream rather than a file or directory."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 @contextlib.contextmanager
