@@ -114,24 +114,10 @@ def _input(path: Path) -> Path:
     return Path("/dev/stdin") if str(path) == "-" else path
 
 
-def _check_format(path, fmt) -> None:
-    """Without --format the format comes from INPUT's suffix; say how to name it when it cannot
-    (standard input and pipes have no suffix)."""
-    if fmt is not None:
-        return
-    from .io import format_of  # noqa: PLC0415
-
-    try:
-        format_of(path)
-    except InputError as exc:
-        raise InputError(exc.message.replace("or pass format=", "or pass --format"), path=path) from None
-
-
 def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplicates="max", random_weights=None,
           bipartite=None, weighted=True, with_details=False):
     from .io import read_graph  # noqa: PLC0415
 
-    _check_format(path, fmt)
     return read_graph(path, fmt, bipartite=bipartite, one_based=one_based, negative=negative, zeros=zeros,
                       duplicates=duplicates, random_weights=random_weights, weighted=weighted,
                       with_details=with_details)
@@ -479,7 +465,6 @@ def info(input_path, as_json, fmt, bipartite):
     from .io import graph_info  # noqa: PLC0415
 
     input_path = _input(input_path)
-    _check_format(input_path, fmt)
     facts = graph_info(input_path, fmt, bipartite=bipartite, negative="abs")
     if as_json:
         click.echo(json.dumps(facts, indent=2, default=str))

@@ -266,7 +266,8 @@ def format_of(path) -> str:
         shown = suffix + (".gz" if compressed else "") or "(none)"
         raise InputError(
             f"cannot tell the format from the suffix {shown!r}; known suffixes are "
-            f"{', '.join(SUFFIXES)} (text formats may add .gz), or pass format=",
+            f"{', '.join(SUFFIXES)} (text formats may add .gz); or name the format (--format on the "
+            "command line, format= in Python)",
             path=path,
         )
     return fmt
@@ -297,9 +298,9 @@ def _read(path, format, *, bipartite, one_based, weighted, canon) -> tuple[Graph
         raise ParameterError(f"one_based must be True, False or None, not {one_based!r}")
     if bipartite not in (None, True, False):
         raise ParameterError(f"bipartite must be True, False or None, not {bipartite!r}")
-    streamed = _check_readable(path)
+    _check_readable(path)
     fmt = format or format_of(path)
-    with _spooled(path, streamed) as readable:
+    with _spooled(path) as readable:
         request = _Request(str(readable), bipartite, one_based, bool(weighted), dict(canon))
         try:
             with _input_errors(path):
@@ -312,9 +313,9 @@ def _read(path, format, *, bipartite, one_based, weighted, canon) -> tuple[Graph
     return graph, {"format": fmt, **details}
 
 
-def _check_readable(path) -> bool:
-    """Refuse a path that names no readable, non-empty file; ``True`` for a stream (a pipe, a
-    terminal, ``/dev/stdin``), whose size is known only once it is read."""
+def _check_readable(path) -> None:
+    """Refuse a path that names no readable, non-empty file (a stream's size is known only once
+    it is read: :func:`_spooled` checks that)."""
     p = Path(path)
     if not p.exists():
         raise InputError("no such file", path=path)
@@ -322,11 +323,8 @@ def _check_readable(path) -> bool:
         raise InputError("is a directory, not a graph file", path=path)
     if not os.access(p, os.R_OK):
         raise InputError("permission denied: the file cannot be read", path=path)
-    if is_stream(p):
-        return True
-    if p.stat().st_size == 0:
+    if not is_stream(p) and p.stat().st_size == 0:
         raise InputError("the file is empty (0 bytes)", path=path)
-    return False
 
 
 def is_stream(path) -> bool:
@@ -339,12 +337,12 @@ def is_stream(path) -> bool:
 
 
 @contextlib.contextmanager
-def _spooled(path, streamed: bool):
+def _spooled(path):
     """``path`` itself, or for a stream a temporary copy of all it holds: the readers look at a
     file's first bytes and start again, or hand the path to a library, none of which a pipe
     allows. The copy goes where :mod:`tempfile` puts temporary files (``TMPDIR``) and is removed
     after the read."""
-    if not streamed:
+    if not is_stream(path):
         yield path
         return
     try:
