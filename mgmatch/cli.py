@@ -99,7 +99,14 @@ def _canon_options(f):
                      help="Give an unweighted graph uniform (0, 1] weights drawn with SEED.")(f)
     f = click.option("--bipartite/--no-bipartite", default=None,
                      help="Read a square matrix as rows x columns (default: only rectangular ones).")(f)
+    f = _weighted_option(f)
     return f
+
+
+def _weighted_option(f):
+    return click.option("--weighted/--unweighted", "weighted", default=True,
+                        help="Use the weights the input holds, or ignore them: every edge weighs 1 (or gets "
+                             "--random-weights), and an edge list's third field is not read.  [default: weighted]")(f)
 
 
 def _as_matrix_pattern(opts: dict) -> dict:
@@ -178,7 +185,7 @@ def main():
 @_friendly
 def run(input_path, algorithm, output, summary, b, init, deterministic, resolution, all_levels, device, partitions,
         workers, scheduler, scheduler_file, report, quiet, read_on_workers, fmt, one_based, negative, zeros,
-        duplicates, random_weights, bipartite):
+        duplicates, random_weights, bipartite, weighted):
     """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
 
     With --workers, --scheduler or --scheduler-file the matching rounds run on a Dask cluster,
@@ -202,7 +209,8 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
                 all_levels=all_levels, device=device, partitions=partitions, quiet=quiet, client=client,
                 report=report, on_cluster=on_cluster, read_on_workers=read_on_workers,
                 read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
-                                  duplicates=duplicates, random_weights=random_weights, bipartite=bipartite))
+                                  duplicates=duplicates, random_weights=random_weights, bipartite=bipartite,
+                                  weighted=weighted))
 
 
 #: What ``--algorithm auto`` runs: Suitor, the fastest weighted matching on CPUs and GPUs alike
@@ -236,7 +244,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     if report is not None and not on_cluster:
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
     opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
-            "random_weights": None, "bipartite": None} | (read_options or {})
+            "random_weights": None, "bipartite": None, "weighted": True} | (read_options or {})
     if algorithm in BIPARTITE:
         opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
@@ -247,7 +255,8 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
 
         graph = read_partitions(client, input_path, partitions=partitions, format=opts["fmt"],
                                 one_based=opts["one_based"], duplicates=opts["duplicates"], zeros=opts["zeros"],
-                                negative=opts["negative"], random_weights=opts["random_weights"])
+                                negative=opts["negative"], random_weights=opts["random_weights"],
+                                weighted=opts["weighted"])
         partitions = None  # the partitions are built
     else:
         graph, details = _read(input_path, **opts, with_details=True)
@@ -458,14 +467,15 @@ def _print_summary(record, output, summary_path):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--format", "fmt", default=None, help="Input format (default: from the suffix).")
 @click.option("--bipartite/--no-bipartite", default=None)
+@_weighted_option
 @_friendly
-def info(input_path, as_json, fmt, bipartite):
+def info(input_path, as_json, fmt, bipartite, weighted):
     """Describe a graph file (- for standard input, with --format): size, degrees, weights, what
     canonicalisation found."""
     from .io import graph_info  # noqa: PLC0415
 
     input_path = _input(input_path)
-    facts = graph_info(input_path, fmt, bipartite=bipartite, negative="abs")
+    facts = graph_info(input_path, fmt, bipartite=bipartite, negative="abs", weighted=weighted)
     if as_json:
         click.echo(json.dumps(facts, indent=2, default=str))
         return
@@ -510,7 +520,8 @@ def generate(name, output, params):
 @click.option("--b", "b", default=None, help="Capacity the result was computed with (b-matchings).")
 @_canon_options
 @_friendly
-def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicates, random_weights, bipartite):
+def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicates, random_weights, bipartite,
+           weighted):
     """Check a written RESULT against GRAPH.
 
     A matching (u, v, weight) must be valid, maximal, with the graph's weights (or a b-matching
@@ -523,7 +534,7 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
 
     columns = read_table(result_path)
     opts = dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros, duplicates=duplicates,
-                random_weights=random_weights, bipartite=bipartite)
+                random_weights=random_weights, bipartite=bipartite, weighted=weighted)
     if {"row", "col"} <= set(columns):
         report = verify_bipartite_result(_read(graph_path, **_as_matrix_pattern(opts)), columns)
     elif {"vertex", "community"} <= set(columns):

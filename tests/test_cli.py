@@ -333,6 +333,29 @@ def test_bench_louvain_times_both_sides_alike(tmp_path, karate, monkeypatch):
 
 
 # ------------------------------------------------------------------------------ pipelines
+def test_unweighted_ignores_the_weights(runner, weighted_csv, tmp_path):
+    """--unweighted reads the file as its first two fields, and verify and info take it too."""
+    plain = tmp_path / "plain.csv"
+    plain.write_text("".join(line.rsplit(",", 1)[0] + "\n" for line in weighted_csv.read_text().splitlines()))
+    labelled = tmp_path / "labelled.csv"  # a third field that is not a weight at all
+    labelled.write_text("".join(line.rsplit(",", 1)[0] + ",x\n" for line in weighted_csv.read_text().splitlines()))
+    for algorithm in ("suitor", "louvain"):
+        tables = []
+        for path, extra in ((plain, []), (weighted_csv, ["--unweighted"]), (labelled, ["--unweighted"])):
+            out = tmp_path / f"{algorithm}-{path.stem}.csv"
+            res = runner.invoke(main, ["run", "-a", algorithm, "--device", "cpu", "-q", str(path), "-o", str(out), *extra])
+            assert res.exit_code == 0, res.output
+            tables.append(out.read_text())
+        assert tables[0] == tables[1] == tables[2]
+    assert "weight 'x' is not a number" in runner.invoke(main, ["run", "-q", str(labelled), "-o", str(tmp_path / "x.csv")]).output
+    result = str(tmp_path / "suitor-labelled.csv")
+    assert runner.invoke(main, ["verify", str(weighted_csv), result, "--unweighted"]).exit_code == 0
+    assert runner.invoke(main, ["verify", str(weighted_csv), result]).exit_code == 1  # weights 1 against the file's
+    res = runner.invoke(main, ["info", "--json", "--unweighted", str(labelled)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["weighted"] is False
+
+
 def test_pipeline_runs_every_job(runner, tmp_path, karate):
     spec = tmp_path / "jobs.yaml"
     spec.write_text(
@@ -373,6 +396,17 @@ def test_pipeline_b_file_is_relative_to_the_pipeline(runner, tmp_path, monkeypat
     assert summary["weight"] == 6.0  # vertices 1 and 2 take both of their edges
 
 
+def test_pipeline_reads_unweighted(runner, tmp_path):
+    (tmp_path / "p.txt").write_text("0 1 3\n1 2 9\n2 3 1\n")
+    (tmp_path / "run.yaml").write_text("defaults: {device: cpu}\njobs:\n"
+                                       "  - {input: p.txt, output: w.csv}\n"
+                                       "  - {input: p.txt, output: u.csv, weighted: false}\n")
+    res = runner.invoke(main, ["run", "-q", str(tmp_path / "run.yaml")])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "w.json").read_text())["weight"] == 9.0  # the heaviest edge alone
+    assert json.loads((tmp_path / "u.json").read_text())["weight"] == 2.0  # the greedy order of equal weights
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
@@ -385,6 +419,7 @@ def test_pipeline_b_file_is_relative_to_the_pipeline(runner, tmp_path, monkeypat
         ("cluster: {nodes: 3}\njobs:\n  - {input: karate.mtx, output: o.csv}\n", "unknown cluster key"),
         ("jobs:\n  - {input: karate.mtx, output: o.csv, algorithm: bsuitor, b: [1, 2]}\n", "b must be an integer"),
         ("jobs:\n  - {input: karate.mtx, output: o.csv, random_weights: abc}\n", "non-negative integer seed"),
+        ("jobs:\n  - {input: karate.mtx, output: o.csv, weighted: maybe}\n", "weighted must be True or False"),
     ],
 )
 def test_bad_pipeline_exit_2(runner, tmp_path, karate, text, message):

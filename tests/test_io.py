@@ -169,6 +169,17 @@ def test_weighted_false_ignores_weights_in_every_format(fmt, tmp_path, karate_we
     np.testing.assert_array_equal(g.indices, karate_weighted.indices)
 
 
+def test_weighted_false_leaves_an_edge_lists_third_field_unread(tmp_path, monkeypatch):
+    plain = write_text(tmp_path / "plain.txt", "".join(f"{i} {i + 1}\n" for i in range(300)))
+    labelled = write_text(tmp_path / "labelled.txt", "".join(f"{i} {i + 1} tag{i % 7}\n" for i in range(300)))
+    assert "weight 'tag0' is not a number" in str(error_of(labelled))
+    for chunk in (readers._CHUNK_BYTES, 200):  # one uniform block, and many cut ones
+        monkeypatch.setattr(readers, "_CHUNK_BYTES", chunk)
+        assert_same_graph(read_graph(labelled, weighted=False), read_graph(plain))
+    with pytest.raises(ParameterError, match="weighted must be True or False, not 'no'"):
+        read_graph(plain, weighted="no")
+
+
 @pytest.mark.parametrize("fmt", ["csv", "mtx-general", "metis", "npz-scipy"])
 def test_canonicalisation_options_pass_through(fmt, tmp_path, karate_weighted):
     path, options = _write_in(fmt, tmp_path, karate_weighted)
@@ -648,6 +659,7 @@ def test_parquet_weights_under_another_name_are_not_dropped(tmp_path):
     pq.write_table(pa.table({"src": [0, 1], "dst": [1, 2], "w": [1.5, 2.5], "label": ["a", "b"]}), path)
     err = error_of(path)
     assert "no column 'weight', and the column 'w' is not read" in str(err) and "label" not in str(err)
+    assert "--unweighted on the command line, weighted=False in Python" in str(err)
     with pytest.raises(InputError, match="'w'"):
         readers.read_parquet_row_groups(path, [0])
     assert not read_graph(path, weighted=False).weighted

@@ -362,6 +362,8 @@ async def read_partitions_async(client, path, *, partitions=None, format=None, o
         raise ParameterError(f"dtype must be float64 or float32, not {dtype!r}")
     if one_based not in (None, True, False):
         raise ParameterError(f"one_based must be True, False or None, not {one_based!r}")
+    if weighted not in (True, False):
+        raise ParameterError(f"weighted must be True or False, not {weighted!r}")
     if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, (int, np.integer)) or chunk_bytes < 1:
         raise ParameterError(f"chunk_bytes must be a positive integer, not {chunk_bytes!r}")
     fmt = format or format_of(path)

@@ -43,7 +43,8 @@ Rules this module decides (the graph model's own canonicalisation rules apply on
   edge, which the duplicate rule is meant to merge.
 * **Parquet and .npz weights.** The weights are the ``weight`` column (or array), and only
   that name is read. A table without one that holds other numeric columns (for ``.npz``,
-  numeric arrays of one value per edge) is refused, naming them, unless ``weighted=False``:
+  numeric arrays of one value per edge) is refused, naming them, unless ``weighted=False``
+  (``--unweighted``):
   its weights are likely there under another name, and reading on would drop them unseen.
 
 Text formats (Matrix Market, edge lists, METIS, GML) may be gzip-compressed; compression is
@@ -139,8 +140,9 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
         always 1-based.
     weighted : bool
         Use the weights the file holds; ``False`` ignores them (every edge weighs 1.0, or gets a
-        random weight with ``random_weights``). A Parquet table or ``.npz`` without a ``weight``
-        column (array) but with other numeric ones is an error unless ``weighted=False``.
+        random weight with ``random_weights``; an edge list's third field is not read at all). A
+        Parquet table or ``.npz`` without a ``weight`` column (array) but with other numeric ones
+        is an error unless ``weighted=False``. On the command line: ``--unweighted``.
     with_details : bool
         Also return what the reader found in the file.
     **canon
@@ -298,6 +300,8 @@ def _read(path, format, *, bipartite, one_based, weighted, canon) -> tuple[Graph
         raise ParameterError(f"one_based must be True, False or None, not {one_based!r}")
     if bipartite not in (None, True, False):
         raise ParameterError(f"bipartite must be True, False or None, not {bipartite!r}")
+    if weighted not in (True, False):
+        raise ParameterError(f"weighted must be True or False, not {weighted!r}")
     _check_readable(path)
     fmt = format or format_of(path)
     with _spooled(path) as readable:
@@ -878,9 +882,10 @@ class _EdgeListReader:
 
     def _parse(self, block: _Block, n_fields: int, *, exact: bool) -> dict:
         names = ("src", "dst", "weight")[:n_fields]
+        read = names if self.req.weighted else names[:2]  # an unweighted read leaves the third field as it is
         line_of = lambda row: int(block.line_numbers[row])  # noqa: E731
         columns = _parse_fields(
-            block, names, {name: np.float64 if name == "weight" else np.int64 for name in names},
+            block, names, {name: np.float64 if name == "weight" else np.int64 for name in read},
             path=self.req.path, row_line=line_of, exact=exact,
             describe=lambda name, text: (
                 f"{_EDGE_FIELDS[name]} {_clip(text)!r} is not "
@@ -895,8 +900,6 @@ class _EdgeListReader:
                     f"{_EDGE_FIELDS[name]} {columns[name][i]} is negative; vertex ids start at 0 or 1",
                     path=self.req.path, line=line_of(i),
                 )
-        if not self.req.weighted:
-            columns.pop("weight", None)
         if "weight" in columns:
             src, dst = columns["src"], columns["dst"]
             _check_weights(
@@ -1586,7 +1589,7 @@ def read_edge_chunk(path, start=0, stop=None, *, delimiter, weighted=True, negat
     delimiter : int or None
         The field delimiter, as :func:`edge_list_delimiter` gives it.
     weighted : bool
-        Keep a weight column (``False`` drops it).
+        Keep a weight column (``False`` leaves the third field unread).
     negative : {"error", "abs"}
         Reject negative weights, or leave them to be made absolute later.
     n_fields : int, optional
@@ -1696,7 +1699,8 @@ def _refuse_unread_weights(unread, what, path) -> None:
         raise InputError(
             f"no {what} 'weight', and the {what}{'s' if many else ''} {', '.join(map(repr, unread))} "
             f"{'are' if many else 'is'} not read: name the weight {what} 'weight', or for an unweighted "
-            f"graph drop {'them' if many else 'it'} or pass weighted=False",
+            f"graph drop {'them' if many else 'it'} or read without weights (--unweighted on the command line, "
+            "weighted=False in Python)",
             path=path,
         )
 
