@@ -106,7 +106,8 @@ def _canon_options(f):
 def _weighted_option(f):
     return click.option("--weighted/--unweighted", "weighted", default=True,
                         help="Use the weights the input holds, or ignore them: every edge weighs 1 (or gets "
-                             "--random-weights), and an edge list's third field is not read.  [default: weighted]")(f)
+                             "--random-weights), and an edge list's lines are read for their first two fields only.  "
+                             "[default: weighted]")(f)
 
 
 def _as_matrix_pattern(opts: dict) -> dict:

@@ -106,10 +106,10 @@ def test_duplicate_rules_zeros_and_negatives(dask_client, tmp_path, duplicates):
     assert_same_partitions(dask_client, dg, graph)
 
 
-def test_unweighted_read_leaves_the_third_field_unread(dask_client, tmp_path):
+def test_unweighted_read_takes_the_first_two_fields(dask_client, tmp_path):
     src, dst, _ = random_edges(n=60, m=400, seed=5)
     path = tmp_path / "labelled.txt"
-    path.write_text("".join(f"{a} {b} label{a % 5}\n" for a, b in zip(src, dst)))
+    path.write_text("".join(f"{a} {b} label{a % 5} {b * 7}\n" for a, b in zip(src, dst)))  # four fields
     dg = read_partitions(dask_client, path, partitions=3, chunk_bytes=900, weighted=False)
     graph = read_graph(path, weighted=False)
     assert not dg.weighted and not graph.weighted

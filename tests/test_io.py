@@ -169,13 +169,16 @@ def test_weighted_false_ignores_weights_in_every_format(fmt, tmp_path, karate_we
     np.testing.assert_array_equal(g.indices, karate_weighted.indices)
 
 
-def test_weighted_false_leaves_an_edge_lists_third_field_unread(tmp_path, monkeypatch):
+def test_weighted_false_reads_an_edge_lists_first_two_fields_only(tmp_path, monkeypatch):
     plain = write_text(tmp_path / "plain.txt", "".join(f"{i} {i + 1}\n" for i in range(300)))
     labelled = write_text(tmp_path / "labelled.txt", "".join(f"{i} {i + 1} tag{i % 7}\n" for i in range(300)))
     assert "weight 'tag0' is not a number" in str(error_of(labelled))
     for chunk in (readers._CHUNK_BYTES, 200):  # one uniform block, and many cut ones
         monkeypatch.setattr(readers, "_CHUNK_BYTES", chunk)
         assert_same_graph(read_graph(labelled, weighted=False), read_graph(plain))
+    wide = write_text(tmp_path / "wide.txt", "".join(f"{i}\t{i + 1}\t1\t{1700000000 + i}\n" for i in range(300)))
+    assert "found 4 fields" in str(error_of(wide)) and "--unweighted" in str(error_of(wide))
+    assert_same_graph(read_graph(wide, weighted=False), read_graph(plain))
     with pytest.raises(ParameterError, match="weighted must be True or False, not 'no'"):
         read_graph(plain, weighted="no")
 

@@ -140,9 +140,10 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
         always 1-based.
     weighted : bool
         Use the weights the file holds; ``False`` ignores them (every edge weighs 1.0, or gets a
-        random weight with ``random_weights``; an edge list's third field is not read at all). A
-        Parquet table or ``.npz`` without a ``weight`` column (array) but with other numeric ones
-        is an error unless ``weighted=False``. On the command line: ``--unweighted``.
+        random weight with ``random_weights``; an edge list's lines are read for their first two
+        fields only, so they may hold more, of any content). A Parquet table or ``.npz`` without a
+        ``weight`` column (array) but with other numeric ones is an error unless
+        ``weighted=False``. On the command line: ``--unweighted``.
     with_details : bool
         Also return what the reader found in the file.
     **canon
@@ -865,10 +866,13 @@ class _EdgeListReader:
 
     def _check_field_counts(self, block: _Block, n_fields: int, first_edge_line: int) -> None:
         counts = block.field_counts
-        if n_fields not in (2, 3):
+        if n_fields < 2 or (n_fields > 3 and self.req.weighted):
             raise InputError(
                 f"found {n_fields} field{'s' if n_fields != 1 else ''}; an edge line holds 2 "
-                "(source target) or 3 (source target weight)",
+                "(source target) or 3 (source target weight)"
+                + ("; an unweighted read (--unweighted, weighted=False in Python) takes the first two "
+                   "fields of longer lines"
+                   if n_fields > 3 else ""),
                 path=self.req.path, line=first_edge_line,
             )
         odd = counts != n_fields
@@ -881,8 +885,8 @@ class _EdgeListReader:
             )
 
     def _parse(self, block: _Block, n_fields: int, *, exact: bool) -> dict:
-        names = ("src", "dst", "weight")[:n_fields]
-        read = names if self.req.weighted else names[:2]  # an unweighted read leaves the third field as it is
+        names = (("src", "dst", "weight") + tuple(f"field{k}" for k in range(4, n_fields + 1)))[:n_fields]
+        read = names if self.req.weighted else names[:2]  # an unweighted read leaves the other fields as they are
         line_of = lambda row: int(block.line_numbers[row])  # noqa: E731
         columns = _parse_fields(
             block, names, {name: np.float64 if name == "weight" else np.int64 for name in read},
@@ -1589,7 +1593,7 @@ def read_edge_chunk(path, start=0, stop=None, *, delimiter, weighted=True, negat
     delimiter : int or None
         The field delimiter, as :func:`edge_list_delimiter` gives it.
     weighted : bool
-        Keep a weight column (``False`` leaves the third field unread).
+        Keep a weight column (``False`` reads the first two fields of each line only).
     negative : {"error", "abs"}
         Reject negative weights, or leave them to be made absolute later.
     n_fields : int, optional
