@@ -405,11 +405,12 @@ def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions,
                                       deterministic=deterministic)
         from .algorithms.louvain import louvain  # noqa: PLC0415
 
-        return louvain(graph, resolution=resolution, device=device)
+        return louvain(graph, resolution=resolution, device=device, progress=callback)
 
 
 class _progress:
-    """A rich status line (rounds, messages in flight) while a job runs; silent with --quiet."""
+    """A rich status line while a job runs (matching: rounds, messages in flight; Louvain: level,
+    sweeps, modularity); silent with --quiet."""
 
     def __init__(self, algorithm, quiet):
         self.algorithm = algorithm
@@ -421,11 +422,20 @@ class _progress:
             return None
         self.status = _console().status(f"{self.algorithm}: starting")
         self.status.__enter__()
-        return self.update
+        return self.levels if self.algorithm in COMMUNITY else self.update
 
     def update(self, rounds, messages, matched=None):
+        self.status.update(self.describe(rounds, messages, matched))
+
+    def levels(self, level, sweeps, modularity):
+        self.status.update(self.describe_levels(level, sweeps, modularity))
+
+    def describe(self, rounds, messages, matched=None):
         share = "" if matched is None else f", {100 * matched:.1f}% of vertices matched"
-        self.status.update(f"{self.algorithm}: round {rounds}, {messages} messages in flight{share}")
+        return f"{self.algorithm}: round {rounds}, {messages} messages in flight{share}"
+
+    def describe_levels(self, level, sweeps, modularity):
+        return f"{self.algorithm}: level {level}, {sweeps} sweep{'s' if sweeps != 1 else ''}, modularity {modularity:.6f}"
 
     def __exit__(self, *exc):
         if self.status is not None:

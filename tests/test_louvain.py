@@ -740,12 +740,30 @@ def test_gpu_memory_estimate_raises(monkeypatch):
         {"max_levels": 0},
         {"max_iterations": 1.5},
         {"device": "tpu"},
+        {"progress": "yes"},
     ],
 )
 def test_bad_parameters(kwargs):
     g = Graph.from_edges([0, 1], [1, 2])
     with pytest.raises(ParameterError):
         louvain(g, **kwargs)
+
+
+def test_progress_reports_every_sweep_and_aggregation():
+    g = generators.delaunay(10, seed=2)
+    calls = []
+    res = louvain(g, device="cpu", progress=lambda *args: calls.append(args))
+    levels = res.timings["levels"]
+    # one call per sweep, one per aggregation (the last level's ends the run)
+    assert len(calls) == sum(lv["iterations"] for lv in levels) + len(levels)
+    assert [c[0] for c in calls] == sorted(c[0] for c in calls)
+    assert [c[2] for c in calls] == sorted(c[2] for c in calls)  # modularity never decreases
+    for level, lv in enumerate(levels):
+        assert max(c[1] for c in calls if c[0] == level) == lv["iterations"]
+    assert calls[-1][2] == res.modularity[-1]
+    from mgmatch.cli import _progress
+
+    assert _progress("louvain", True).describe_levels(2, 1, 0.5) == "louvain: level 2, 1 sweep, modularity 0.500000"
 
 
 def test_bad_input():
