@@ -140,12 +140,12 @@ class LouvainResult:
         n = self.communities.shape[0]
         vertex = np.arange(n, dtype=np.int64)
         if not all_levels:
-            return {"vertex": vertex, "community": self.communities.astype(np.int64)}
+            return {"vertex": vertex, "community": np.asarray(self.communities, dtype=np.int64)}
         k = len(self.levels)
         return {
             "level": np.repeat(np.arange(k, dtype=np.int64), n),
             "vertex": np.tile(vertex, k),
-            "community": np.concatenate([lv.astype(np.int64) for lv in self.levels])
+            "community": np.concatenate([np.asarray(lv, dtype=np.int64) for lv in self.levels])
             if k
             else np.empty(0, dtype=np.int64),
         }
@@ -710,13 +710,17 @@ def _aggregate_step(state: LouvainState) -> None:
 
 def finish(state: LouvainState) -> LouvainResult:
     """The :class:`LouvainResult` of a finished partition program (arrays copied to the host)."""
-    levels = [np.asarray(to_numpy(lv), dtype=np.int64) for lv in state.levels]
-    final = levels[-1] if levels else np.zeros(0, dtype=np.int64)
+    from ..cpu.louvain import levels_to_host  # noqa: PLC0415
+
+    last = state.levels[-1] if state.levels else None
+    # counted where the last level is (on a GPU, a reduction instead of a pass on the host)
+    n_communities = int(last.max()) + 1 if last is not None and last.shape[0] else 0
+    levels = levels_to_host(state.levels) if state.levels else []
     return LouvainResult(
         levels=levels,
-        communities=final,
+        communities=levels[-1] if levels else np.zeros(0, dtype=np.int64),
         modularity=[float(q) for q in state.modularity],
-        n_communities=int(final.max(initial=-1)) + 1,
+        n_communities=n_communities,
         timings=dict(state.timings),
         params={k: v for k, v in state.params.items()},
         device=state.device,
