@@ -425,14 +425,11 @@ class _progress:
         return self.levels if self.algorithm in COMMUNITY else self.update
 
     def update(self, rounds, messages, matched=None):
-        self.status.update(self.describe(rounds, messages, matched))
+        share = "" if matched is None else f", {100 * matched:.1f}% of vertices matched"
+        self.status.update(f"{self.algorithm}: round {rounds}, {messages} messages in flight{share}")
 
     def levels(self, level, sweeps, modularity):
         self.status.update(self.describe_levels(level, sweeps, modularity))
-
-    def describe(self, rounds, messages, matched=None):
-        share = "" if matched is None else f", {100 * matched:.1f}% of vertices matched"
-        return f"{self.algorithm}: round {rounds}, {messages} messages in flight{share}"
 
     def describe_levels(self, level, sweeps, modularity):
         return f"{self.algorithm}: level {level}, {sweeps} sweep{'s' if sweeps != 1 else ''}, modularity {modularity:.6f}"
