@@ -432,7 +432,8 @@ class _progress:
         self.status.update(self.describe_levels(level, sweeps, modularity))
 
     def describe_levels(self, level, sweeps, modularity):
-        return f"{self.algorithm}: level {level}, {sweeps} sweep{'s' if sweeps != 1 else ''}, modularity {modularity:.6f}"
+        plural = "s" if sweeps != 1 else ""
+        return f"{self.algorithm}: level {level}, {sweeps} sweep{plural}, modularity {modularity:.6f}"
 
     def __exit__(self, *exc):
         if self.status is not None:

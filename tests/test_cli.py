@@ -343,11 +343,13 @@ def test_unweighted_ignores_the_weights(runner, weighted_csv, tmp_path):
         tables = []
         for path, extra in ((plain, []), (weighted_csv, ["--unweighted"]), (labelled, ["--unweighted"])):
             out = tmp_path / f"{algorithm}-{path.stem}.csv"
-            res = runner.invoke(main, ["run", "-a", algorithm, "--device", "cpu", "-q", str(path), "-o", str(out), *extra])
+            args = ["run", "-a", algorithm, "--device", "cpu", "-q", str(path), "-o", str(out), *extra]
+            res = runner.invoke(main, args)
             assert res.exit_code == 0, res.output
             tables.append(out.read_text())
         assert tables[0] == tables[1] == tables[2]
-    assert "weight 'x' is not a number" in runner.invoke(main, ["run", "-q", str(labelled), "-o", str(tmp_path / "x.csv")]).output
+    refused = runner.invoke(main, ["run", "-q", str(labelled), "-o", str(tmp_path / "x.csv")])
+    assert "weight 'x' is not a number" in refused.output
     result = str(tmp_path / "suitor-labelled.csv")
     assert runner.invoke(main, ["verify", str(weighted_csv), result, "--unweighted"]).exit_code == 0
     assert runner.invoke(main, ["verify", str(weighted_csv), result]).exit_code == 1  # weights 1 against the file's

@@ -752,22 +752,22 @@ def test_bad_parameters(kwargs):
 @pytest.mark.parametrize("where", ["host", pytest.param("device", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("parallel", [False, True])
 def test_levels_to_host(where, parallel, monkeypatch):
-    from mgmatch.cpu import louvain as cl
+    from mgmatch import _array
 
     if parallel:
-        monkeypatch.setattr(cl, "_WIDEN_PARALLEL", 1024)  # pieces of 1024 entries, the last one short
+        monkeypatch.setattr(_array, "ROW_PIECE", 1024)  # pieces of 1024 entries, the last one short
     xp = np
     if where == "device":
         import cupy as xp
     rng = np.random.default_rng(3)
     want = [rng.integers(0, 1 << 30, 5000) for _ in range(3)]
     levels = [xp.asarray(w, dtype=xp.int32) for w in want[:2]] + [want[2].astype(np.int32)]
-    got = cl.levels_to_host(levels)
+    got = _array.to_numpy_rows(levels)
     assert all(isinstance(x, np.ndarray) and x.dtype == np.int64 for x in got)
     for x, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(x, w)
     ready = [w.astype(np.int64) for w in want]  # int64 host levels are taken as they are
-    assert all(x is w for x, w in zip(cl.levels_to_host(ready), ready, strict=True))
+    assert all(x is w for x, w in zip(_array.to_numpy_rows(ready), ready, strict=True))
 
 
 def test_progress_reports_every_sweep_and_aggregation():

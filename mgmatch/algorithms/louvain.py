@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._array import get_namespace, resolve_device, to_numpy
+from .._array import get_namespace, resolve_device, to_numpy, to_numpy_rows
 from ..errors import InputError, ParameterError, ResourceError
 from ..graph import Graph, Partition
 
@@ -710,12 +710,10 @@ def _aggregate_step(state: LouvainState) -> None:
 
 def finish(state: LouvainState) -> LouvainResult:
     """The :class:`LouvainResult` of a finished partition program (arrays copied to the host)."""
-    from ..cpu.louvain import levels_to_host  # noqa: PLC0415
-
     last = state.levels[-1] if state.levels else None
     # counted where the last level is (on a GPU, a reduction instead of a pass on the host)
     n_communities = int(last.max()) + 1 if last is not None and last.shape[0] else 0
-    levels = levels_to_host(state.levels) if state.levels else []
+    levels = to_numpy_rows(state.levels) if state.levels else []
     return LouvainResult(
         levels=levels,
         communities=levels[-1] if levels else np.zeros(0, dtype=np.int64),

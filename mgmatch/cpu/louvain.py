@@ -46,7 +46,6 @@ __all__ = [
     "move_sweep",
     "internal_weight",
     "aggregate",
-    "levels_to_host",
 ]
 
 
@@ -182,71 +181,6 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
 #: Buckets (vertex counts, weighted by a typical degree of 8) and graphs below this size run
 #: on one thread: waking the thread pool costs more than the work. Results are the same.
 _SERIAL_BELOW = 1 << 16
-
-#: Levels of at least this many vertices are widened to int64 by every thread, and device levels
-#: that long come back in pieces of this many entries (see :func:`levels_to_host`).
-_WIDEN_PARALLEL = 1 << 20
-
-
-@njit(parallel=True, cache=True)
-def _widen(src, dst):  # pragma: no cover - compiled
-    for i in prange(src.shape[0]):
-        dst[i] = src[i]
-
-
-def levels_to_host(levels) -> list:
-    """The levels' communities (NumPy or CuPy arrays of one length) as int64 NumPy arrays.
-
-    Levels that are int64 NumPy arrays already are returned as they are; the others become the
-    rows of one new ``(levels, n)`` array. Long levels are widened by every thread, and long
-    device levels come back in pieces through two page-locked buffers, each piece's copy in
-    flight while the one before it is widened. Most of the cost is the first touch of the new
-    memory. A GPU run on delaunay k=22 (4M vertices, 6 levels) spent 50 ms of its 119 ms on an
-    H200 host copying each level to a new host array and widening it there on one thread; this
-    way the whole result takes 18 ms of 86 ms.
-    """
-    if all(isinstance(lv, np.ndarray) and lv.dtype == np.int64 for lv in levels):
-        return list(levels)
-    n = int(levels[0].shape[0])
-    out = np.empty((len(levels), n), dtype=np.int64)
-    if n < _WIDEN_PARALLEL:
-        for row, lv in zip(out, levels):
-            row[:] = lv if isinstance(lv, np.ndarray) else lv.get()
-        return list(out)
-    device = [i for i, lv in enumerate(levels) if not isinstance(lv, np.ndarray)]
-    if device:
-        _pieces_to_host([levels[i] for i in device], [out[i] for i in device])
-    for i, lv in enumerate(levels):
-        if isinstance(lv, np.ndarray):
-            _widen(lv, out[i])
-    return list(out)
-
-
-def _pieces_to_host(levels, rows) -> None:
-    """Device levels into host ``rows``, :data:`_WIDEN_PARALLEL` entries at a time."""
-    import cupy as cp  # noqa: PLC0415
-    import cupyx  # noqa: PLC0415
-
-    n = int(levels[0].shape[0])
-    size = min(n, _WIDEN_PARALLEL)
-    stages = [cupyx.empty_pinned(size, dtype=levels[0].dtype) for _ in range(2)]
-    stream = cp.cuda.get_current_stream()  # the stream that computed the levels
-    pieces = [(i, lo, min(lo + size, n)) for i in range(len(levels)) for lo in range(0, n, size)]
-    ready = [None, None]
-
-    def fetch(j):
-        i, lo, hi = pieces[j]
-        levels[i][lo:hi].get(stream=stream, out=stages[j % 2][: hi - lo], blocking=False)
-        ready[j % 2] = stream.record()
-
-    for j in range(min(2, len(pieces))):
-        fetch(j)
-    for j, (i, lo, hi) in enumerate(pieces):
-        ready[j % 2].synchronize()
-        _widen(stages[j % 2][: hi - lo], rows[i][lo:hi])
-        if j + 2 < len(pieces):
-            fetch(j + 2)
-
 
 #: Up to this degree computeMove's table is a short list searched linearly (few entries fit
 #: in registers and cache; the result is the same as hashing).
