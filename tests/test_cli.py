@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -314,8 +315,8 @@ def test_bench_reads_graph_files(runner, tmp_path, karate):
 
 
 def test_bench_louvain_times_both_sides_alike(tmp_path, karate, monkeypatch):
-    # mgmatch and PLM each get one untimed run, then the timed repeats: the ratio compares warm
-    # runs on both sides
+    # mgmatch and PLM each get the same untimed warm-up, then the timed repeats: the ratio
+    # compares warm runs on both sides
     pytest.importorskip("networkit")
     from mgmatch.bench import _common, louvain as bench_louvain
 
@@ -325,11 +326,33 @@ def test_bench_louvain_times_both_sides_alike(tmp_path, karate, monkeypatch):
         calls.append(kw)
         return _common.time_call(fn, **kw)
 
+    monkeypatch.setattr(bench_louvain, "WARMUP_S", 0.05)
     monkeypatch.setattr(bench_louvain, "time_call", spy)
     rows = bench_louvain.run([f"file:{karate}"], device="cpu", repeats=2)
     assert [r["impl"] for r in rows] == ["mgmatch", "networkit-plm"]
-    assert [(c["warmup"], c["repeats"]) for c in calls] == [(1, 2), (1, 2)]
-    assert all(len(r["times_s"]) == 2 for r in rows)
+    assert [(c["warmup"], c["warmup_s"], c["repeats"]) for c in calls] == [(1, 0.05, 2), (1, 0.05, 2)]
+    assert all(len(r["times_s"]) == 2 and r["warmup_runs"] >= 1 for r in rows)
+
+
+def test_time_call_warms_up_for_a_time():
+    """Short runs get untimed runs until the warm-up time has passed; long ones at least the
+    given count; the timed runs are the repeats alone."""
+    from mgmatch.bench._common import time_call
+
+    calls = []
+
+    def run():
+        calls.append(time.perf_counter())
+        time.sleep(0.01)
+        return len(calls)
+
+    t = time_call(run, repeats=3, warmup=1, warmup_s=0.05)
+    assert t["warmup_runs"] >= 5  # each run takes 10 ms or more: 0.05 s needs five
+    assert len(calls) == t["warmup_runs"] + 3 and len(t["times_s"]) == 3
+    assert t["result"] == len(calls) and all(x >= 0.01 for x in t["times_s"])
+    calls.clear()
+    t = time_call(run, repeats=2, warmup=2)  # no warm-up time: the count alone
+    assert t["warmup_runs"] == 2 and len(calls) == 4
 
 
 # ------------------------------------------------------------------------------ pipelines

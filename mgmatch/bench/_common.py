@@ -67,16 +67,24 @@ def sync_device() -> None:
         cp.cuda.runtime.deviceSynchronize()
 
 
-def time_call(fn, *, repeats: int = 5, warmup: int = 1, timeout: float | None = None) -> dict:
-    """Run ``fn()`` ``warmup`` times untimed, then ``repeats`` times timed (wall clock,
-    device synchronised). Stops early when the elapsed total passes ``timeout`` seconds.
+def time_call(fn, *, repeats: int = 5, warmup: int = 1, timeout: float | None = None, warmup_s: float = 0.0) -> dict:
+    """Run ``fn()`` untimed ``warmup`` times, and on until ``warmup_s`` seconds of such runs have
+    passed; then ``repeats`` times timed (wall clock, device synchronised). Stops early when the
+    elapsed total of the timed runs passes ``timeout`` seconds.
 
-    Returns ``{"time_s": median, "times_s": [...], "result": last result}``.
+    A run of a few milliseconds needs more than one run to warm up (clocks, caches, allocator
+    pools, a peer's thread pool): the time-based warm-up gives short runs many untimed runs and
+    long ones the one.
+
+    Returns ``{"time_s": median, "times_s": [...], "warmup_runs": n, "result": last result}``.
     """
     result = None
-    for _ in range(warmup):
+    warmup_runs = 0
+    start_warm = time.perf_counter()
+    while warmup_runs < warmup or (warmup_s > 0 and time.perf_counter() - start_warm < warmup_s):
         result = fn()
         sync_device()
+        warmup_runs += 1
     times = []
     start_all = time.perf_counter()
     for _ in range(repeats):
@@ -86,7 +94,7 @@ def time_call(fn, *, repeats: int = 5, warmup: int = 1, timeout: float | None = 
         times.append(time.perf_counter() - t0)
         if timeout is not None and time.perf_counter() - start_all > timeout:
             break
-    return {"time_s": statistics.median(times), "times_s": times, "result": result}
+    return {"time_s": statistics.median(times), "times_s": times, "warmup_runs": warmup_runs, "result": result}
 
 
 def gpu_peak_bytes(fn, resident_bytes: int = 0) -> dict:

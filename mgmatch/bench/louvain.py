@@ -3,8 +3,11 @@
 One row per (graph, implementation) as described in :mod:`mgmatch.bench._common`, plus
 ``levels``, ``modularity``, ``edges_per_s`` (undirected edges per second) and, on the GPU,
 ``peak_bytes_per_nnz`` (device memory of a run per stored edge, the resident graph included;
-``extra_bytes_per_nnz`` what the run allocates on top of it). PLM runs
+``extra_bytes_per_nnz`` what the run allocates on top of it), and ``warmup_runs``. PLM runs
 without refinement, ``gamma = 1``, on every host thread.
+
+Both sides are timed alike: untimed runs for at least :data:`WARMUP_S` seconds (at least one),
+then the median of the timed runs.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ DEFAULT_GRAPHS = {
     "cpu": ("delaunay:k=18,seed=1",),
 }
 QUICK_GRAPHS = ("delaunay:k=14,seed=1", "rgg:k=14,seed=1", "kron:k=14,seed=1")
+#: Seconds of untimed runs before the timed ones, on each side (at least one run). One run was
+#: too few for a graph of a few milliseconds: on 4elt, on a GPU just started, the nine timed
+#: runs after it were still getting faster (1.98 down to 1.67 ms).
+WARMUP_S = 0.5
 
 
 def _plm_row(graph, name: str, repeats: int, timeout: float) -> dict | None:
@@ -39,14 +46,14 @@ def _plm_row(graph, name: str, repeats: int, timeout: float) -> dict | None:
         plm.run()
         return plm.getPartition()
 
-    # the same protocol as mgmatch's: one untimed run first (PLM's first run pays for its
-    # thread pool and first allocations), then the median of the timed runs
-    t = time_call(once, repeats=repeats, warmup=1, timeout=timeout)
+    # the same protocol as mgmatch's: untimed runs first (PLM's first run pays for its thread
+    # pool and first allocations), then the median of the timed runs
+    t = time_call(once, repeats=repeats, warmup=1, warmup_s=WARMUP_S, timeout=timeout)
     q = nk.community.Modularity().getQuality(t["result"], G)
     return {
         "family": "louvain", "graph": name, "impl": "networkit-plm", "device": "cpu",
         "threads": nk.getMaxNumberOfThreads(), "n": g.n, "nnz": g.nnz,
-        "time_s": t["time_s"], "times_s": t["times_s"],
+        "time_s": t["time_s"], "times_s": t["times_s"], "warmup_runs": t["warmup_runs"],
         "edges_per_s": g.m / t["time_s"] if t["time_s"] > 0 else None,
         "modularity": float(q), "n_communities": int(t["result"].numberOfSubsets()),
     }
@@ -65,7 +72,7 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
     device : {"auto", "cpu", "gpu"}
         Where mgmatch runs.
     repeats : int
-        Timed runs per implementation, each after one untimed warm-up run.
+        Timed runs per implementation, after untimed ones (see :data:`WARMUP_S`).
     timeout : float
         Seconds after which an implementation stops repeating on a graph.
     """
@@ -80,12 +87,13 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
         name, graph = named_graph(spec)
         g = graph.to(dev)
         t0 = time.perf_counter()
-        t = time_call(lambda g=g: louvain(g, device=dev), repeats=repeats, warmup=1, timeout=timeout)
+        t = time_call(lambda g=g: louvain(g, device=dev), repeats=repeats, warmup=1, warmup_s=WARMUP_S,
+                      timeout=timeout)
         res = t["result"]
         row = {
             "family": "louvain", "graph": name, "impl": "mgmatch", "device": dev,
             "n": g.n, "nnz": g.nnz, "time_s": t["time_s"], "times_s": t["times_s"],
-            "edges_per_s": g.m / t["time_s"] if t["time_s"] > 0 else None,
+            "warmup_runs": t["warmup_runs"], "edges_per_s": g.m / t["time_s"] if t["time_s"] > 0 else None,
             "levels": len(res.levels), "modularity": float(res.modularity[-1]),
             "n_communities": res.n_communities,
             "wall_s": time.perf_counter() - t0,
