@@ -68,20 +68,22 @@ def sync_device() -> None:
 
 
 def time_call(fn, *, repeats: int = 5, warmup: int = 1, timeout: float | None = None, warmup_s: float = 0.0) -> dict:
-    """Run ``fn()`` untimed ``warmup`` times, and on until ``warmup_s`` seconds of such runs have
-    passed; then ``repeats`` times timed (wall clock, device synchronised). Stops early when the
-    elapsed total of the timed runs passes ``timeout`` seconds.
+    """Run ``fn()`` untimed ``warmup`` times (at least once), and on until ``warmup_s`` seconds
+    have passed since the first of them ended; then ``repeats`` times timed (wall clock, device
+    synchronised). Stops early when the elapsed total of the timed runs passes ``timeout`` seconds.
 
     A run of a few milliseconds needs more than one run to warm up (clocks, caches, allocator
     pools, a peer's thread pool): the time-based warm-up gives short runs many untimed runs and
-    long ones the one.
+    long ones the one. Its time starts after the first run, which may spend seconds loading
+    kernels.
 
     Returns ``{"time_s": median, "times_s": [...], "warmup_runs": n, "result": last result}``.
     """
-    result = None
-    warmup_runs = 0
+    result = fn()
+    sync_device()
+    warmup_runs = 1
     start_warm = time.perf_counter()
-    while warmup_runs < warmup or (warmup_s > 0 and time.perf_counter() - start_warm < warmup_s):
+    while warmup_runs < warmup or time.perf_counter() - start_warm < warmup_s:
         result = fn()
         sync_device()
         warmup_runs += 1
