@@ -313,6 +313,34 @@ def test_matrix_market_explicit_zeros(tmp_path):
     assert dropped.m == 1 and dropped.summary.zeros_dropped == 1
 
 
+@pytest.mark.parametrize("value", ["1.5", "1e3", "0x10", "2.0", "nan"])
+def test_matrix_market_integer_field_holds_whole_numbers(tmp_path, value):
+    # SciPy's reader keeps an integer field's leading digits (1.5 -> 1, 1e3 -> 1, 0x10 -> 0)
+    banner = "%%MatrixMarket matrix coordinate integer symmetric\n% comment\n"
+    path = write_text(tmp_path / "i.mtx", banner + f"3 3 2\n2 1 4\n3 2 {value}\n")
+    err = error_of(path)
+    assert err.line == 5 and repr(value) in str(err) and "integer matrix" in str(err)
+    with gzip.open(tmp_path / "i.mtx.gz", "wt") as out:  # compressed alike
+        out.write(path.read_text())
+    assert error_of(tmp_path / "i.mtx.gz").line == 5
+    good = write_text(tmp_path / "g.mtx", banner + "3 3 2\n2 1 4\n3 2 -7\n")
+    assert read_graph(good, negative="abs").neighbours(2)[1].tolist() == [7.0]
+
+
+def test_matrix_market_pattern_field_holds_whole_numbers(tmp_path, monkeypatch):
+    from mgmatch.io import readers
+
+    banner = "%%MatrixMarket matrix coordinate pattern general\n"
+    lines = [f"{1 + k % 9} {1 + (k * 7) % 9}" for k in range(500)]
+    path = write_text(tmp_path / "p.mtx", banner + "9 9 501\n" + "\n".join(lines) + "\n4 5 0.5\n")
+    for piece in (1 << 20, 64, 7):  # the line found across the pieces the text is read in
+        monkeypatch.setattr(readers, "_WHOLE_PIECE", piece)
+        err = error_of(path)
+        assert err.line == 503 and "'0.5' is not a whole number" in str(err) and "pattern matrix" in str(err)
+    ok = write_text(tmp_path / "ok.mtx", banner + "9 9 500\n" + "\n".join(lines) + "\n")
+    assert read_graph(ok).nnz == read_graph(ok, weighted=False).nnz > 0
+
+
 def test_matrix_market_pattern_general(tmp_path):
     banner = "%%MatrixMarket matrix coordinate pattern general\n"
     path = write_text(tmp_path / "p.mtx", banner + "3 4 3\n1 1\n2 4\n3 2\n")

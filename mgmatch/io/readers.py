@@ -437,6 +437,8 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
     direct = not gzipped and head != _UTF8_BOM and not req.path.endswith((".gz", ".bz2"))
     nrows, ncols, stored, layout, field, symmetry = _matrix_market_call(scipy.io.mminfo, req.path, direct=direct)
     _check_matrix_market_header(req.path, nrows, ncols, stored, layout, symmetry, gzipped=gzipped)
+    if field in ("integer", "pattern"):
+        _check_whole_numbers(req.path, field)
     matrix = _matrix_market_call(
         scipy.io.mmread, req.path, direct=direct, spmatrix=False, stored=stored, shape=(nrows, ncols)
     )
@@ -502,6 +504,52 @@ def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry, *,
         _check_vertex_memory(nrows, ncols, in_memory, None)
     except ResourceError as exc:
         raise InputError(f"{declared}, too large for this machine's memory", path=path) from exc
+
+
+# A byte that no field of an integer or pattern file holds: those files are whole numbers only.
+_WHOLE_BYTES = b"0123456789 \t\r\n+-"
+_WHOLE_PIECE = 16 << 20  # bytes read at a time
+_NOT_WHOLE = re.compile(rb"[^0-9 \t\r\n+-]")
+
+
+def _check_whole_numbers(path, field: str) -> None:
+    """Refuse an integer or pattern file with a field that is not a whole number.
+
+    SciPy's reader takes the leading digits of such a field and drops the rest: an integer
+    file's ``1.5`` is read as 1, ``1e3`` as 1 and ``0x10`` as 0, without a word. One pass over
+    the text after the header, in pieces of :data:`_WHOLE_PIECE` bytes; comment lines are skipped.
+    """
+    with _open_bytes(path) as stream:
+        line = 0
+        for text in stream:  # the banner, comments, the size line
+            line += 1
+            if text.strip() and not text.lstrip().startswith(b"%"):
+                break
+        rest = b""
+        while True:
+            piece = stream.read(_WHOLE_PIECE)
+            data = rest + piece
+            cut = data.rfind(b"\n") + 1 if piece else len(data)  # whole lines, the last at the end
+            block, rest = data[:cut], data[cut:]
+            at = 0 if block.translate(None, _WHOLE_BYTES) else len(block)  # (translate: the fast test)
+            while (found := _NOT_WHOLE.search(block, at)) is not None:
+                start = block.rfind(b"\n", 0, found.start()) + 1
+                end = block.find(b"\n", found.start())
+                end = len(block) if end < 0 else end
+                text = block[start:end]
+                if not text.lstrip().startswith(b"%"):
+                    offset = found.start() - start
+                    token = next(t for t in re.finditer(rb"\S+", text) if t.start() <= offset < t.end())[0]
+                    raise InputError(
+                        f"{_clip(token.decode('utf-8', 'replace'))!r} is not a whole number, and the header "
+                        f"declares a{'n' if field == 'integer' else ''} {field} matrix (whole-number ids"
+                        f"{' and values' if field == 'integer' else ''})",
+                        path=path, line=line + block.count(b"\n", 0, start) + 1,
+                    )
+                at = end
+            line += block.count(b"\n")
+            if not piece:
+                return
 
 
 def _matrix_market_call(function, path, *, direct, stored=None, shape=None, **options):
