@@ -337,6 +337,8 @@ def test_matrix_market_pattern_field_holds_whole_numbers(tmp_path, monkeypatch):
         monkeypatch.setattr(readers, "_WHOLE_PIECE", piece)
         err = error_of(path)
         assert err.line == 503 and "'0.5' is not a whole number" in str(err) and "pattern matrix" in str(err)
+    control = write_text(tmp_path / "c.mtx", banner + "9 9 1\n2 1\x0c\n")  # a byte, not a field
+    assert "'\\x0c' is not a whole number" in str(error_of(control))
     ok = write_text(tmp_path / "ok.mtx", banner + "9 9 500\n" + "\n".join(lines) + "\n")
     assert read_graph(ok).nnz == read_graph(ok, weighted=False).nnz > 0
 

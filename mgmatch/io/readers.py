@@ -509,7 +509,7 @@ def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry, *,
 # A byte that no field of an integer or pattern file holds: those files are whole numbers only.
 _WHOLE_BYTES = b"0123456789 \t\r\n+-"
 _WHOLE_PIECE = 16 << 20  # bytes read at a time
-_NOT_WHOLE = re.compile(rb"[^0-9 \t\r\n+-]")
+_NOT_WHOLE = re.compile(b"[^%s]" % re.escape(_WHOLE_BYTES))
 
 
 def _check_whole_numbers(path, field: str) -> None:
@@ -539,7 +539,9 @@ def _check_whole_numbers(path, field: str) -> None:
                 text = block[start:end]
                 if not text.lstrip().startswith(b"%"):
                     offset = found.start() - start
-                    token = next(t for t in re.finditer(rb"\S+", text) if t.start() <= offset < t.end())[0]
+                    # the field that holds the byte (or the byte, a control character between fields)
+                    tokens = (t[0] for t in re.finditer(rb"\S+", text) if t.start() <= offset < t.end())
+                    token = next(tokens, found[0])
                     raise InputError(
                         f"{_clip(token.decode('utf-8', 'replace'))!r} is not a whole number, and the header "
                         f"declares a{'n' if field == 'integer' else ''} {field} matrix (whole-number ids"
