@@ -334,7 +334,7 @@ def test_matrix_market_pattern_field_holds_whole_numbers(tmp_path, monkeypatch):
     lines = [f"{1 + k % 9} {1 + (k * 7) % 9}" for k in range(500)]
     path = write_text(tmp_path / "p.mtx", banner + "9 9 501\n" + "\n".join(lines) + "\n4 5 0.5\n")
     for piece in (1 << 20, 64, 7):  # the line found across the pieces the text is read in
-        monkeypatch.setattr(readers, "_WHOLE_PIECE", piece)
+        monkeypatch.setattr(readers, "_CHUNK_BYTES", piece)
         err = error_of(path)
         assert err.line == 503 and "'0.5' is not a whole number" in str(err) and "pattern matrix" in str(err)
     control = write_text(tmp_path / "c.mtx", banner + "9 9 1\n2 1\x0c\n")  # a byte, not a field

@@ -508,7 +508,6 @@ def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry, *,
 
 # A byte that no field of an integer or pattern file holds: those files are whole numbers only.
 _WHOLE_BYTES = b"0123456789 \t\r\n+-"
-_WHOLE_PIECE = 16 << 20  # bytes read at a time
 _NOT_WHOLE = re.compile(b"[^%s]" % re.escape(_WHOLE_BYTES))
 
 
@@ -517,7 +516,7 @@ def _check_whole_numbers(path, field: str) -> None:
 
     SciPy's reader takes the leading digits of such a field and drops the rest: an integer
     file's ``1.5`` is read as 1, ``1e3`` as 1 and ``0x10`` as 0, without a word. One pass over
-    the text after the header, in pieces of :data:`_WHOLE_PIECE` bytes; comment lines are skipped.
+    the text after the header, in the pieces :func:`_chunks` cuts; comment lines are skipped.
     """
     with _open_bytes(path) as stream:
         line = 0
@@ -525,12 +524,7 @@ def _check_whole_numbers(path, field: str) -> None:
             line += 1
             if text.strip() and not text.lstrip().startswith(b"%"):
                 break
-        rest = b""
-        while True:
-            piece = stream.read(_WHOLE_PIECE)
-            data = rest + piece
-            cut = data.rfind(b"\n") + 1 if piece else len(data)  # whole lines, the last at the end
-            block, rest = data[:cut], data[cut:]
+        for block in _chunks(stream):
             at = 0 if block.translate(None, _WHOLE_BYTES) else len(block)  # (translate: the fast test)
             while (found := _NOT_WHOLE.search(block, at)) is not None:
                 start = block.rfind(b"\n", 0, found.start()) + 1
@@ -550,8 +544,6 @@ def _check_whole_numbers(path, field: str) -> None:
                     )
                 at = end
             line += block.count(b"\n")
-            if not piece:
-                return
 
 
 def _matrix_market_call(function, path, *, direct, stored=None, shape=None, **options):
