@@ -587,6 +587,30 @@ def test_fused_cluster_shapes(data_dir, cluster, threads, monkeypatch):
 
 
 @pytest.mark.gpu
+def test_fused_small_rows_stay_in_the_pinned_buffer(data_dir, monkeypatch):
+    # 4elt's rows (32 of 15,606 vertices: 4.0 MB) are views of the buffer the kernel wrote, which
+    # goes back to the pinned pool with the result; with a smaller limit they are copies
+    import cupy as cp
+
+    from mgmatch.gpu import louvain as gl
+    from mgmatch.io import read_graph
+
+    g = read_graph(data_dir / "4elt.graph").to("gpu")
+    pool = cp.get_default_pinned_memory_pool()
+    kept = louvain(g, device="gpu")
+    buffer = kept.levels[0].base  # the pinned array, over memory it does not own
+    assert len(kept.levels) > 1 and all(x.base is buffer for x in kept.levels) and not buffer.flags.owndata
+    del buffer
+    free = pool.n_free_blocks()
+    del kept
+    assert pool.n_free_blocks() == free + 1
+    monkeypatch.setattr(gl, "FUSED_VIEW_BYTES", 32 * 8 * g.n - 1)
+    copied = louvain(g, device="gpu")
+    assert all(x.base is copied.levels[0].base for x in copied.levels) and copied.levels[0].base.flags.owndata
+    _assert_same(louvain(g, device="cpu"), copied)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("why", ["degree", "levels"])
 def test_fused_hands_over_to_the_phase_driver(data_dir, why, monkeypatch):
     # a level the fused kernel cannot take (a vertex of degree > 319 without room for its
