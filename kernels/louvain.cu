@@ -1699,7 +1699,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             S = n;
             for (i64 i = threadIdx.x; i <= n; i += FUSED_THREADS) {
                 s_indptr[i] = indptr[i];
-                if (i < n) loop[i] = level > 0 ? loop_l[i] : 0;
+                if (i < n && level > 0) loop[i] = loop_l[i];  // (level 0: start_vertex zeroes it)
             }
             for (i64 e = threadIdx.x; e < nnz; e += FUSED_THREADS) {
                 s_indices[e] = indices[e];
