@@ -806,6 +806,10 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 #define FUSED_HANDOVER 2
 #define FUSED_NO_ROOM 3
 #define FUSED_SOLO 4  // the cluster kernel's levels are done; louvain_fused_solo goes on
+#define FUSED_MID 5   // the first cluster kernel's levels are done; the one built with FUSED_RESUME goes on
+#ifndef FUSED_RESUME
+#define FUSED_RESUME 0
+#endif
 
 // The fused kernels' phases run on a team of NB blocks, the whole grid: the cluster (NB =
 // FUSED_CLUSTER) or the one block of louvain_fused_solo (NB = 1); a block's rank is blockIdx.x.
@@ -1459,19 +1463,23 @@ __device__ __forceinline__ void fused_move_hub(const int* indices, const i64* wf
 // record_cap, is handed over); stats, zero at first: a header (status, levels written, the
 // level/n/nnz of a handover, the records written, nanoseconds, the weight scale, the hub table
 // slots a handed-over level needed) and one record per level processed (n, nnz, sweeps,
-// modularity bits, nanoseconds moving and aggregating, and 1 if the level was aggregated and
-// written, 2 if it was written without aggregating: the first level, when nothing moved).
+// modularity bits, nanoseconds moving and aggregating, 1 if the level was aggregated and
+// written, 2 if it was written without aggregating: the first level, when nothing moved; and the
+// team that ran it, its blocks in the low 32 bits and their threads in the high).
+// solo_off, solo_cap, solo_edges: see louvain_fused_solo and fused_levels; mid_vertices: see
+// fused_levels.
 #define FUSED_ARGS                                                                                         \
     const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0, \
         i64 *indptr_l, int *indices_l, i64 *wfix_l, i64 *loop_l, const int *ts, char *work,                \
         i64 work_bytes, i64 table_cap, i64 hub_cap, double resolution, double t_bin, double t_final,       \
         int bin_vertices, int fixed_bits, int max_levels, int max_iterations, int slices, int slice_min,   \
-        int record_cap, int row_cap, i64 *level_rows, i64 *stats, i64 solo_off, i64 solo_cap, i64 solo_edges
+        int record_cap, int row_cap, i64 *level_rows, i64 *stats, i64 solo_off, i64 solo_cap, i64 solo_edges, \
+        i64 mid_vertices
 #define FUSED_ARG_NAMES                                                                                    \
     indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_l, indices_l, wfix_l, loop_l, ts,         \
         work, work_bytes, table_cap, hub_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits,        \
         max_levels, max_iterations, slices, slice_min, record_cap, row_cap, level_rows, stats, solo_off,   \
-        solo_cap, solo_edges
+        solo_cap, solo_edges, mid_vertices
 
 // The run's state carried from the cluster's levels to block 0's.
 struct FusedRun {
@@ -1529,6 +1537,11 @@ __device__ __forceinline__ i64 solo_layout(i64 n, i64 nnz, i64 (&off)[SOLO_ARRAY
 // on, 8 sweeps there of about 12 batches each): on the cluster each batch waits on round trips
 // to L2 and a cluster barrier, which one block does in shared memory. On larger levels one
 // block is slower: its batches have several rounds, and the aggregation one SM's atomics.
+// Before that, a cluster kernel built without FUSED_RESUME stops with status FUSED_MID before
+// the first level after level 0 of at most mid_vertices vertices (none if negative) that one
+// block does not take, for the one built with it (and fewer threads) to go on from. (The test
+// sits at the end of the aggregation: as a second return at the top of the loop, beside the one
+// above, it took 4elt's level 0 from 505 to 535 us, the kernel's registers allocated otherwise.)
 template <int NB>
 __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedShared& sh, char* s_dyn) {
     char* s_tables = s_dyn;  // computeMove's tables; block 0's level copy from s_dyn + solo_off
@@ -1637,7 +1650,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     };
 
     // ---- fixed-point scale (algorithms/louvain.py init): 2^(fixed_bits - exponent(wmax) - bits(nnz))
-    if constexpr (NB > 1) {
+    if constexpr (NB > 1 && !FUSED_RESUME) {
         zero8();
         for (i64 e = gtid; e < nnz0; e += T) {
             const i64 b = __double_as_longlong(weights0[e]);  // weights >= 0: the bits order as the values
@@ -1909,6 +1922,29 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     fused_move<NB, G, TABLE, MAXDEG>(indices, wfix, kfix, comm(r), csize(r), afix(r), comm(w), csize(w), afix(w),     \
                                  order + b0, ostart + b0, odeg + b0, nv, s_ts, gamma_over_2m, s_tables, s_best, s_bc, \
                                  s_eo, pend)
+                // (the one block sums its lanes in groups of 8 up to degree 8 and of 32 up to 32: two
+                // of the four instantiations for them. Its batches seldom fill a round, and the
+                // code and registers of the other two cost more than their narrower groups save:
+                // on 4elt, 16 us of the one-block levels' 250, the same decisions.)
+                if constexpr (NB == 1) {
+                    switch (s_bbucket[p]) {
+                        case 0:
+                        case 1: FUSED_MOVE(8, 13, 8); break;
+                        case 2:
+                        case 3: FUSED_MOVE(32, 53, 32); break;
+                        case 4: FUSED_MOVE(32, 127, 84); break;
+#if FUSED_HUBS
+                        case 5: FUSED_MOVE(128, MOVE_SHARED_TABLE, FUSED_MAX_DEGREE); break;
+                        default:
+                            fused_move_hub<NB>(indices, wfix, kfix, comm(r), csize(r), afix(r), comm(w), csize(w),
+                                               afix(w), order + b0, ostart + b0, odeg + b0, nv, n, ts, sh.hub_keys,
+                                               sh.hub_vals, gamma_over_2m, s_best, s_bc, s_eo, pend);
+                            break;
+#else
+                        default: FUSED_MOVE(128, MOVE_SHARED_TABLE, FUSED_MAX_DEGREE); break;
+#endif
+                    }
+                } else {
                 switch (s_bbucket[p]) {
                     case 0: FUSED_MOVE(4, 7, 4); break;
                     case 1: FUSED_MOVE(8, 13, 8); break;
@@ -1925,6 +1961,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
 #else
                     default: FUSED_MOVE(128, MOVE_SHARED_TABLE, FUSED_MAX_DEGREE); break;
 #endif
+                }
                 }
 #undef FUSED_MOVE
                 sync();
@@ -1995,7 +2032,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             rec[4] = (i64)(t_aggregate - t_level);
             rec[5] = 0;
             rec[6] = 0;
-            rec[7] = NB;
+            rec[7] = NB | ((i64)FUSED_THREADS << 32);  // the team: blocks, threads a block
         }
         ++records;
         if (changed == 0) {  // nothing moved: the level loop ends
@@ -2141,6 +2178,13 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         if (level >= max_levels || q_current - q_level_start < threshold) break;
         n = n_new;
         nnz = nnz_new;
+        if (NB > 1 && !FUSED_RESUME && n <= mid_vertices) {  // the cluster with fewer threads goes on
+            i64 off[SOLO_ARRAYS];
+            if (!(nnz <= solo_edges && solo_layout(n, nnz, off) <= solo_cap)) {  // (unless one block does)
+                status = FUSED_MID;
+                break;
+            }
+        }
     }
     save();
     return false;
@@ -2158,24 +2202,51 @@ __device__ __forceinline__ void fused_stats(i64* stats, const FusedRun& run, int
     stats[8] = run.hub_need;
 }
 
-// The cluster's levels. When a level fits one block (see fused_levels), the run's state goes to
-// the stats header with status FUSED_SOLO and the start time in place of the duration, for
-// louvain_fused_solo, launched next, to go on from.
+// The run's state from the stats header of a handover (fused_stats); returns the start time.
+__device__ __forceinline__ u64 fused_resume(FusedRun& run, const i64* head) {
+    run.status = FUSED_DONE;
+    run.written = (int)head[1];
+    run.level = (int)head[2];
+    run.n = (int)head[3];
+    run.nnz = head[4];
+    run.records = (int)head[5];
+    run.scale = __longlong_as_double(head[7]);
+    run.hub_need = 0;
+    return (u64)head[6];
+}
+
+// The cluster's levels. When a level is for the next kernel (see fused_levels), the run's state
+// goes to the stats header with status FUSED_MID or FUSED_SOLO and the start time in place of
+// the duration, for the next kernel to go on from: this kernel built with FUSED_RESUME (with
+// fewer threads a block: on 4elt's level 1, 3,187 vertices, 512 threads moved in 278 us where
+// 1,024 took 322, their registers spilling less; level 0, 15,606 vertices, took 573 against
+// 505), then louvain_fused_solo. Built with FUSED_RESUME, it does nothing unless the first
+// handed over with FUSED_MID.
 extern "C" __global__ void __cluster_dims__(FUSED_CLUSTER, 1, 1) __launch_bounds__(FUSED_THREADS, 1)
     louvain_fused(FUSED_ARGS) {
     extern __shared__ __align__(16) char s_dyn[];
     __shared__ FusedShared sh;
-    const u64 t_start = global_ns();
     for (int d = threadIdx.x; d <= FUSED_MAX_DEGREE; d += FUSED_THREADS) sh.ts[d] = ts[d];
     FusedRun run;
+#if FUSED_RESUME
+    __shared__ i64 head[8];
+    if (threadIdx.x < 8) head[threadIdx.x] = stats[threadIdx.x];  // (one round trip to the host)
+    cluster_sync();  // (every block has read the header before block 0 may write it)
+    if (head[0] != FUSED_MID) return;
+    const u64 t_start = fused_resume(run, head);
+#else
+    const u64 t_start = global_ns();
     run.level = run.written = run.records = 0;
     run.status = FUSED_DONE;
     run.n = n0;
     run.nnz = nnz0;
     run.hub_need = 0;
+#endif
     const bool solo = fused_levels<FUSED_CLUSTER>(FUSED_ARG_NAMES, run, sh, s_dyn);
+    const int status = solo ? FUSED_SOLO : run.status;
     if (blockIdx.x == 0 && threadIdx.x == 0)
-        fused_stats(stats, run, solo ? FUSED_SOLO : run.status, solo ? (i64)t_start : (i64)(global_ns() - t_start));
+        fused_stats(stats, run, status,
+                    solo || status == FUSED_MID ? (i64)t_start : (i64)(global_ns() - t_start));
 }
 
 // The remaining levels on one block, its shared memory large enough for them (a kernel of its
@@ -2190,15 +2261,7 @@ extern "C" __global__ void __launch_bounds__(FUSED_THREADS, 1) louvain_fused_sol
     __syncthreads();
     if (head[0] != FUSED_SOLO) return;
     FusedRun run;
-    run.status = FUSED_DONE;
-    run.written = (int)head[1];
-    run.level = (int)head[2];
-    run.n = (int)head[3];
-    run.nnz = head[4];
-    run.records = (int)head[5];
-    const u64 t_start = (u64)head[6];
-    run.scale = __longlong_as_double(head[7]);
-    run.hub_need = 0;
+    const u64 t_start = fused_resume(run, head);
     fused_levels<1>(FUSED_ARG_NAMES, run, sh, s_dyn);
     if (threadIdx.x == 0) fused_stats(stats, run, run.status, (i64)(global_ns() - t_start));
 }

@@ -569,6 +569,39 @@ def test_fused_one_block_takes_over(data_dir, solo, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("mid", [None, 10**9])
+def test_fused_second_cluster_kernel_takes_over(data_dir, mid, monkeypatch):
+    # after level 0, the first level of at most FUSED_MID_VERTICES vertices that one block does
+    # not take goes on in the cluster kernel of FUSED_SOLO_THREADS threads, the run's state handed
+    # on through global memory: 4elt's level 1 (3,187 vertices) by default, every level after the
+    # first that one block does not take with no bound; the communities stay the CPU twin's
+    from mgmatch.gpu import louvain as gl
+
+    if mid is not None:
+        monkeypatch.setattr(gl, "FUSED_MID_VERTICES", mid)
+    cluster, big, small = gl._fused_cluster(), gl.FUSED_THREADS, gl.FUSED_SOLO_THREADS
+    assert small < big
+    graphs = _fused_graphs(data_dir)
+    graphs["kron14"] = generators.kron(14, seed=1)  # hubs: the kernels built with their code
+    for name in ("4elt", "delaunay", "netscience", "dense100", "kron14"):
+        c, d = louvain(graphs[name], device="cpu"), louvain(graphs[name], device="gpu")
+        _assert_same(c, d)
+        fused = [lv for lv in d.timings["levels"] if "blocks" in lv]  # (not the phase driver's)
+        teams = [(lv["blocks"], lv["threads"]) for lv in fused]
+        assert teams[0] == (cluster, big), name
+        cut = gl.FUSED_MID_VERTICES
+        for lv, team in zip(fused[1:], teams[1:]):
+            if team[0] > 1:  # on a cluster: the second kernel from the first level it may take
+                assert team == ((cluster, small) if lv["n"] <= cut else (cluster, big)), (name, teams)
+        assert teams == sorted(teams, key=lambda t: (-t[0], -t[1])), (name, teams)  # no way back
+        if name == "4elt":
+            assert teams[:2] == [(cluster, big), (cluster, small)] and teams[-1] == (1, small)
+    monkeypatch.setattr(gl, "FUSED_MID_VERTICES", 0)  # 0: the first kernel keeps the cluster's levels
+    d = louvain(graphs["4elt"], device="gpu")
+    assert {(lv["blocks"], lv["threads"]) for lv in d.timings["levels"]} == {(cluster, big), (1, small)}
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize(("cluster", "threads"), [(8, 1024), (16, 1024), (16, 512), (8, 256)])
 def test_fused_cluster_shapes(data_dir, cluster, threads, monkeypatch):
     from mgmatch.gpu import louvain as gl

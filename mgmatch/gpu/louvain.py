@@ -411,6 +411,12 @@ FUSED_RANGE_STEPS = 2
 FUSED_SOLO_EDGES = 4096
 #: Threads of that block (``None``: :data:`FUSED_THREADS`).
 FUSED_SOLO_THREADS = 512
+#: Before that, from the first level of at most this many vertices on, the cluster's levels run
+#: in a second cluster kernel of :data:`FUSED_SOLO_THREADS` threads a block (the one-block
+#: kernel's build), whose registers spill less: on an H200, 4elt's level 1 (3,187 vertices)
+#: moved in 278 us at 512 threads against 322 us at 1,024, and its level 0 (15,606) in 573 us
+#: against 505. 0 keeps them on the first kernel.
+FUSED_MID_VERTICES = 8192
 #: Shared memory for that block's copy of a level; ``None``: all the device lets a block have
 #: beside the computeMove tables and the kernel's own arrays (about 175 KiB on an H200).
 FUSED_SOLO_BYTES = None
@@ -460,7 +466,7 @@ _FUSED_PART = 8
 #: (group size, table slots) of the kernel's computeMove buckets: its shared-memory tables
 _FUSED_TABLES = _GROUP_CONFIG + ((BLOCK, 479),)
 _NON_PORTABLE_CLUSTER = 14  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-_FUSED_STATUS = {1: "done", 2: "handover", 3: "no_room"}  # 4, "solo", never outlives the second kernel
+_FUSED_STATUS = {1: "done", 2: "handover", 3: "no_room"}  # 4 "solo", 5 "mid": never outlive the kernels after
 
 
 def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int) -> bool:
@@ -496,20 +502,27 @@ def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_s
     cp = _cp()
     defines = {"FUSED_CLUSTER": cluster, "FUSED_THREADS": threads, "RANGE_STEPS": range_steps, "FUSED_HUBS": int(hubs)}
     kernel = get_kernel("louvain", "louvain_fused", defines=defines)
-    solo_kernel = get_kernel("louvain", "louvain_fused_solo", defines=dict(defines, FUSED_THREADS=solo_threads))
-    if kernel.max_dynamic_shared_size_bytes < _fused_smem(threads):
-        kernel.max_dynamic_shared_size_bytes = _fused_smem(threads)
-    if cluster > 8:
-        from cupy_backends.cuda.api import driver  # noqa: PLC0415
+    # the second build: the one-block kernel, and the cluster kernel that goes on from the first's
+    # FUSED_MID handover
+    second = dict(defines, FUSED_THREADS=solo_threads, FUSED_RESUME=1)
+    solo_kernel = get_kernel("louvain", "louvain_fused_solo", defines=second)
+    mid_kernel = get_kernel("louvain", "louvain_fused", defines=second) if solo_threads < threads else None
+    for k, t in ((kernel, threads), (mid_kernel, solo_threads)):
+        if k is None:
+            continue
+        if k.max_dynamic_shared_size_bytes < _fused_smem(t):
+            k.max_dynamic_shared_size_bytes = _fused_smem(t)
+        if cluster > 8:
+            from cupy_backends.cuda.api import driver  # noqa: PLC0415
 
-        driver.funcSetAttribute(kernel.kernel.ptr, _NON_PORTABLE_CLUSTER, 1)
+            driver.funcSetAttribute(k.kernel.ptr, _NON_PORTABLE_CLUSTER, 1)
     solo_off = -(-_fused_smem(solo_threads) // 16) * 16
     room = int(cp.cuda.Device(device_id).attributes["MaxSharedMemoryPerBlockOptin"]) - solo_kernel.shared_size_bytes
     solo_cap = max(0, room - solo_off) if solo is None else max(0, min(int(solo), room - solo_off))
     solo_cap -= solo_cap % 16
     if solo_kernel.max_dynamic_shared_size_bytes < solo_off + solo_cap:
         solo_kernel.max_dynamic_shared_size_bytes = solo_off + solo_cap
-    return kernel, solo_kernel, solo_threads, solo_off + solo_cap, solo_off, solo_cap
+    return kernel, mid_kernel, solo_kernel, solo_threads, solo_off + solo_cap, solo_off, solo_cap
 
 
 #: (device, FUSED_CLUSTER) pairs whose device refused that cluster size (they get the portable 8).
@@ -624,7 +637,9 @@ def _fused_work_bytes(n: int, table_cap: int, cluster: int, hub_cap: int = 0) ->
 def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min: int, bin_vertices: int,
               fixed_bits: int) -> dict:
     """Louvain on one thread-block cluster, every level in one kernel launch (``louvain_fused``;
-    the last, small levels in a second on one block, ``louvain_fused_solo``).
+    from the first level after level 0 of at most :data:`FUSED_MID_VERTICES` vertices, the
+    cluster's levels in a second build of it with fewer threads, and the last, small levels in a
+    third launch on one block, ``louvain_fused_solo``).
 
     The first try gets :func:`_fused_table_first` slots of aggregation tables, on the kernel
     without hub code; a try that runs out of tables goes again with the bound of every
@@ -636,7 +651,8 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     ``"no_room"``: the run did not fit even the tables' bound), ``levels`` (host int64 arrays,
     the rows of one array: the communities of the original vertices after each written level),
     ``modularity`` (per written level), ``level_timings`` (one dict per level processed, as the
-    phase driver keeps, with ``blocks``: the cluster's size, or 1), ``kernel_s`` (both kernels);
+    phase driver keeps, with ``blocks``: the cluster's size, or 1, and ``threads`` a block),
+    ``kernel_s`` (all the kernels);
     after a handover also ``level`` (the level to go on with), ``graph`` (its ``indptr, indices,
     wfix, loop_fix`` on the device) and ``orig_to_level``.
     """
@@ -688,7 +704,7 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     }
     for i, r in enumerate(recs):
         rec = {"level": i, "n": r[0], "nnz": r[1], "move_s": r[4] * 1e-9, "iterations": r[2],
-               "aggregate_s": r[5] * 1e-9, "blocks": r[7]}
+               "aggregate_s": r[5] * 1e-9, "blocks": r[7] & 0xFFFFFFFF, "threads": r[7] >> 32}
         if r[6] == 1:  # aggregated (2: the first level, where nothing moved)
             rec["modularity"] = q[i]
         out["level_timings"].append(rec)
@@ -754,11 +770,16 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
             ptrs[4], *scalars, np.uint64(host.ctypes.data + 8 * head), np.uint64(host.ctypes.data))
 
     def launch(cluster):
-        kernel, solo_kernel, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster, hub_cap > 0)
+        kernel, mid_kernel, solo_kernel, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(
+            cluster, hub_cap > 0)
         solo_edges = FUSED_SOLO_EDGES if solo_cap > 0 and FUSED_SOLO_EDGES > 0 else -1  # -1: none
-        tail = (np.int64(solo_off), np.int64(solo_cap), np.int64(solo_edges))
+        mid = FUSED_MID_VERTICES if mid_kernel is not None and FUSED_MID_VERTICES > 0 else -1  # -1: none
+        tail = (np.int64(solo_off), np.int64(solo_cap), np.int64(solo_edges), np.int64(mid))
         kernel((cluster,), (FUSED_THREADS,), args + tail, shared_mem=_fused_smem(FUSED_THREADS))
-        if solo_edges >= 0:  # does nothing unless the cluster's kernel handed a level over
+        # each of the next does nothing unless the kernel before it handed its levels over
+        if mid >= 0:
+            mid_kernel((cluster,), (solo_threads,), args + tail, shared_mem=_fused_smem(solo_threads))
+        if solo_edges >= 0:
             solo_kernel((1,), (solo_threads,), args + tail, shared_mem=solo_smem)
 
     cluster = _fused_cluster()
