@@ -411,11 +411,12 @@ FUSED_RANGE_STEPS = 2
 FUSED_SOLO_EDGES = 4096
 #: Threads of that block (``None``: :data:`FUSED_THREADS`).
 FUSED_SOLO_THREADS = 512
-#: Before that, from the first level of at most this many vertices on, the cluster's levels run
-#: in a second cluster kernel of :data:`FUSED_SOLO_THREADS` threads a block (the one-block
-#: kernel's build), whose registers spill less: on an H200, 4elt's level 1 (3,187 vertices)
-#: moved in 278 us at 512 threads against 322 us at 1,024, and its level 0 (15,606) in 573 us
-#: against 505. 0 keeps them on the first kernel.
+#: Before that, from the first level after level 0 of at most this many vertices that one block
+#: does not take, the cluster's levels run in a second cluster kernel of
+#: :data:`FUSED_SOLO_THREADS` threads a block (the one-block kernel's build), whose registers
+#: spill less: on an H200, 4elt's level 1 (3,187 vertices) moved in 278 us at 512 threads
+#: against 322 us at 1,024, and its level 0 (15,606) in 573 us against 505. 0 keeps them on the
+#: first kernel.
 FUSED_MID_VERTICES = 8192
 #: Shared memory for that block's copy of a level; ``None``: all the device lets a block have
 #: beside the computeMove tables and the kernel's own arrays (about 175 KiB on an H200).
