@@ -1925,7 +1925,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 // (the one block sums its lanes in groups of 8 up to degree 8 and of 32 up to 32: two
                 // of the four instantiations for them. Its batches seldom fill a round, and the
                 // code and registers of the other two cost more than their narrower groups save:
-                // on 4elt, 16 us of the one-block levels' 250, the same decisions.)
+                // on 4elt its levels moved and aggregated in 286 us against 307, the same decisions.)
                 if constexpr (NB == 1) {
                     switch (s_bbucket[p]) {
                         case 0:
