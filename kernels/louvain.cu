@@ -1926,29 +1926,20 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 // of the four instantiations for them. Its batches seldom fill a round, and the
                 // code and registers of the other two cost more than their narrower groups save:
                 // on 4elt its levels moved and aggregated in 286 us against 307, the same decisions.)
-                if constexpr (NB == 1) {
-                    switch (s_bbucket[p]) {
-                        case 0:
-                        case 1: FUSED_MOVE(8, 13, 8); break;
-                        case 2:
-                        case 3: FUSED_MOVE(32, 53, 32); break;
-                        case 4: FUSED_MOVE(32, 127, 84); break;
-#if FUSED_HUBS
-                        case 5: FUSED_MOVE(128, MOVE_SHARED_TABLE, FUSED_MAX_DEGREE); break;
-                        default:
-                            fused_move_hub<NB>(indices, wfix, kfix, comm(r), csize(r), afix(r), comm(w), csize(w),
-                                               afix(w), order + b0, ostart + b0, odeg + b0, nv, n, ts, sh.hub_keys,
-                                               sh.hub_vals, gamma_over_2m, s_best, s_bc, s_eo, pend);
-                            break;
-#else
-                        default: FUSED_MOVE(128, MOVE_SHARED_TABLE, FUSED_MAX_DEGREE); break;
-#endif
-                    }
-                } else {
                 switch (s_bbucket[p]) {
-                    case 0: FUSED_MOVE(4, 7, 4); break;
+                    case 0:
+                        if constexpr (NB > 1) {
+                            FUSED_MOVE(4, 7, 4);
+                            break;
+                        }
+                        [[fallthrough]];
                     case 1: FUSED_MOVE(8, 13, 8); break;
-                    case 2: FUSED_MOVE(16, 29, 16); break;
+                    case 2:
+                        if constexpr (NB > 1) {
+                            FUSED_MOVE(16, 29, 16);
+                            break;
+                        }
+                        [[fallthrough]];
                     case 3: FUSED_MOVE(32, 53, 32); break;
                     case 4: FUSED_MOVE(32, 127, 84); break;
 #if FUSED_HUBS
@@ -1961,7 +1952,6 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
 #else
                     default: FUSED_MOVE(128, MOVE_SHARED_TABLE, FUSED_MAX_DEGREE); break;
 #endif
-                }
                 }
 #undef FUSED_MOVE
                 sync();
