@@ -415,6 +415,7 @@ def _assert_same(c, d):
     for x, y in zip(c.levels, d.levels):
         assert np.array_equal(x, y)
     assert d.modularity == pytest.approx(c.modularity, abs=1e-12)
+    assert d.n_communities == c.n_communities == (int(c.communities.max()) + 1 if c.communities.size else 0)
 
 
 def _fused_blocks(d) -> list:
