@@ -653,8 +653,7 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     the rows of one array: the communities of the original vertices after each written level),
     ``modularity`` (per written level), ``level_timings`` (one dict per level processed, as the
     phase driver keeps, with ``blocks``: the cluster's size, or 1, and ``threads`` a block),
-    ``kernel_s`` (all the kernels), ``n_communities`` (those of the last row, where the records
-    tell it: a run that ended on a level that moved nothing);
+    ``kernel_s`` (all the kernels);
     after a handover also ``level`` (the level to go on with), ``graph`` (its ``indptr, indices,
     wfix, loop_fix`` on the device) and ``orig_to_level``.
     """
@@ -704,9 +703,6 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         "level_timings": [],
         "kernel_s": float(st[6]) * 1e-9,
     }
-    if status == "done" and recs and recs[-1][6] != 1:
-        # the run ended on a level where nothing moved: its vertices are the last row's communities
-        out["n_communities"] = recs[-1][0]
     for i, r in enumerate(recs):
         rec = {"level": i, "n": r[0], "nnz": r[1], "move_s": r[4] * 1e-9, "iterations": r[2],
                "aggregate_s": r[5] * 1e-9, "blocks": r[7] & 0xFFFFFFFF, "threads": r[7] >> 32}
