@@ -129,6 +129,8 @@ BAD_FILES = {
     "header.mtx": "%%MatrixMarket matrix nonsense real general\n2 2 1\n1 2 1.0\n",
     "truncated.mtx": "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 2 1.0\n",
     "range.mtx": "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 9 1.0\n",
+    "junk.mtx": "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 1.0x\n",
+    "fields.mtx": "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 1.0 2.0\n",
     "metis.graph": "3 5\n2 3\n1\n1\n",
     "huge_id.csv": "0,1\n1,50000000000000\n",  # ids must be dense: this would need petabytes
 }

@@ -327,6 +327,53 @@ def test_matrix_market_integer_field_holds_whole_numbers(tmp_path, value):
     assert read_graph(good, negative="abs").neighbours(2)[1].tolist() == [7.0]
 
 
+@pytest.mark.parametrize("value", ["1.0x", "1,5", "0x10", "1e", "--1", "1.2.3", ".", "e5", "infinite", "1d0"])
+def test_matrix_market_real_field_holds_numbers(tmp_path, value):
+    # SciPy's reader keeps what parses from the front of a field: '1.0x' is read as 1.0
+    banner = "%%MatrixMarket matrix coordinate real symmetric\n% comment\n"
+    path = write_text(tmp_path / "r.mtx", banner + f"3 3 2\n2 1 4\n3 2 {value}\n")
+    err = error_of(path)
+    assert err.line == 5 and f"{value!r} is not a number" in str(err) and "real coordinate matrix" in str(err)
+    with gzip.open(tmp_path / "r.mtx.gz", "wt") as out:  # compressed alike
+        out.write(path.read_text())
+    assert error_of(tmp_path / "r.mtx.gz").line == 5
+
+
+@pytest.mark.parametrize("value", ["1", "-2.5", ".5", "3.", "1e-3", "2E+4", "-0.0"])
+def test_matrix_market_real_field_number_forms(tmp_path, value):
+    path = write_text(tmp_path / "r.mtx", f"%%MatrixMarket matrix coordinate real general\n3 3 2\n2 1 4\n\n3 2 {value}\n")
+    assert read_graph(path, negative="abs").neighbours(2)[1].tolist() == [abs(float(value))]
+    for word in ("nan", "INF", "-Infinity"):  # numbers to the parser; then refused as weights
+        bad = write_text(tmp_path / "w.mtx", f"%%MatrixMarket matrix coordinate real general\n3 3 1\n3 2 {word}\n")
+        assert "finite" in str(error_of(bad))
+
+
+@pytest.mark.parametrize(
+    "header, line, fields, want",
+    [
+        ("coordinate real symmetric", "3 2 2.5 7", 4, 3),  # a complex value under a real header?
+        ("coordinate real general", "3 2", 2, 3),
+        ("coordinate integer general", "3 2 4 4", 4, 3),
+        ("coordinate pattern general", "3 2 1", 3, 2),
+        ("coordinate complex general", "3 2 1.0", 3, 4),
+        ("array real general", "1.0 2.0", 2, 1),
+    ],
+)
+def test_matrix_market_line_has_the_declared_fields(tmp_path, monkeypatch, header, line, fields, want):
+    from mgmatch.io import readers
+
+    first = "1.0" if header.startswith("array") else "2 1" + {"real": " 1", "integer": " 1", "pattern": "",
+                                                              "complex": " 1 0"}[header.split()[1]]
+    size = "2 2" if header.startswith("array") else "3 3 2"
+    text = f"%%MatrixMarket matrix {header}\n{size}\n" + "% note\n" * 40 + f"{first}\n{line}\n"
+    path = write_text(tmp_path / "f.mtx", text)
+    for piece in (1 << 20, 16, 5):  # the line found across the pieces the text is read in
+        monkeypatch.setattr(readers, "_CHUNK_BYTES", piece)
+        err = error_of(path)
+        assert err.line == 44, (piece, err)
+        assert f"{line!r} has {fields} fields" in str(err) and f"lines have {want}" in str(err)
+
+
 def test_matrix_market_pattern_field_holds_whole_numbers(tmp_path, monkeypatch):
     from mgmatch.io import readers
 

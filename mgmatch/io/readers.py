@@ -57,6 +57,7 @@ byte-order mark at the start of the text is skipped. A path that names a stream 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import io
 import os
@@ -439,6 +440,7 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
     _check_matrix_market_header(req.path, nrows, ncols, stored, layout, symmetry, gzipped=gzipped)
     if field in ("integer", "pattern"):
         _check_whole_numbers(req.path, field)
+    _check_matrix_market_lines(req.path, layout, field)
     matrix = _matrix_market_call(
         scipy.io.mmread, req.path, direct=direct, spmatrix=False, stored=stored, shape=(nrows, ncols)
     )
@@ -544,6 +546,136 @@ def _check_whole_numbers(path, field: str) -> None:
                     )
                 at = end
             line += block.count(b"\n")
+
+
+#: Values per entry of a Matrix Market field.
+_MM_VALUES = {"pattern": 0, "integer": 1, "real": 1, "complex": 2}
+
+
+def _check_matrix_market_lines(path, layout: str, field: str) -> None:
+    """Refuse a data line with more or fewer fields than the header declares, or a real or
+    complex value that is not a number.
+
+    SciPy's reader takes what it needs from the front of a line and of a field and ignores the
+    rest: ``2 1 1.0x`` is read as 1.0, ``3 2 2.5 7`` (an extra field, perhaps a complex value
+    under a ``real`` header) as 2.5, without a word. A coordinate line holds two ids and the
+    field's values (none for ``pattern``, two for ``complex``), an array line the values alone;
+    blank lines and comments are skipped. One compiled pass over the text after the header, in
+    the pieces :func:`_chunks` cuts (integer and pattern fields are checked for whole numbers
+    by :func:`_check_whole_numbers`).
+    """
+    ids = 2 if layout == "coordinate" else 0
+    fields = ids + _MM_VALUES[field]
+    scan = _mm_line_scanner()
+    with _open_bytes(path) as stream:
+        line = 0
+        for text in stream:  # the banner, comments, the size line
+            line += 1
+            if text.strip() and not text.lstrip().startswith(b"%"):
+                break
+        for block in _chunks(stream):
+            at, count, bad = scan(np.frombuffer(block, dtype=np.uint8), ids, fields, field in ("real", "complex"))
+            if at >= 0:
+                end = block.find(b"\n", at)
+                text = block[at: len(block) if end < 0 else end].decode("utf-8", "replace").strip()
+                where = line + block.count(b"\n", 0, at) + 1
+                declared = f"the header declares a {field} {layout} matrix"
+                if bad >= 0:
+                    token = text.split()[bad]
+                    raise InputError(f"{_clip(token)!r} is not a number, and {declared}", path=path, line=where)
+                raise InputError(
+                    f"{_clip(text)!r} has {count} field{'s' if count != 1 else ''} where {declared}, whose "
+                    f"lines have {fields}",
+                    path=path, line=where,
+                )
+            line += block.count(b"\n")
+
+
+@functools.cache
+def _mm_line_scanner():
+    """The compiled scan of :func:`_check_matrix_market_lines`: ``(start of the first bad line or
+    -1, its number of fields, the index of its field that is not a number or -1)``."""
+    from numba import njit  # noqa: PLC0415
+
+    @njit(cache=True, nogil=True)
+    def blank(b):
+        return b == 32 or b == 9 or b == 13 or b == 11 or b == 12
+
+    @njit(cache=True, nogil=True)
+    def lower(b):
+        return b + 32 if 65 <= b <= 90 else b
+
+    @njit(cache=True, nogil=True)
+    def is_number(buf, a, b):
+        # [+-] then digits[.digits] or .digits, then an optional exponent; or inf, infinity, nan
+        k = a
+        if k < b and (buf[k] == 43 or buf[k] == 45):
+            k += 1
+        n = b - k
+        if n == 3 or n == 8:
+            c0, c1, c2 = lower(buf[k]), lower(buf[k + 1]), lower(buf[k + 2])
+            if n == 3 and ((c0 == 110 and c1 == 97 and c2 == 110) or (c0 == 105 and c1 == 110 and c2 == 102)):
+                return True
+            if n == 8 and c0 == 105 and c1 == 110 and c2 == 102:
+                rest = (105, 110, 105, 116, 121)  # "inity"
+                ok = True
+                for j in range(5):
+                    ok = ok and lower(buf[k + 3 + j]) == rest[j]
+                return ok
+        digits = 0
+        while k < b and 48 <= buf[k] <= 57:
+            k += 1
+            digits += 1
+        if k < b and buf[k] == 46:
+            k += 1
+            while k < b and 48 <= buf[k] <= 57:
+                k += 1
+                digits += 1
+        if digits == 0:
+            return False
+        if k < b and (buf[k] == 101 or buf[k] == 69):
+            k += 1
+            if k < b and (buf[k] == 43 or buf[k] == 45):
+                k += 1
+            e = 0
+            while k < b and 48 <= buf[k] <= 57:
+                k += 1
+                e += 1
+            if e == 0:
+                return False
+        return k == b
+
+    @njit(cache=True, nogil=True)
+    def scan(buf, ids, fields, real):
+        n = buf.shape[0]
+        i = 0
+        while i < n:
+            start = i
+            j = i
+            while j < n and blank(buf[j]):
+                j += 1
+            if j < n and buf[j] == 37:  # a comment
+                while j < n and buf[j] != 10:
+                    j += 1
+                i = j + 1
+                continue
+            count = 0
+            while j < n and buf[j] != 10:
+                if blank(buf[j]):
+                    j += 1
+                    continue
+                a = j
+                while j < n and buf[j] != 10 and not blank(buf[j]):
+                    j += 1
+                count += 1
+                if real and ids < count <= fields and not is_number(buf, a, j):
+                    return start, count, count - 1
+            if count != 0 and count != fields:
+                return start, count, -1
+            i = j + 1
+        return -1, 0, -1
+
+    return scan
 
 
 def _matrix_market_call(function, path, *, direct, stored=None, shape=None, **options):
