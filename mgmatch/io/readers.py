@@ -57,7 +57,6 @@ byte-order mark at the start of the text is skipped. A path that names a stream 
 from __future__ import annotations
 
 import contextlib
-import functools
 import gzip
 import io
 import os
@@ -508,6 +507,20 @@ def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry, *,
         raise InputError(f"{declared}, too large for this machine's memory", path=path) from exc
 
 
+def _matrix_market_body(path):
+    """The text after a Matrix Market file's header (banner, comments, size line), in the pieces
+    :func:`_chunks` cuts, each with the number of lines before it."""
+    with _open_bytes(path) as stream:
+        line = 0
+        for text in stream:
+            line += 1
+            if text.strip() and not text.lstrip().startswith(b"%"):
+                break
+        for block in _chunks(stream):
+            yield line, block
+            line += block.count(b"\n")
+
+
 # A byte that no field of an integer or pattern file holds: those files are whole numbers only.
 _WHOLE_BYTES = b"0123456789 \t\r\n+-"
 _NOT_WHOLE = re.compile(b"[^%s]" % re.escape(_WHOLE_BYTES))
@@ -520,32 +533,25 @@ def _check_whole_numbers(path, field: str) -> None:
     file's ``1.5`` is read as 1, ``1e3`` as 1 and ``0x10`` as 0, without a word. One pass over
     the text after the header, in the pieces :func:`_chunks` cuts; comment lines are skipped.
     """
-    with _open_bytes(path) as stream:
-        line = 0
-        for text in stream:  # the banner, comments, the size line
-            line += 1
-            if text.strip() and not text.lstrip().startswith(b"%"):
-                break
-        for block in _chunks(stream):
-            at = 0 if block.translate(None, _WHOLE_BYTES) else len(block)  # (translate: the fast test)
-            while (found := _NOT_WHOLE.search(block, at)) is not None:
-                start = block.rfind(b"\n", 0, found.start()) + 1
-                end = block.find(b"\n", found.start())
-                end = len(block) if end < 0 else end
-                text = block[start:end]
-                if not text.lstrip().startswith(b"%"):
-                    offset = found.start() - start
-                    # the field that holds the byte (or the byte, a control character between fields)
-                    tokens = (t[0] for t in re.finditer(rb"\S+", text) if t.start() <= offset < t.end())
-                    token = next(tokens, found[0])
-                    raise InputError(
-                        f"{_clip(token.decode('utf-8', 'replace'))!r} is not a whole number, and the header "
-                        f"declares a{'n' if field == 'integer' else ''} {field} matrix (whole-number ids"
-                        f"{' and values' if field == 'integer' else ''})",
-                        path=path, line=line + block.count(b"\n", 0, start) + 1,
-                    )
-                at = end
-            line += block.count(b"\n")
+    for line, block in _matrix_market_body(path):
+        at = 0 if block.translate(None, _WHOLE_BYTES) else len(block)  # (translate: the fast test)
+        while (found := _NOT_WHOLE.search(block, at)) is not None:
+            start = block.rfind(b"\n", 0, found.start()) + 1
+            end = block.find(b"\n", found.start())
+            end = len(block) if end < 0 else end
+            text = block[start:end]
+            if not text.lstrip().startswith(b"%"):
+                offset = found.start() - start
+                # the field that holds the byte (or the byte, a control character between fields)
+                tokens = (t[0] for t in re.finditer(rb"\S+", text) if t.start() <= offset < t.end())
+                token = next(tokens, found[0])
+                raise InputError(
+                    f"{_clip(token.decode('utf-8', 'replace'))!r} is not a whole number, and the header "
+                    f"declares a{'n' if field == 'integer' else ''} {field} matrix (whole-number ids"
+                    f"{' and values' if field == 'integer' else ''})",
+                    path=path, line=line + block.count(b"\n", 0, start) + 1,
+                )
+            at = end
 
 
 #: Values per entry of a Matrix Market field.
@@ -566,116 +572,23 @@ def _check_matrix_market_lines(path, layout: str, field: str) -> None:
     """
     ids = 2 if layout == "coordinate" else 0
     fields = ids + _MM_VALUES[field]
-    scan = _mm_line_scanner()
-    with _open_bytes(path) as stream:
-        line = 0
-        for text in stream:  # the banner, comments, the size line
-            line += 1
-            if text.strip() and not text.lstrip().startswith(b"%"):
-                break
-        for block in _chunks(stream):
-            at, count, bad = scan(np.frombuffer(block, dtype=np.uint8), ids, fields, field in ("real", "complex"))
-            if at >= 0:
-                end = block.find(b"\n", at)
-                text = block[at: len(block) if end < 0 else end].decode("utf-8", "replace").strip()
-                where = line + block.count(b"\n", 0, at) + 1
-                declared = f"the header declares a {field} {layout} matrix"
-                if bad >= 0:
-                    token = text.split()[bad]
-                    raise InputError(f"{_clip(token)!r} is not a number, and {declared}", path=path, line=where)
-                raise InputError(
-                    f"{_clip(text)!r} has {count} field{'s' if count != 1 else ''} where {declared}, whose "
-                    f"lines have {fields}",
-                    path=path, line=where,
-                )
-            line += block.count(b"\n")
+    from ._mm_scan import scan_lines  # noqa: PLC0415  (compiled on first use)
 
-
-@functools.cache
-def _mm_line_scanner():
-    """The compiled scan of :func:`_check_matrix_market_lines`: ``(start of the first bad line or
-    -1, its number of fields, the index of its field that is not a number or -1)``."""
-    from numba import njit  # noqa: PLC0415
-
-    @njit(cache=True, nogil=True)
-    def blank(b):
-        return b == 32 or b == 9 or b == 13 or b == 11 or b == 12
-
-    @njit(cache=True, nogil=True)
-    def lower(b):
-        return b + 32 if 65 <= b <= 90 else b
-
-    @njit(cache=True, nogil=True)
-    def is_number(buf, a, b):
-        # [+-] then digits[.digits] or .digits, then an optional exponent; or inf, infinity, nan
-        k = a
-        if k < b and (buf[k] == 43 or buf[k] == 45):
-            k += 1
-        n = b - k
-        if n == 3 or n == 8:
-            c0, c1, c2 = lower(buf[k]), lower(buf[k + 1]), lower(buf[k + 2])
-            if n == 3 and ((c0 == 110 and c1 == 97 and c2 == 110) or (c0 == 105 and c1 == 110 and c2 == 102)):
-                return True
-            if n == 8 and c0 == 105 and c1 == 110 and c2 == 102:
-                rest = (105, 110, 105, 116, 121)  # "inity"
-                ok = True
-                for j in range(5):
-                    ok = ok and lower(buf[k + 3 + j]) == rest[j]
-                return ok
-        digits = 0
-        while k < b and 48 <= buf[k] <= 57:
-            k += 1
-            digits += 1
-        if k < b and buf[k] == 46:
-            k += 1
-            while k < b and 48 <= buf[k] <= 57:
-                k += 1
-                digits += 1
-        if digits == 0:
-            return False
-        if k < b and (buf[k] == 101 or buf[k] == 69):
-            k += 1
-            if k < b and (buf[k] == 43 or buf[k] == 45):
-                k += 1
-            e = 0
-            while k < b and 48 <= buf[k] <= 57:
-                k += 1
-                e += 1
-            if e == 0:
-                return False
-        return k == b
-
-    @njit(cache=True, nogil=True)
-    def scan(buf, ids, fields, real):
-        n = buf.shape[0]
-        i = 0
-        while i < n:
-            start = i
-            j = i
-            while j < n and blank(buf[j]):
-                j += 1
-            if j < n and buf[j] == 37:  # a comment
-                while j < n and buf[j] != 10:
-                    j += 1
-                i = j + 1
-                continue
-            count = 0
-            while j < n and buf[j] != 10:
-                if blank(buf[j]):
-                    j += 1
-                    continue
-                a = j
-                while j < n and buf[j] != 10 and not blank(buf[j]):
-                    j += 1
-                count += 1
-                if real and ids < count <= fields and not is_number(buf, a, j):
-                    return start, count, count - 1
-            if count != 0 and count != fields:
-                return start, count, -1
-            i = j + 1
-        return -1, 0, -1
-
-    return scan
+    for line, block in _matrix_market_body(path):
+        at, count, t0, t1 = scan_lines(np.frombuffer(block, dtype=np.uint8), ids, fields, field in ("real", "complex"))
+        if at >= 0:
+            end = block.find(b"\n", at)
+            text = block[at: len(block) if end < 0 else end].decode("utf-8", "replace").strip()
+            where = line + block.count(b"\n", 0, at) + 1
+            declared = f"the header declares a {field} {layout} matrix"
+            if t0 >= 0:
+                token = block[t0:t1].decode("utf-8", "replace")
+                raise InputError(f"{_clip(token)!r} is not a number, and {declared}", path=path, line=where)
+            raise InputError(
+                f"{_clip(text)!r} has {count} field{'s' if count != 1 else ''} where {declared}, whose "
+                f"lines have {fields}",
+                path=path, line=where,
+            )
 
 
 def _matrix_market_call(function, path, *, direct, stored=None, shape=None, **options):
