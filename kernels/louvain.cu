@@ -776,7 +776,9 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 // (the release waits for the batch's writes to reach L2, however many warps ask). Staging each
 // block's share of every batch (vertex, offset, degree, neighbours) in its shared memory at the
 // level's start, instead of reading them from L2 after every barrier, saved 8 us here and made
-// kron k=14 17% slower (less L1 left for the spills). The rest is each group's own chain: about
+// kron k=14 17% slower (less L1 left for the spills). Summing a group's weights as a count
+// (__popc of the peers) where level 0's weights are all equal saved 18 us there, and the branch
+// cost the weighted levels more (rgg k=14's kernel 1,419 us against 1,389). The rest is each group's own chain: about
 // 300 instructions a round for the [5, 8] bucket, most of them waiting on the one before or on
 // the round's loads of C and a_c (Nsight Compute, H100: 28% of the warps' cycles on L2 loads,
 // 27% at the barrier waiting for other warps, 9% in the release).
