@@ -1,16 +1,24 @@
-"""The compiled line scan behind the Matrix Market reader's field checks
-(:func:`mgmatch.io.readers._check_matrix_market_lines`)."""
+"""The compiled line scan behind the Matrix Market reader's body check
+(:func:`mgmatch.io.readers._check_matrix_market_body`)."""
 
 from __future__ import annotations
 
 from numba import njit
 
-__all__ = ["scan_lines"]
+__all__ = ["scan_lines", "NOT_WHOLE", "NOT_A_NUMBER"]
+
+#: What :func:`scan_lines` found wrong with a field (or with a control byte where that field goes).
+NOT_WHOLE, NOT_A_NUMBER = 1, 2
 
 
 @njit(cache=True, nogil=True)
 def _blank(b):
-    return b == 32 or b == 9 or b == 13 or b == 11 or b == 12  # space, tab, CR, VT, FF
+    return b == 32 or b == 9 or b == 13  # space, tab, CR
+
+
+@njit(cache=True, nogil=True)
+def _stray(b):
+    return (b < 32 and b != 9 and b != 10 and b != 13) or b == 127  # a control byte
 
 
 @njit(cache=True, nogil=True)
@@ -19,13 +27,26 @@ def _lower(b):
 
 
 @njit(cache=True, nogil=True)
+def _digits(buf, k, b):
+    """The end of the run of decimal digits from ``k`` (before ``b``)."""
+    while k < b and 48 <= buf[k] <= 57:
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _is_whole(buf, a, b):
+    """Whether ``buf[a:b]`` is an optional sign and decimal digits."""
+    k = a + 1 if a < b and (buf[a] == 43 or buf[a] == 45) else a  # + -
+    return b > k and _digits(buf, k, b) == b
+
+
+@njit(cache=True, nogil=True)
 def _is_number(buf, a, b):
     """Whether ``buf[a:b]`` is a decimal number: an optional sign, digits with an optional point
     (or a point and digits), an optional exponent; or ``inf``, ``infinity`` or ``nan`` in any case
     (numbers to the parser, refused later as weights)."""
-    k = a
-    if k < b and (buf[k] == 43 or buf[k] == 45):  # + -
-        k += 1
+    k = a + 1 if a < b and (buf[a] == 43 or buf[a] == 45) else a
     n = b - k
     if n == 3 or n == 8:
         c0, c1, c2 = _lower(buf[k]), _lower(buf[k + 1]), _lower(buf[k + 2])
@@ -37,37 +58,33 @@ def _is_number(buf, a, b):
             for j in range(5):
                 ok = ok and _lower(buf[k + 3 + j]) == rest[j]
             return ok
-    digits = 0
-    while k < b and 48 <= buf[k] <= 57:
-        k += 1
-        digits += 1
-    if k < b and buf[k] == 46:  # .
-        k += 1
-        while k < b and 48 <= buf[k] <= 57:
-            k += 1
-            digits += 1
+    e = _digits(buf, k, b)
+    digits = e - k
+    if e < b and buf[e] == 46:  # .
+        f = _digits(buf, e + 1, b)
+        digits += f - e - 1
+        e = f
     if digits == 0:
         return False
-    if k < b and (buf[k] == 101 or buf[k] == 69):  # e E
-        k += 1
+    if e < b and (buf[e] == 101 or buf[e] == 69):  # e E
+        k = e + 1
         if k < b and (buf[k] == 43 or buf[k] == 45):
             k += 1
-        e = 0
-        while k < b and 48 <= buf[k] <= 57:
-            k += 1
-            e += 1
-        if e == 0:
+        e = _digits(buf, k, b)
+        if e == k:
             return False
-    return k == b
+    return e == b
 
 
 @njit(cache=True, nogil=True)
 def scan_lines(buf, ids, fields, numbers):
-    """The first data line of ``buf`` (bytes of whole lines) with other than ``fields``
-    whitespace-separated fields, or, with ``numbers``, whose field past the first ``ids`` is not a
-    number. Blank lines and comment lines (``%``) are skipped. Returns ``(where the line starts,
-    its number of fields, the bad field's start and end)``: ``-1`` for the line when none is bad,
-    and for the field when the count is what is wrong."""
+    """The first bad data line of ``buf`` (bytes of whole lines). A line is bad when it has
+    other than ``fields`` fields (separated by spaces and tabs), when one of its first ``ids``
+    fields is not a whole number, when a later one is not a number (``numbers``) or not a whole
+    number (else), or when it holds a control byte (reported as that field's). Blank lines and comment lines (``%``) are
+    skipped. Returns ``(where the line starts, its number of fields, the bad field's start and
+    end, what is wrong with it)``: ``-1`` for the line when none is bad, and ``-1, -1, 0`` for the
+    field when the count is what is wrong."""
     n = buf.shape[0]
     i = 0
     while i < n:
@@ -85,13 +102,18 @@ def scan_lines(buf, ids, fields, numbers):
             if _blank(buf[j]):
                 j += 1
                 continue
+            if _stray(buf[j]):
+                return start, count, j, j + 1, NOT_WHOLE if count < ids or not numbers else NOT_A_NUMBER
             a = j
-            while j < n and buf[j] != 10 and not _blank(buf[j]):
+            while j < n and 32 < buf[j] != 127:  # the field's bytes
                 j += 1
             count += 1
-            if numbers and ids < count <= fields and not _is_number(buf, a, j):
-                return start, count, a, j
+            if count <= ids or not numbers:
+                if not _is_whole(buf, a, j):
+                    return start, count, a, j, NOT_WHOLE
+            elif not _is_number(buf, a, j):
+                return start, count, a, j, NOT_A_NUMBER
         if count != 0 and count != fields:
-            return start, count, -1, -1
+            return start, count, -1, -1, 0
         i = j + 1
-    return -1, 0, -1, -1
+    return -1, 0, -1, -1, 0

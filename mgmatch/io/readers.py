@@ -437,9 +437,7 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
     direct = not gzipped and head != _UTF8_BOM and not req.path.endswith((".gz", ".bz2"))
     nrows, ncols, stored, layout, field, symmetry = _matrix_market_call(scipy.io.mminfo, req.path, direct=direct)
     _check_matrix_market_header(req.path, nrows, ncols, stored, layout, symmetry, gzipped=gzipped)
-    if field in ("integer", "pattern"):
-        _check_whole_numbers(req.path, field)
-    _check_matrix_market_lines(req.path, layout, field)
+    _check_matrix_market_body(req.path, layout, field)
     matrix = _matrix_market_call(
         scipy.io.mmread, req.path, direct=direct, spmatrix=False, stored=stored, shape=(nrows, ncols)
     )
@@ -507,9 +505,28 @@ def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry, *,
         raise InputError(f"{declared}, too large for this machine's memory", path=path) from exc
 
 
-def _matrix_market_body(path):
-    """The text after a Matrix Market file's header (banner, comments, size line), in the pieces
-    :func:`_chunks` cuts, each with the number of lines before it."""
+#: Values per entry of a Matrix Market field.
+_MM_VALUES = {"pattern": 0, "integer": 1, "real": 1, "complex": 2}
+
+
+def _check_matrix_market_body(path, layout: str, field: str) -> None:
+    """Refuse a data line that SciPy's reader would read as something it does not say.
+
+    SciPy's reader takes what it needs from the front of a line and of a field and drops the
+    rest, without a word: ``2 1 1.0x`` is read as 1.0, ``3 2 2.5 7`` (an extra field, perhaps a
+    complex value under a ``real`` header) as 2.5, an integer file's ``1.5`` as 1, ``1e3`` as 1
+    and ``0x10`` as 0. So every data line must hold exactly the fields the header declares (two
+    ids and none, one or two values in a coordinate file, the values alone in an array file),
+    ids and integer values whole numbers, real and complex values decimal numbers, separated by
+    spaces and tabs; blank lines and comments are skipped. One compiled pass over the text after
+    the header (banner, comments, size line), in the pieces :func:`_chunks` cuts.
+    """
+    from ._mm_scan import NOT_A_NUMBER, NOT_WHOLE, scan_lines  # noqa: PLC0415  (compiled on first use)
+
+    ids = 2 if layout == "coordinate" else 0
+    fields = ids + _MM_VALUES[field]
+    whole = field in ("integer", "pattern")
+    declared = f"the header declares a{'n' if field == 'integer' else ''} {field} matrix"
     with _open_bytes(path) as stream:
         line = 0
         for text in stream:
@@ -517,78 +534,22 @@ def _matrix_market_body(path):
             if text.strip() and not text.lstrip().startswith(b"%"):
                 break
         for block in _chunks(stream):
-            yield line, block
+            at, count, t0, t1, wrong = scan_lines(np.frombuffer(block, dtype=np.uint8), ids, fields, not whole)
+            if at >= 0:
+                end = block.find(b"\n", at)
+                text = block[at: len(block) if end < 0 else end].decode("utf-8", "replace").strip()
+                where = line + block.count(b"\n", 0, at) + 1
+                token = _clip(block[t0:t1].decode("utf-8", "replace"))
+                if wrong == NOT_WHOLE:
+                    message = (f"{token!r} is not a whole number, and {declared} (integer ids"
+                               f"{' and values' if field == 'integer' else ''})")
+                elif wrong == NOT_A_NUMBER:
+                    message = f"{token!r} is not a number, and {declared}"
+                else:
+                    message = (f"{_clip(text)!r} has {count} field{'s' if count != 1 else ''} where {declared} "
+                               f"in {layout} layout, whose lines have {fields}")
+                raise InputError(message, path=path, line=where)
             line += block.count(b"\n")
-
-
-# A byte that no field of an integer or pattern file holds: those files are whole numbers only.
-_WHOLE_BYTES = b"0123456789 \t\r\n+-"
-_NOT_WHOLE = re.compile(b"[^%s]" % re.escape(_WHOLE_BYTES))
-
-
-def _check_whole_numbers(path, field: str) -> None:
-    """Refuse an integer or pattern file with a field that is not a whole number.
-
-    SciPy's reader takes the leading digits of such a field and drops the rest: an integer
-    file's ``1.5`` is read as 1, ``1e3`` as 1 and ``0x10`` as 0, without a word. One pass over
-    the text after the header, in the pieces :func:`_chunks` cuts; comment lines are skipped.
-    """
-    for line, block in _matrix_market_body(path):
-        at = 0 if block.translate(None, _WHOLE_BYTES) else len(block)  # (translate: the fast test)
-        while (found := _NOT_WHOLE.search(block, at)) is not None:
-            start = block.rfind(b"\n", 0, found.start()) + 1
-            end = block.find(b"\n", found.start())
-            end = len(block) if end < 0 else end
-            text = block[start:end]
-            if not text.lstrip().startswith(b"%"):
-                offset = found.start() - start
-                # the field that holds the byte (or the byte, a control character between fields)
-                tokens = (t[0] for t in re.finditer(rb"\S+", text) if t.start() <= offset < t.end())
-                token = next(tokens, found[0])
-                raise InputError(
-                    f"{_clip(token.decode('utf-8', 'replace'))!r} is not a whole number, and the header "
-                    f"declares a{'n' if field == 'integer' else ''} {field} matrix (whole-number ids"
-                    f"{' and values' if field == 'integer' else ''})",
-                    path=path, line=line + block.count(b"\n", 0, start) + 1,
-                )
-            at = end
-
-
-#: Values per entry of a Matrix Market field.
-_MM_VALUES = {"pattern": 0, "integer": 1, "real": 1, "complex": 2}
-
-
-def _check_matrix_market_lines(path, layout: str, field: str) -> None:
-    """Refuse a data line with more or fewer fields than the header declares, or a real or
-    complex value that is not a number.
-
-    SciPy's reader takes what it needs from the front of a line and of a field and ignores the
-    rest: ``2 1 1.0x`` is read as 1.0, ``3 2 2.5 7`` (an extra field, perhaps a complex value
-    under a ``real`` header) as 2.5, without a word. A coordinate line holds two ids and the
-    field's values (none for ``pattern``, two for ``complex``), an array line the values alone;
-    blank lines and comments are skipped. One compiled pass over the text after the header, in
-    the pieces :func:`_chunks` cuts (integer and pattern fields are checked for whole numbers
-    by :func:`_check_whole_numbers`).
-    """
-    ids = 2 if layout == "coordinate" else 0
-    fields = ids + _MM_VALUES[field]
-    from ._mm_scan import scan_lines  # noqa: PLC0415  (compiled on first use)
-
-    for line, block in _matrix_market_body(path):
-        at, count, t0, t1 = scan_lines(np.frombuffer(block, dtype=np.uint8), ids, fields, field in ("real", "complex"))
-        if at >= 0:
-            end = block.find(b"\n", at)
-            text = block[at: len(block) if end < 0 else end].decode("utf-8", "replace").strip()
-            where = line + block.count(b"\n", 0, at) + 1
-            declared = f"the header declares a {field} {layout} matrix"
-            if t0 >= 0:
-                token = block[t0:t1].decode("utf-8", "replace")
-                raise InputError(f"{_clip(token)!r} is not a number, and {declared}", path=path, line=where)
-            raise InputError(
-                f"{_clip(text)!r} has {count} field{'s' if count != 1 else ''} where {declared}, whose "
-                f"lines have {fields}",
-                path=path, line=where,
-            )
 
 
 def _matrix_market_call(function, path, *, direct, stored=None, shape=None, **options):
