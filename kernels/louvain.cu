@@ -1307,8 +1307,8 @@ __device__ __forceinline__ void fused_decide(int v, int own, i64 kv, i64 a_own, 
 
 // computeMove (Algorithm 2) for one batch: a group of G threads per vertex with a TABLE-slot
 // table in shared memory, as compute_move_group (G <= 32) and compute_move_block (G = 128, the
-// paper's block per vertex for [85, 319]) do; where G covers the bucket's degrees (one edge per
-// lane: degrees up to 32) the lanes sum their weights per community by shuffles instead. The
+// paper's block per vertex for [85, 319]) do; where 2G covers the bucket's degrees (one or two
+// edges per lane: degrees up to 32) the lanes sum their weights per community by shuffles instead. The
 // vertices of the batch go round-robin to the cluster's blocks, so a small batch occupies a warp
 // or two of every block and the other warps skip the round. Decisions read buffer r (comm_r,
 // csize_r, afix_r); a move is written at once to buffer w, which nothing reads during the
@@ -1318,7 +1318,7 @@ __device__ __forceinline__ void fused_decide(int v, int own, i64 kv, i64 a_own, 
 // few dependent steps as possible (each step is a round trip to L2): the batch's vertices with
 // their edge offsets and degrees (verts, vstart, vdeg, in batch order); the edges of a lane
 // (at most MAXDEG / G) and the vertex's own state; their communities; then, after hashing, the
-// state of every community in the lane's table slots (or its one sum) at once.
+// state of every community in the lane's table slots (or its sums) at once.
 template <int NB, int G, int TABLE, int MAXDEG>
 __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, const i64* kfix, const int* comm_r,
                                            const int* csize_r, const i64* afix_r, int* comm_w, int* csize_w,
@@ -1327,8 +1327,8 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
                                            int* s_bc, i64* s_eo, Pending& pend) {
     constexpr int GROUPS = FUSED_THREADS / G;
     constexpr int EDGES = (MAXDEG + G - 1) / G;
-    constexpr bool LANE_SUMS = EDGES == 1;  // at most one edge per lane: no table (see below)
-    constexpr int SLOTS = LANE_SUMS ? 1 : (TABLE + G - 1) / G;
+    constexpr bool LANE_SUMS = EDGES <= 2;  // at most two edges per lane: no table (see below)
+    constexpr int SLOTS = LANE_SUMS ? EDGES : (TABLE + G - 1) / G;
     i64* vals = (i64*)s_tables + (threadIdx.x / G) * TABLE;
     int* keys = (int*)((i64*)s_tables + GROUPS * TABLE) + (threadIdx.x / G) * TABLE;
     const int lane = threadIdx.x % G;
@@ -1378,7 +1378,7 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
         }
         int kc[SLOTS];
         i64 kw[SLOTS];
-        if constexpr (LANE_SUMS) {
+        if constexpr (LANE_SUMS && EDGES == 1) {
             // The group's lanes with edges into one community (__match_any_sync, within the group)
             // sum their weights by shuffles, and the first of them holds (community, weight) as
             // a table slot would: the same (community, weight) pairs as the table, without its
@@ -1393,6 +1393,36 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
             }
             kc[0] = cu[0] >= 0 && __ffs(peers) - 1 == wl ? cu[0] : EMPTY_SLOT;
             kw[0] = sum;
+        } else if constexpr (LANE_SUMS) {
+            // Two edges a lane (lane and lane + G): the group's edges are broadcast one after
+            // another, each lane sums those into its own edges' communities, and the edge of
+            // lowest index into a community holds (community, weight), as above. A group of half
+            // the lanes per vertex: bucket [5, 8] in groups of 4, whose rounds take twice the
+            // vertices of groups of 8.
+            const int base = threadIdx.x % 32 / G * G;
+            bool head[EDGES];
+#pragma unroll
+            for (int i = 0; i < EDGES; ++i) {
+                head[i] = cu[i] >= 0;
+                kw[i] = 0;
+            }
+#pragma unroll
+            for (int k = 0; k < G; ++k) {
+#pragma unroll
+                for (int j = 0; j < EDGES; ++j) {
+                    const int c = __shfl_sync(FULL_MASK, cu[j], base + k);
+                    const i64 w = __shfl_sync(FULL_MASK, wu[j], base + k);
+#pragma unroll
+                    for (int i = 0; i < EDGES; ++i) {
+                        if (c == cu[i]) {
+                            kw[i] += w;
+                            if (k + j * G < lane + i * G) head[i] = false;
+                        }
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < EDGES; ++i) kc[i] = head[i] ? cu[i] : EMPTY_SLOT;
         } else {
             const unsigned int p = active ? (unsigned int)s_ts[deg] : 2u;
             for (unsigned int s = lane; s < p; s += G) {
@@ -1942,10 +1972,19 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     fused_move<NB, G, TABLE, MAXDEG>(indices, wfix, kfix, comm(r), csize(r), afix(r), comm(w), csize(w), afix(w),     \
                                  order + b0, ostart + b0, odeg + b0, nv, s_ts, gamma_over_2m, s_tables, s_best, s_bc, \
                                  s_eo, pend)
-                // (the one block sums its lanes in groups of 8 up to degree 8 and of 32 up to 32: two
-                // of the four instantiations for them. Its batches seldom fill a round, and the
-                // code and registers of the other two cost more than their narrower groups save:
-                // on 4elt its levels moved and aggregated in 286 us against 307, the same decisions.)
+                // Group sizes per bucket. The cluster kernel of FUSED_THREADS >= 1024 takes [5, 8] in
+                // groups of 4 and [9, 16] in groups of 8, two edges a lane: on an H200, against
+                // groups of 8 and 16 (one edge a lane), 4elt's whole kernel took 1,176 us against
+                // 1,195, delaunay k=18 6.27 ms against 6.65, rgg k=16 3.51 against 3.76 and
+                // kron k=12 7.26 against 7.21, the same decisions. A [5, 8] batch of 4elt's level 0
+                // (3,666 vertices) then takes one round of the cluster's 4,096 groups, not two.
+                // The cluster kernel of 512 threads (FUSED_MID) keeps one edge a lane: its level
+                // of 4elt moved in 286 us in groups of 4 against 278. The one block sums its lanes
+                // in groups of 8 up to degree 8 and of 32 up to 32: two of the four
+                // instantiations for them. Its batches seldom fill a round, and the code and
+                // registers of the other two cost more than their narrower groups save: on 4elt
+                // its levels moved and aggregated in 286 us against 307, the same decisions.
+                constexpr bool pairs = NB > 1 && FUSED_THREADS >= 1024;
                 switch (s_bbucket[p]) {
                     case 0:
                         if constexpr (NB > 1) {
@@ -1953,8 +1992,18 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                             break;
                         }
                         [[fallthrough]];
-                    case 1: FUSED_MOVE(8, 13, 8); break;
+                    case 1:
+                        if constexpr (pairs) {
+                            FUSED_MOVE(4, 7, 8);
+                            break;
+                        }
+                        FUSED_MOVE(8, 13, 8);
+                        break;
                     case 2:
+                        if constexpr (pairs) {
+                            FUSED_MOVE(8, 13, 16);
+                            break;
+                        }
                         if constexpr (NB > 1) {
                             FUSED_MOVE(16, 29, 16);
                             break;

@@ -403,6 +403,11 @@ def _fused_graphs(data_dir) -> dict:
     graphs["planted"] = _planted(seed=3)
     graphs["delaunay"] = generators.delaunay(12, seed=1)
     graphs["weighted"] = Graph.from_edges(u, v, 1.0 + 1000.0 * ((u * 7 + v) % 5 == 0), n=2**10)
+    # degrees of about 13, weights of three magnitudes: the cluster kernel sums buckets [5, 8] and
+    # [9, 16] two edges a lane, where one lane's two edges and another's meet in one community
+    p = nx.planted_partition_graph(32, 64, 0.16, 0.0015, seed=7)
+    a, b = np.array(p.edges()).T
+    graphs["weighted13"] = Graph.from_edges(a, b, 1.0 + 999.0 * ((a * 3 + b) % 7 == 0) + 0.5 * ((a + b) % 3), n=2048)
     # degrees of about 45 and 100: the buckets [33, 84] and [85, 319], whose lanes hold several
     # edges and fill shared-memory tables (the smaller buckets sum across lanes instead)
     graphs["dense45"] = _planted(10, 50, 0.9, 0.01, seed=5)
@@ -613,7 +618,7 @@ def test_fused_cluster_shapes(data_dir, cluster, threads, monkeypatch):
     graphs = _fused_graphs(data_dir)
     # delaunay k=15: batches of several rounds per group, whose later moves are read back
     graphs["delaunay15"] = generators.delaunay(15, seed=2)
-    for name in ("netscience", "4elt", "weighted", "delaunay15"):
+    for name in ("netscience", "4elt", "weighted", "weighted13", "delaunay15"):
         c, d = louvain(graphs[name], device="cpu"), louvain(graphs[name], device="gpu")
         assert "fused_kernel_s" in d.timings
         _assert_same(c, d)
