@@ -769,8 +769,8 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 // changes, between its arrive and its wait, made the batches slower, not faster: on an H200
 // 4elt's level 0 moved in 525 us against 503, rgg k=14's in 948 against 903, and the cluster
 // kernel's spill stores rose from 444 to 516 bytes.)
-// What a batch costs, on an H200 (4elt's level 0, 15,606 vertices, 11 sweeps of 12 batches, 503
-// us): the barrier is not most of it. A second barrier after each batch's added 32 us (0.24 us
+// What a batch costs, on an H200 (4elt's level 0, 15,606 vertices, 11 sweeps of 9 batches, 503
+// us): the barrier is not most of it. A second barrier after each batch's added 32 us (0.32 us
 // a batch); the same barrier without its release (not a valid program, timed only) saved 35
 // us; a release by one warp after __syncthreads, the others arriving relaxed, saved nothing
 // (the release waits for the batch's writes to reach L2, however many warps ask). Staging each
@@ -1584,7 +1584,7 @@ __device__ __forceinline__ i64 solo_layout(i64 n, i64 nnz, i64 (&off)[SOLO_ARRAY
 // memory (solo_layout <= solo_cap); louvain_fused_solo runs the remaining levels on one block
 // (NB = 1), the level's CSR and the state a batch reads in shared memory and its barriers
 // __syncthreads. The last levels of a run are small (4elt: 458 vertices and fewer from level 2
-// on, 8 sweeps there of about 12 batches each): on the cluster each batch waits on round trips
+// on, 8 sweeps of 9 batches on level 2): on the cluster each batch waits on round trips
 // to L2 and a cluster barrier, which one block does in shared memory. On larger levels one
 // block is slower: its batches have several rounds, and the aggregation one SM's atomics.
 // Before that, a cluster kernel built without FUSED_RESUME stops with status FUSED_MID before
