@@ -191,7 +191,7 @@ def test_move_slices_tunable(kron14, monkeypatch):
     assert default.modularity[-1] > paper.modularity[-1]
 
 
-@pytest.mark.parametrize("slices", [1, 3, 4])
+@pytest.mark.parametrize("slices", [1, 2, 3, 4])
 @pytest.mark.parametrize("slice_min", [0, 64])
 def test_move_batches_interleave_buckets(slices, slice_min, monkeypatch):
     monkeypatch.setattr(L, "MOVE_SLICES", slices)
@@ -332,7 +332,7 @@ def test_cpu_and_gpu_agree(data_dir):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("fused", [True, False])
-@pytest.mark.parametrize("slices", [4, 1])
+@pytest.mark.parametrize("slices", [2, 4, 1])
 def test_cpu_and_gpu_agree_kron(slices, fused, monkeypatch):
     # the same batches, moved in the same order from the same integer state: the same labels,
     # from the fused kernel (hubs a block each) and from the phase driver (hubs edge-balanced)
@@ -450,7 +450,7 @@ def test_fused_table_cap_bounds_every_partition(n, nnz):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("slices", [4, 1, 3])
+@pytest.mark.parametrize("slices", [2, 4, 1, 3])
 @pytest.mark.parametrize("solo", [None, 0])
 def test_fused_equals_cpu(data_dir, slices, solo, monkeypatch):
     # one cluster running every phase in one kernel decides as the CPU twin does, move for move;

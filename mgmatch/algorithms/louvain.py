@@ -18,9 +18,11 @@ The method alternates two phases until modularity stops improving:
    all vertices fall into one degree bucket, so they all move at once from the same snapshot;
    many move towards the same communities at the same time and overshoot, the sweep lowers
    modularity, it is undone and the level ends early (about 0.038 against 0.054 for NetworKit
-   PLM on ``kron(18)``). Applying the moves after each of ``MOVE_SLICES = 4`` batches lets
-   later batches see the earlier ones' moves and closes most of that gap, at the cost of more
-   (smaller) launches per sweep. ``MOVE_SLICES = 1`` gives the paper's order. Buckets of
+   PLM on ``kron(18)``). Applying the moves after each of ``MOVE_SLICES`` batches lets later
+   batches see the earlier ones' moves and closes most of that gap, at the cost of more
+   (smaller) batches per sweep. ``MOVE_SLICES = 1`` gives the paper's order; the default, 2,
+   keeps kron(21) within 0.001 of what 4 batches reach, with a third to two thirds fewer batches
+   (see :data:`MOVE_SLICES`). Buckets of
    fewer than ``MOVE_SLICE_MIN = 64`` vertices move whole, as in the paper: too few vertices
    move together to overshoot, and splitting them only reorders the moves, which on tiny
    graphs changes which local optimum is found (Zachary's karate club: 0.392 instead of 0.419).
@@ -83,7 +85,16 @@ MOVE_BUCKETS = (4, 8, 16, 32, 84, 319)
 #: aggregation, most vertices share one bucket and moving them all from one snapshot overshoots
 #: (see the module notes). Read at the start of every level; both twins use the same batches,
 #: so CPU and GPU results stay identical.
-MOVE_SLICES = 4
+#:
+#: 2 rather than 4 (the default before): a run has a third to two thirds fewer batches, each of
+#: which is a barrier on the GPU, and its modularity moves by -0.0026 to +0.0009 (CPU twin, whose
+#: decisions the GPU's equal, on 4elt, netscience and delaunay, rgg and kron graphs of k = 12 to
+#: 18 and seeds 1 to 3). For example, 4 against 2: 4elt 0.9259 / 0.9249, delaunay k=18
+#: 0.9713 / 0.9700, rgg k=18 0.9808 / 0.9801, kron k=12 0.0810 / 0.0784, kron k=18
+#: 0.0486 / 0.0485; on an H200 kron k=21 0.0392 / 0.0382 (NetworKit PLM about 0.045). Times on an
+#: H200, 4 against 2: 4elt 1.28 / 1.11 ms, kron k=16 57 / 45 ms, rgg k=22 112 / 97 ms, kron k=21
+#: 185 / 185 ms, delaunay k=18 8.0 / 8.3 ms and delaunay k=22 78 / 85 ms (a sweep or a level more).
+MOVE_SLICES = 2
 #: Buckets of fewer vertices than this are one batch (as in the paper) whatever MOVE_SLICES is.
 MOVE_SLICE_MIN = 64
 #: Upper community-degree bounds of the mergeCommunity buckets.
