@@ -1980,6 +1980,11 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 // 1,195, delaunay k=18 6.27 ms against 6.65, rgg k=16 3.51 against 3.76 and
                 // kron k=12 7.26 against 7.21, the same decisions. A [5, 8] batch of 4elt's level 0
                 // (3,666 vertices) then takes one round of the cluster's 4,096 groups, not two.
+                // Groups of 2, four edges a lane, for [5, 8] (two batches a bucket, whole calls,
+                // two alternating rounds, the same decisions) were no faster: 4elt 1.111 to
+                // 1.113 ms against 1.115 to 1.138, delaunay k=14 1.078 against 1.074 to 1.086,
+                // rgg k=14 1.416 to 1.468 against 1.411 to 1.417, kron k=12 5.93 to 6.02 against
+                // 5.92 to 5.95; not kept.
                 // The cluster kernel of 512 threads (FUSED_MID) keeps one edge a lane: its level
                 // of 4elt moved in 286 us in groups of 4 against 278. The one block sums its lanes
                 // in groups of 8 up to degree 8 and of 32 up to 32: two of the four
