@@ -1516,10 +1516,13 @@ __device__ __forceinline__ void fused_move_hub(const int* indices, const i64* wf
 // written, 2 if it was written without aggregating: the first level, when nothing moved; and the
 // team that ran it, its blocks in the low 32 bits and their threads in the high).
 // solo_off, solo_cap, solo_edges: see louvain_fused_solo and fused_levels; mid_vertices: see
-// fused_levels. (A launch with these 32 arguments takes about 22 us of host time on an H200 host.
-// The kernels taking them as one struct, launched in 11 us, moved 4elt's level 0 in 513 us
-// against 502 and rgg k=14's in 928 against 903, their registers allocated otherwise; a launch
-// of the arguments as one buffer through the driver left whole runs where they were.)
+// fused_levels. (The host launches the kernels through the driver with these 32 parameters
+// packed as 8-byte slots, _fused_slots in mgmatch/gpu/louvain.py: a launch through CuPy took
+// about 18 us of host time before the kernel could start. With that and the run's buffers
+// allocated without array objects, a 4elt call's host time fell from 111-115 to 92-94 us on
+// an H200 host, its kernels' 1,002 us unchanged. The kernels taking them as one struct instead
+// moved 4elt's level 0 in 513 us against 502 and rgg k=14's in 928 against 903, their registers
+// allocated otherwise.)
 #define FUSED_ARGS                                                                                         \
     const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0, \
         i64 *indptr_l, int *indices_l, i64 *wfix_l, i64 *loop_l, const int *ts, char *work,                \

@@ -482,8 +482,9 @@ def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int) -> bool:
 
 
 def _fused_kernel(cluster: int, hubs: bool = False):
-    """``(cluster kernel, one-block kernel, its threads, its dynamic shared bytes, where its
-    level copy starts and how many bytes it may take)``, built with code for hubs or without;
+    """``(cluster kernel, the cluster kernel that goes on from its FUSED_MID handover (or None),
+    one-block kernel, its threads, its dynamic shared bytes, where its level copy starts, how many
+    bytes it may take, the three kernels' driver handles)``, built with code for hubs or without;
     the cluster kernel's dynamic shared memory is :func:`_fused_smem` of :data:`FUSED_THREADS`."""
     return _configured_fused_kernel(
         int(_cp().cuda.runtime.getDevice()), cluster, FUSED_THREADS, FUSED_RANGE_STEPS, FUSED_SOLO_BYTES,
@@ -523,7 +524,9 @@ def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_s
     solo_cap -= solo_cap % 16
     if solo_kernel.max_dynamic_shared_size_bytes < solo_off + solo_cap:
         solo_kernel.max_dynamic_shared_size_bytes = solo_off + solo_cap
-    return kernel, mid_kernel, solo_kernel, solo_threads, solo_off + solo_cap, solo_off, solo_cap
+    # the driver's handles of the three, for launches of the packed parameters (_fused_try)
+    handles = tuple(k.kernel.ptr if k is not None else 0 for k in (kernel, mid_kernel, solo_kernel))
+    return kernel, mid_kernel, solo_kernel, solo_threads, solo_off + solo_cap, solo_off, solo_cap, handles
 
 
 #: (device, FUSED_CLUSTER) pairs whose device refused that cluster size (they get the portable 8).
@@ -730,17 +733,38 @@ def _fused_allocation(n: int, nnz: int, table_cap: int, cluster: int, hub_cap: i
     return level_graph, offsets, total, work_bytes
 
 
+#: The fused kernels' parameters (FUSED_ARGS in ``kernels/louvain.cu``), in order. A launch
+#: passes them to the driver as 8-byte slots of one packed buffer (an ``int`` parameter in its
+#: slot's low 4 bytes): through CuPy, whose launch converts each of the 32 arguments, the host
+#: took 18 us before the kernel could start (H100 host).
+_FUSED_PARAMS = (
+    "indptr0", "indptr0_bytes", "indices0", "weights0", "n0", "nnz0", "indptr_l", "indices_l", "wfix_l", "loop_l",
+    "ts", "work", "work_bytes", "table_cap", "hub_cap", "resolution", "t_bin", "t_final", "bin_vertices",
+    "fixed_bits", "max_levels", "max_iterations", "slices", "slice_min", "record_cap", "row_cap", "level_rows",
+    "stats", "solo_off", "solo_cap", "solo_edges", "mid_vertices",
+)
+#: The slots of the pointers a run sets (its arrays), in the order :func:`_fused_try` gives them.
+_FUSED_POINTERS = np.array([_FUSED_PARAMS.index(k) for k in (
+    "indptr0", "indices0", "weights0", "indptr_l", "indices_l", "wfix_l", "loop_l", "ts", "work", "level_rows",
+    "stats")], dtype=np.intp)
+_FUSED_SLOT_OFFSETS = np.arange(len(_FUSED_PARAMS), dtype=np.uint64) * np.uint64(8)
+
+
 @functools.lru_cache(maxsize=64)
-def _fused_scalars(work_bytes: int, table_cap: int, hub_cap: int, params: tuple, ints: tuple, record_cap: int,
-                   rows: int) -> tuple:
-    """The kernels' scalar arguments from ``work_bytes`` to ``row_cap``, in their order, as the
-    NumPy scalars a launch takes. Made once per shape, like :func:`_fused_allocation`: with both
-    cached, the host's time from the call to the launch on 4elt went from 71 to 53 us (H200)."""
-    resolution, t_bin, t_final, max_levels, max_iterations = params
-    slices, slice_min, bin_vertices, fixed_bits = ints
-    return (np.int64(work_bytes), np.int64(table_cap), np.int64(hub_cap), np.float64(resolution), np.float64(t_bin),
-            np.float64(t_final), np.int32(bin_vertices), np.int32(fixed_bits), np.int32(max_levels),
-            np.int32(max_iterations), np.int32(slices), np.int32(slice_min), np.int32(record_cap), np.int32(rows))
+def _fused_slots(values: tuple) -> np.ndarray:
+    """The packed parameters (:data:`_FUSED_PARAMS`) but the pointers (zero), from ``values``:
+    ``(name, value)`` pairs, a float value a ``double`` parameter. Made once per shape, like
+    :func:`_fused_allocation` (with both cached, the host's time from the call to the launch on
+    4elt went from 71 to 53 us on an H200 host); the read-only result is copied per run."""
+    slots = np.zeros(len(_FUSED_PARAMS), dtype=np.int64)
+    doubles = slots.view(np.float64)
+    for name, value in values:
+        if isinstance(value, float):
+            doubles[_FUSED_PARAMS.index(name)] = value
+        else:
+            slots[_FUSED_PARAMS.index(name)] = int(value)
+    slots.flags.writeable = False
+    return slots.view(np.uint64)
 
 
 def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, rows, ints) -> tuple:
@@ -748,40 +772,51 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
     ``hub_cap`` for the hub tables (0: the kernel without hub code) and ``rows`` rows for the
     levels: ``(status, stats header, records, the levels' rows (host, flat), a function giving
     the level graph's buffers)``."""
-    import cupyx  # noqa: PLC0415
+    from cupy_backends.cuda.api import driver  # noqa: PLC0415
 
     cp = _cp()
     # room for the fallback cluster size too
     level_graph, offsets, total, work_bytes = _fused_allocation(n, nnz, table_cap, max(FUSED_CLUSTER, 8), hub_cap)
     check_memory(n, nnz, 0, need=total)
     # one allocation, passed as pointers (arrays over it cost more than a small graph's level)
-    base = cp.empty(max(total, 1), dtype=cp.uint8)
-    ptrs = [np.uint64(base.data.ptr + off) for off in offsets]
+    mem = cp.cuda.alloc(max(total, 1))
     # the stats and the levels' rows in pinned host memory, which is mapped at the same address on
     # every device with unified addressing: the kernels write them, the host reads them in place
     head = _FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1)
-    host = cupyx.empty_pinned(head + rows * n, np.int64)
+    host_mem = cp.cuda.alloc_pinned_memory(8 * (head + rows * n))
+    host = np.ndarray((head + rows * n,), dtype=np.int64, buffer=host_mem)
     host[:head] = 0
-    scalars = _fused_scalars(
-        work_bytes, table_cap, hub_cap,
-        tuple(params[k] for k in ("resolution", "t_bin", "t_final", "max_levels", "max_iterations")), ints,
-        record_cap, rows,
+    slices, slice_min, bin_vertices, fixed_bits = ints
+    values = (
+        ("indptr0_bytes", indptr.dtype.itemsize), ("n0", n), ("nnz0", nnz), ("work_bytes", work_bytes),
+        ("table_cap", table_cap), ("hub_cap", hub_cap), ("resolution", float(params["resolution"])),
+        ("t_bin", float(params["t_bin"])), ("t_final", float(params["t_final"])), ("bin_vertices", bin_vertices),
+        ("fixed_bits", fixed_bits), ("max_levels", params["max_levels"]), ("max_iterations", params["max_iterations"]),
+        ("slices", slices), ("slice_min", slice_min), ("record_cap", record_cap), ("row_cap", rows),
     )
-    args = (indptr, np.int32(indptr.dtype.itemsize), indices, weights, np.int32(n), np.int64(nnz), *ptrs[:4], ts,
-            ptrs[4], *scalars, np.uint64(host.ctypes.data + 8 * head), np.uint64(host.ctypes.data))
+    base, at = mem.ptr, host_mem.ptr
+    pointers = (indptr.data.ptr, indices.data.ptr, weights.data.ptr, *(base + off for off in offsets[:4]),
+                ts.data.ptr, base + offsets[4], at + 8 * head, at)
+    stream = cp.cuda.get_current_stream()
 
     def launch(cluster):
-        kernel, mid_kernel, solo_kernel, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(
-            cluster, hub_cap > 0)
+        _, mid_kernel, _, solo_threads, solo_smem, solo_off, solo_cap, handles = _fused_kernel(cluster, hub_cap > 0)
         solo_edges = FUSED_SOLO_EDGES if solo_cap > 0 and FUSED_SOLO_EDGES > 0 else -1  # -1: none
         mid = FUSED_MID_VERTICES if mid_kernel is not None and FUSED_MID_VERTICES > 0 else -1  # -1: none
-        tail = (np.int64(solo_off), np.int64(solo_cap), np.int64(solo_edges), np.int64(mid))
-        kernel((cluster,), (FUSED_THREADS,), args + tail, shared_mem=_fused_smem(FUSED_THREADS))
+        slots = _fused_slots(values + (("solo_off", solo_off), ("solo_cap", solo_cap), ("solo_edges", solo_edges),
+                                       ("mid_vertices", mid))).copy()
+        slots[_FUSED_POINTERS] = pointers
+        # the parameters' addresses; the driver copies the values at the launch
+        addresses = _FUSED_SLOT_OFFSETS + np.uint64(slots.ctypes.data)
+        kp = addresses.ctypes.data
+        driver.launchKernel(handles[0], cluster, 1, 1, FUSED_THREADS, 1, 1, _fused_smem(FUSED_THREADS), stream.ptr,
+                            kp, 0)
         # each of the next does nothing unless the kernel before it handed its levels over
         if mid >= 0:
-            mid_kernel((cluster,), (solo_threads,), args + tail, shared_mem=_fused_smem(solo_threads))
+            driver.launchKernel(handles[1], cluster, 1, 1, solo_threads, 1, 1, _fused_smem(solo_threads), stream.ptr,
+                                kp, 0)
         if solo_edges >= 0:
-            solo_kernel((1,), (solo_threads,), args + tail, shared_mem=solo_smem)
+            driver.launchKernel(handles[2], 1, 1, 1, solo_threads, 1, 1, solo_smem, stream.ptr, kp, 0)
 
     cluster = _fused_cluster()
     try:
@@ -791,13 +826,13 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
             raise
         _CLUSTER_REFUSED.add((int(cp.cuda.runtime.getDevice()), FUSED_CLUSTER))
         launch(8)
-    cp.cuda.get_current_stream().synchronize()
+    stream.synchronize()
     st = host[:head].copy()
     records = int(st[5])
     recs = st[_FUSED_STAT_HEAD: _FUSED_STAT_HEAD + _FUSED_STAT_W * records].reshape(records, _FUSED_STAT_W)
 
     def level_graph_buffers():
-        return [cp.ndarray((int(count),), dtype=dtype, memptr=base.data + off)
+        return [cp.ndarray((int(count),), dtype=dtype, memptr=mem + off)
                 for (count, dtype), off in zip(level_graph, offsets)]
 
     return _FUSED_STATUS.get(int(st[0]), "no_room"), st, recs, host[head:], level_graph_buffers
