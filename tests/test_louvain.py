@@ -740,7 +740,7 @@ def test_fused_goes_again_with_room_for_hubs(monkeypatch):
 
 def test_fused_packed_parameters_follow_the_kernel():
     # a launch packs the fused kernels' parameters in the order of FUSED_ARGS, 8 bytes each, an
-    # int parameter in its slot's low bytes and a double's bits in its slot
+    # int parameter in its slot's low bytes and a double's bits in its slot, as the kernel declares them
     import pathlib
     import re
 
@@ -749,18 +749,19 @@ def test_fused_packed_parameters_follow_the_kernel():
     src = (pathlib.Path(gl.__file__).parents[2] / "kernels" / "louvain.cu").read_text()
     args = re.search(r"#define FUSED_ARGS(.*?)\n#define", src, re.S).group(1).replace("\\", " ")
     names = [re.split(r"[\s*]+", a.strip())[-1] for a in args.split(",")]
-    assert list(gl._FUSED_PARAMS) == names
-    slots = gl._fused_slots((("n0", 15606), ("solo_edges", -1), ("t_final", 1e-6), ("nnz0", 1 << 40)))
+    assert [name for name, _ in gl._fused_params()] == names
+    slots = gl._fused_slots((("n0", 15606), ("solo_edges", -1), ("t_final", 1e-6), ("nnz0", 1 << 40), ("resolution", 2)))
     assert not slots.flags.writeable and slots.dtype == np.uint64 and slots.shape == (len(names),)
     assert slots.view(np.int32)[2 * names.index("n0")] == 15606
     assert slots.view(np.int32)[2 * names.index("solo_edges")] == -1
     assert slots.view(np.int64)[names.index("solo_edges")] == -1
     assert slots.view(np.float64)[names.index("t_final")] == 1e-6
     assert slots.view(np.int64)[names.index("nnz0")] == 1 << 40
-    assert [names[i] for i in gl._FUSED_POINTERS] == [
+    assert slots.view(np.float64)[names.index("resolution")] == 2.0  # by the parameter's type, not the value's
+    assert [names[i] for i in gl._fused_pointer_slots()] == [
         "indptr0", "indices0", "weights0", "indptr_l", "indices_l", "wfix_l", "loop_l", "ts", "work", "level_rows",
         "stats"]
-    assert not slots[gl._FUSED_POINTERS].any()
+    assert not slots[gl._fused_pointer_slots()].any()
 
 
 def test_fused_level_rows_within_their_budget(monkeypatch):

@@ -482,9 +482,10 @@ def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int) -> bool:
 
 
 def _fused_kernel(cluster: int, hubs: bool = False):
-    """``(cluster kernel, the cluster kernel that goes on from its FUSED_MID handover (or None),
-    one-block kernel, its threads, its dynamic shared bytes, where its level copy starts, how many
-    bytes it may take, the three kernels' driver handles)``, built with code for hubs or without;
+    """``(driver handles of the cluster kernel, of the cluster kernel that goes on from its
+    FUSED_MID handover (0: none) and of the one-block kernel; the one-block kernel's threads, its
+    dynamic shared bytes, where its level copy starts and how many bytes it may take)``, built
+    with code for hubs or without;
     the cluster kernel's dynamic shared memory is :func:`_fused_smem` of :data:`FUSED_THREADS`."""
     return _configured_fused_kernel(
         int(_cp().cuda.runtime.getDevice()), cluster, FUSED_THREADS, FUSED_RANGE_STEPS, FUSED_SOLO_BYTES,
@@ -524,9 +525,9 @@ def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_s
     solo_cap -= solo_cap % 16
     if solo_kernel.max_dynamic_shared_size_bytes < solo_off + solo_cap:
         solo_kernel.max_dynamic_shared_size_bytes = solo_off + solo_cap
-    # the driver's handles of the three, for launches of the packed parameters (_fused_try)
+    # launched through the driver with packed parameters (_fused_try)
     handles = tuple(k.kernel.ptr if k is not None else 0 for k in (kernel, mid_kernel, solo_kernel))
-    return kernel, mid_kernel, solo_kernel, solo_threads, solo_off + solo_cap, solo_off, solo_cap, handles
+    return handles, solo_threads, solo_off + solo_cap, solo_off, solo_cap
 
 
 #: (device, FUSED_CLUSTER) pairs whose device refused that cluster size (they get the portable 8).
@@ -733,36 +734,52 @@ def _fused_allocation(n: int, nnz: int, table_cap: int, cluster: int, hub_cap: i
     return level_graph, offsets, total, work_bytes
 
 
-#: The fused kernels' parameters (FUSED_ARGS in ``kernels/louvain.cu``), in order. A launch
-#: passes them to the driver as 8-byte slots of one packed buffer (an ``int`` parameter in its
-#: slot's low 4 bytes): through CuPy, whose launch converts each of the 32 arguments, the host
-#: took 18 us before the kernel could start (H100 host).
-_FUSED_PARAMS = (
-    "indptr0", "indptr0_bytes", "indices0", "weights0", "n0", "nnz0", "indptr_l", "indices_l", "wfix_l", "loop_l",
-    "ts", "work", "work_bytes", "table_cap", "hub_cap", "resolution", "t_bin", "t_final", "bin_vertices",
-    "fixed_bits", "max_levels", "max_iterations", "slices", "slice_min", "record_cap", "row_cap", "level_rows",
-    "stats", "solo_off", "solo_cap", "solo_edges", "mid_vertices",
-)
-#: The slots of the pointers a run sets (its arrays), in the order :func:`_fused_try` gives them.
-_FUSED_POINTERS = np.array([_FUSED_PARAMS.index(k) for k in (
-    "indptr0", "indices0", "weights0", "indptr_l", "indices_l", "wfix_l", "loop_l", "ts", "work", "level_rows",
-    "stats")], dtype=np.intp)
-_FUSED_SLOT_OFFSETS = np.arange(len(_FUSED_PARAMS), dtype=np.uint64) * np.uint64(8)
+@functools.cache
+def _fused_params() -> tuple:
+    """The fused kernels' parameters, ``(name, C type)`` in order, read from FUSED_ARGS in
+    ``kernels/louvain.cu``. A launch passes them to the driver as 8-byte slots of one packed
+    buffer (an integer parameter in its slot's low bytes, a ``double`` as its bits): through
+    CuPy, whose launch converts each of the 32 arguments, the host took 18 us before the kernel
+    could start (H100 host)."""
+    import re  # noqa: PLC0415
+
+    from .._kernels import kernel_source  # noqa: PLC0415
+
+    body = re.search(r"#define FUSED_ARGS((?:.*\\\n)*.*)", kernel_source("louvain")).group(1)
+    params = []
+    for decl in body.replace("\\", " ").split(","):
+        words = decl.replace("*", " * ").split()
+        params.append((words[-1], " ".join(w for w in words[:-1] if w != "const")))
+    return tuple(params)
+
+
+#: The pointers a run sets (its arrays), in the order :func:`_fused_try` gives them.
+_FUSED_POINTERS = ("indptr0", "indices0", "weights0", "indptr_l", "indices_l", "wfix_l", "loop_l", "ts", "work",
+                   "level_rows", "stats")
+
+
+@functools.cache
+def _fused_pointer_slots() -> np.ndarray:
+    names = [name for name, _ in _fused_params()]
+    return np.array([names.index(k) for k in _FUSED_POINTERS], dtype=np.intp)
 
 
 @functools.lru_cache(maxsize=64)
 def _fused_slots(values: tuple) -> np.ndarray:
-    """The packed parameters (:data:`_FUSED_PARAMS`) but the pointers (zero), from ``values``:
-    ``(name, value)`` pairs, a float value a ``double`` parameter. Made once per shape, like
+    """The packed parameters (:func:`_fused_params`) but the pointers (zero), from ``values``:
+    ``(name, value)`` pairs, each encoded by its parameter's C type. Made once per shape, like
     :func:`_fused_allocation` (with both cached, the host's time from the call to the launch on
     4elt went from 71 to 53 us on an H200 host); the read-only result is copied per run."""
-    slots = np.zeros(len(_FUSED_PARAMS), dtype=np.int64)
+    params = _fused_params()
+    where = {name: (i, ctype) for i, (name, ctype) in enumerate(params)}
+    slots = np.zeros(len(params), dtype=np.int64)
     doubles = slots.view(np.float64)
     for name, value in values:
-        if isinstance(value, float):
-            doubles[_FUSED_PARAMS.index(name)] = value
+        i, ctype = where[name]
+        if ctype == "double":
+            doubles[i] = float(value)
         else:
-            slots[_FUSED_PARAMS.index(name)] = int(value)
+            slots[i] = int(value)
     slots.flags.writeable = False
     return slots.view(np.uint64)
 
@@ -789,8 +806,8 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
     slices, slice_min, bin_vertices, fixed_bits = ints
     values = (
         ("indptr0_bytes", indptr.dtype.itemsize), ("n0", n), ("nnz0", nnz), ("work_bytes", work_bytes),
-        ("table_cap", table_cap), ("hub_cap", hub_cap), ("resolution", float(params["resolution"])),
-        ("t_bin", float(params["t_bin"])), ("t_final", float(params["t_final"])), ("bin_vertices", bin_vertices),
+        ("table_cap", table_cap), ("hub_cap", hub_cap), ("resolution", params["resolution"]),
+        ("t_bin", params["t_bin"]), ("t_final", params["t_final"]), ("bin_vertices", bin_vertices),
         ("fixed_bits", fixed_bits), ("max_levels", params["max_levels"]), ("max_iterations", params["max_iterations"]),
         ("slices", slices), ("slice_min", slice_min), ("record_cap", record_cap), ("row_cap", rows),
     )
@@ -800,14 +817,14 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
     stream = cp.cuda.get_current_stream()
 
     def launch(cluster):
-        _, mid_kernel, _, solo_threads, solo_smem, solo_off, solo_cap, handles = _fused_kernel(cluster, hub_cap > 0)
+        handles, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster, hub_cap > 0)
         solo_edges = FUSED_SOLO_EDGES if solo_cap > 0 and FUSED_SOLO_EDGES > 0 else -1  # -1: none
-        mid = FUSED_MID_VERTICES if mid_kernel is not None and FUSED_MID_VERTICES > 0 else -1  # -1: none
+        mid = FUSED_MID_VERTICES if handles[1] and FUSED_MID_VERTICES > 0 else -1  # -1: none
         slots = _fused_slots(values + (("solo_off", solo_off), ("solo_cap", solo_cap), ("solo_edges", solo_edges),
                                        ("mid_vertices", mid))).copy()
-        slots[_FUSED_POINTERS] = pointers
+        slots[_fused_pointer_slots()] = pointers
         # the parameters' addresses; the driver copies the values at the launch
-        addresses = _FUSED_SLOT_OFFSETS + np.uint64(slots.ctypes.data)
+        addresses = np.arange(slots.shape[0], dtype=np.uint64) * np.uint64(8) + np.uint64(slots.ctypes.data)
         kp = addresses.ctypes.data
         driver.launchKernel(handles[0], cluster, 1, 1, FUSED_THREADS, 1, 1, _fused_smem(FUSED_THREADS), stream.ptr,
                             kp, 0)
