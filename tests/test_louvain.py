@@ -764,6 +764,33 @@ def test_fused_packed_parameters_follow_the_kernel():
     assert not slots[gl._fused_pointer_slots()].any()
 
 
+def test_fused_pack_fills_this_threads_buffer():
+    # a launch's parameter array: the template's slots with the run's pointers set, and the address
+    # of each slot after them; each thread has a buffer of its own
+    import ctypes
+    import threading
+
+    from mgmatch.gpu import louvain as gl
+
+    names = [name for name, _ in gl._fused_params()]
+    template = gl._fused_slots((("n0", 15606), ("t_final", 1e-6)))
+    pointers = tuple(0x7F0000001000 + 256 * i for i in range(len(gl._FUSED_POINTERS)))
+    kp = gl._fused_pack(template, pointers)
+    addresses = np.ctypeslib.as_array((ctypes.c_uint64 * len(names)).from_address(kp))
+    values = np.array([ctypes.c_uint64.from_address(int(a)).value for a in addresses], dtype=np.uint64)
+    want = template.copy()
+    want[gl._fused_pointer_slots()] = pointers
+    assert np.array_equal(values, want)
+    assert values.view(np.int32)[2 * names.index("n0")] == 15606
+    assert values.view(np.float64)[names.index("t_final")] == 1e-6
+    assert gl._fused_pack(template, pointers) == kp  # the same buffer again on this thread
+    other = []
+    t = threading.Thread(target=lambda: other.append(gl._fused_pack(template, pointers)))
+    t.start()
+    t.join()
+    assert other and other[0] != kp
+
+
 def test_fused_level_rows_within_their_budget(monkeypatch):
     # a row of 8 bytes per input vertex for each written level: FUSED_LEVEL_ROWS of them within
     # FUSED_LEVEL_BYTES, and always one (the first level's)

@@ -400,6 +400,7 @@ def _fused_start(g: Graph, params: dict) -> LouvainState | None:
             part=None, params=params, device="gpu", twin=twin, xp=get_namespace(g.indptr), graph=None,
             two_m_fix=0, levels=out["levels"], modularity=out["modularity"], phase="done",
             timings={"levels": out["level_timings"], "fused_kernel_s": out["kernel_s"]},
+            n_communities=out["n_communities"],
         )
         if out["status"] == "handover":
             state.graph, state.orig_to_level = _LevelGraph(*out["graph"]), out["orig_to_level"]
@@ -509,6 +510,7 @@ class LouvainState:
     modularity: list = field(default_factory=list)
     timings: dict = field(default_factory=lambda: {"levels": []})
     _level_timing: dict = field(default_factory=dict)
+    n_communities: int | None = None  # of the last level, where known without counting
 
     @property
     def done(self) -> bool:
@@ -521,11 +523,17 @@ class LouvainState:
 
 
 def _twin(device: str):
-    if device == "gpu":
-        from ..gpu import louvain as twin  # noqa: PLC0415
-    else:
-        from ..cpu import louvain as twin  # noqa: PLC0415
+    twin = _TWINS.get(device)
+    if twin is None:
+        if device == "gpu":
+            from ..gpu import louvain as twin  # noqa: PLC0415
+        else:
+            from ..cpu import louvain as twin  # noqa: PLC0415
+        _TWINS[device] = twin
     return twin
+
+
+_TWINS: dict = {}
 
 
 def _device_of(graph: Graph) -> str:
@@ -723,7 +731,9 @@ def finish(state: LouvainState) -> LouvainResult:
     """The :class:`LouvainResult` of a finished partition program (arrays copied to the host)."""
     last = state.levels[-1] if state.levels else None
     # counted where the last level is (on a GPU, a reduction instead of a pass on the host)
-    n_communities = int(last.max()) + 1 if last is not None and last.shape[0] else 0
+    n_communities = state.n_communities
+    if n_communities is None:
+        n_communities = int(last.max()) + 1 if last is not None and last.shape[0] else 0
     levels = to_numpy_rows(state.levels) if state.levels else []
     return LouvainResult(
         levels=levels,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 
 import numpy as np
 
@@ -539,6 +540,7 @@ def _fused_cluster() -> int:
     return min(FUSED_CLUSTER, 8) if key in _CLUSTER_REFUSED else FUSED_CLUSTER
 
 
+@functools.cache
 def _fused_smem(threads: int) -> int:
     """Dynamic shared memory of the fused kernel's computeMove tables (the largest bucket's) at
     ``threads`` threads a block."""
@@ -693,7 +695,7 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         else:
             break
     status, st, recs, level_rows, level_graph_buffers = out
-    written, level, n_at, nnz_at = (int(x) for x in st[1:5])
+    written, level, n_at, nnz_at = st[1:5].tolist()
     q = recs[:, 3].copy().view(np.float64).tolist()
     recs = recs.tolist()
     rows_written = level_rows[: written * n].reshape(written, n)
@@ -706,6 +708,9 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         "modularity": [q[i] for i, r in enumerate(recs) if r[6]],
         "level_timings": [],
         "kernel_s": float(st[6]) * 1e-9,
+        # the last written level's communities are the vertices of the level processed after it,
+        # when there is one (the host need not count them in the row: 10 us on 4elt)
+        "n_communities": recs[-1][0] if status == "done" and recs and recs[-1][6] != 1 else None,
     }
     for i, r in enumerate(recs):
         rec = {"level": i, "n": r[0], "nnz": r[1], "move_s": r[4] * 1e-9, "iterations": r[2],
@@ -784,6 +789,34 @@ def _fused_slots(values: tuple) -> np.ndarray:
     return slots.view(np.uint64)
 
 
+class _LaunchBuffer(threading.local):
+    """This thread's packed parameters of a launch (:func:`_fused_pack`): the slots, then their
+    addresses, which the driver reads the values through."""
+
+    def __init__(self):
+        count = len(_fused_params())
+        self.buf = np.zeros(2 * count, dtype=np.uint64)
+        base = self.buf.__array_interface__["data"][0]
+        self.buf[count:] = np.uint64(base) + np.uint64(8) * np.arange(count, dtype=np.uint64)
+        self.slots = self.buf[:count]
+        self.kp = base + 8 * count
+
+
+_LAUNCH = _LaunchBuffer()
+
+
+def _fused_pack(template: np.ndarray, pointers: tuple) -> int:
+    """The address of the kernel parameters' array for a launch: the slots of ``template``
+    (:func:`_fused_slots`) with the run's ``pointers`` set, in this thread's buffer. The driver
+    copies the values when the launch is made, so the next launch on this thread may overwrite
+    them; each thread has its own buffer. (Making the slots and their addresses as new arrays
+    for each launch took about 6 us of host time on an H100 host.)"""
+    buf = _LAUNCH
+    np.copyto(buf.slots, template)
+    buf.slots[_fused_pointer_slots()] = pointers
+    return buf.kp
+
+
 def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, rows, ints) -> tuple:
     """One run of the fused kernels with ``table_cap`` slots of aggregation tables,
     ``hub_cap`` for the hub tables (0: the kernel without hub code) and ``rows`` rows for the
@@ -794,9 +827,13 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
     cp = _cp()
     # room for the fallback cluster size too
     level_graph, offsets, total, work_bytes = _fused_allocation(n, nnz, table_cap, max(FUSED_CLUSTER, 8), hub_cap)
-    check_memory(n, nnz, 0, need=total)
-    # one allocation, passed as pointers (arrays over it cost more than a small graph's level)
-    mem = cp.cuda.alloc(max(total, 1))
+    # one allocation, passed as pointers (arrays over it cost more than a small graph's level);
+    # the free memory is looked up only when it fails, for the message
+    try:
+        mem = cp.cuda.alloc(max(total, 1))
+    except cp.cuda.memory.OutOfMemoryError:
+        check_memory(n, nnz, 0, need=total)
+        raise
     # the stats and the levels' rows in pinned host memory, which is mapped at the same address on
     # every device with unified addressing: the kernels write them, the host reads them in place
     head = _FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1)
@@ -820,12 +857,8 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
         handles, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster, hub_cap > 0)
         solo_edges = FUSED_SOLO_EDGES if solo_cap > 0 and FUSED_SOLO_EDGES > 0 else -1  # -1: none
         mid = FUSED_MID_VERTICES if handles[1] and FUSED_MID_VERTICES > 0 else -1  # -1: none
-        slots = _fused_slots(values + (("solo_off", solo_off), ("solo_cap", solo_cap), ("solo_edges", solo_edges),
-                                       ("mid_vertices", mid))).copy()
-        slots[_fused_pointer_slots()] = pointers
-        # the parameters' addresses; the driver copies the values at the launch
-        addresses = np.arange(slots.shape[0], dtype=np.uint64) * np.uint64(8) + np.uint64(slots.ctypes.data)
-        kp = addresses.ctypes.data
+        kp = _fused_pack(_fused_slots(values + (("solo_off", solo_off), ("solo_cap", solo_cap),
+                                                 ("solo_edges", solo_edges), ("mid_vertices", mid))), pointers)
         driver.launchKernel(handles[0], cluster, 1, 1, FUSED_THREADS, 1, 1, _fused_smem(FUSED_THREADS), stream.ptr,
                             kp, 0)
         # each of the next does nothing unless the kernel before it handed its levels over
