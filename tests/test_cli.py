@@ -317,23 +317,43 @@ def test_bench_reads_graph_files(runner, tmp_path, karate):
 
 
 def test_bench_louvain_times_both_sides_alike(tmp_path, karate, monkeypatch):
-    # mgmatch and PLM each get the same untimed warm-up, then the timed repeats: the ratio
-    # compares warm runs on both sides
+    # mgmatch and PLM each get the same untimed warm-up, then their timed repeats in alternating
+    # blocks: the ratio compares warm runs on both sides, made under the same host conditions
     pytest.importorskip("networkit")
     from mgmatch.bench import _common, louvain as bench_louvain
 
-    calls = []
+    calls, order = [], []
 
-    def spy(fn, **kw):
+    def spy(fns, **kw):
         calls.append(kw)
-        return _common.time_call(fn, **kw)
+        logged = {k: (lambda k=k, f=f: order.append(k) or f()) for k, f in fns.items()}
+        return _common.time_alternating(logged, **kw)
 
     monkeypatch.setattr(bench_louvain, "WARMUP_S", 0.05)
-    monkeypatch.setattr(bench_louvain, "time_call", spy)
-    rows = bench_louvain.run([f"file:{karate}"], device="cpu", repeats=2)
+    monkeypatch.setattr(bench_louvain, "BLOCK", 2)
+    monkeypatch.setattr(bench_louvain, "time_alternating", spy)
+    rows = bench_louvain.run([f"file:{karate}"], device="cpu", repeats=3)
     assert [r["impl"] for r in rows] == ["mgmatch", "networkit-plm"]
-    assert [(c["warmup"], c["warmup_s"], c["repeats"]) for c in calls] == [(1, 0.05, 2), (1, 0.05, 2)]
-    assert all(len(r["times_s"]) == 2 and r["warmup_runs"] >= 1 for r in rows)
+    assert [(c["warmup_s"], c["repeats"], c["block"]) for c in calls] == [(0.05, 3, 2)]
+    assert all(len(r["times_s"]) == 3 and r["warmup_runs"] >= 1 for r in rows)
+    # after the warm-ups: (untimed + 2 timed) of each side, then (untimed + 1 timed) of each
+    timed = order[len(order) - 10:]
+    assert timed == ["mgmatch"] * 3 + ["plm"] * 3 + ["mgmatch"] * 2 + ["plm"] * 2
+
+
+def test_time_alternating_stops_each_side_at_its_timeout():
+    from mgmatch.bench._common import time_alternating
+
+    def slow():
+        time.sleep(0.02)
+        return "slow"
+
+    out = time_alternating({"fast": lambda: "fast", "slow": slow}, repeats=6, block=2, timeout=0.03)
+    assert len(out["fast"]["times_s"]) == 6
+    assert 2 <= len(out["slow"]["times_s"]) < 6  # stopped once its timed runs passed the timeout
+    assert out["slow"]["result"] == "slow" and out["fast"]["time_s"] < out["slow"]["time_s"]
+    with pytest.raises(ValueError):
+        time_alternating({"a": lambda: 1}, repeats=0)
 
 
 def test_time_call_warms_up_for_a_time():

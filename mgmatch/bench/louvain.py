@@ -7,7 +7,8 @@ One row per (graph, implementation) as described in :mod:`mgmatch.bench._common`
 without refinement, ``gamma = 1``, on every host thread.
 
 Both sides are timed alike: untimed runs for at least :data:`WARMUP_S` seconds (at least one),
-then the median of the timed runs.
+then timed runs in alternating blocks of :data:`BLOCK` (each opened by an untimed run, see
+:func:`~mgmatch.bench._common.time_alternating`), and the median of each side's timed runs.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 
 
 from .._array import resolve_device
-from ._common import announce, device_bytes, gpu_peak_bytes, named_graph, networkit_graph, time_call
+from ._common import announce, device_bytes, gpu_peak_bytes, named_graph, networkit_graph, time_alternating
 
 __all__ = ["run", "DEFAULT_GRAPHS", "QUICK_GRAPHS"]
 
@@ -30,9 +31,14 @@ QUICK_GRAPHS = ("delaunay:k=14,seed=1", "rgg:k=14,seed=1", "kron:k=14,seed=1")
 #: too few for a graph of a few milliseconds: on 4elt, on a GPU just started, the nine timed
 #: runs after it were still getting faster (1.98 down to 1.67 ms).
 WARMUP_S = 0.5
+#: Timed runs of one side in a row before the other side's (see the module notes).
+BLOCK = 5
 
 
-def _plm_row(graph, name: str, repeats: int, timeout: float) -> dict | None:
+def _plm(graph):
+    """``(run once, its report row from a timing)`` of NetworKit's PLM on ``graph``, or ``None``
+    without NetworKit. (PLM's first run pays for its thread pool and first allocations: the
+    warm-up is the same as mgmatch's.)"""
     try:
         import networkit as nk  # noqa: PLC0415
     except ImportError:
@@ -46,17 +52,17 @@ def _plm_row(graph, name: str, repeats: int, timeout: float) -> dict | None:
         plm.run()
         return plm.getPartition()
 
-    # the same protocol as mgmatch's: untimed runs first (PLM's first run pays for its thread
-    # pool and first allocations), then the median of the timed runs
-    t = time_call(once, repeats=repeats, warmup=1, warmup_s=WARMUP_S, timeout=timeout)
-    q = nk.community.Modularity().getQuality(t["result"], G)
-    return {
-        "family": "louvain", "graph": name, "impl": "networkit-plm", "device": "cpu",
-        "threads": nk.getMaxNumberOfThreads(), "n": g.n, "nnz": g.nnz,
-        "time_s": t["time_s"], "times_s": t["times_s"], "warmup_runs": t["warmup_runs"],
-        "edges_per_s": g.m / t["time_s"] if t["time_s"] > 0 else None,
-        "modularity": float(q), "n_communities": int(t["result"].numberOfSubsets()),
-    }
+    def row(name: str, t: dict) -> dict:
+        q = nk.community.Modularity().getQuality(t["result"], G)
+        return {
+            "family": "louvain", "graph": name, "impl": "networkit-plm", "device": "cpu",
+            "threads": nk.getMaxNumberOfThreads(), "n": g.n, "nnz": g.nnz,
+            "time_s": t["time_s"], "times_s": t["times_s"], "warmup_runs": t["warmup_runs"],
+            "edges_per_s": g.m / t["time_s"] if t["time_s"] > 0 else None,
+            "modularity": float(q), "n_communities": int(t["result"].numberOfSubsets()),
+        }
+
+    return once, row
 
 
 def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 120.0, quick: bool = False) -> list[dict]:
@@ -86,9 +92,13 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
         announce("louvain", spec)
         name, graph = named_graph(spec)
         g = graph.to(dev)
+        plm = _plm(g)
         t0 = time.perf_counter()
-        t = time_call(lambda g=g: louvain(g, device=dev), repeats=repeats, warmup=1, warmup_s=WARMUP_S,
-                      timeout=timeout)
+        fns = {"mgmatch": lambda g=g: louvain(g, device=dev)}
+        if plm is not None:
+            fns["plm"] = plm[0]
+        times = time_alternating(fns, repeats=repeats, block=BLOCK, warmup_s=WARMUP_S, timeout=timeout)
+        t = times["mgmatch"]
         res = t["result"]
         row = {
             "family": "louvain", "graph": name, "impl": "mgmatch", "device": dev,
@@ -102,8 +112,8 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
             mem = gpu_peak_bytes(lambda g=g: louvain(g, device=dev), device_bytes(g.indptr, g.indices, g.weights))
             row["peak_bytes_per_nnz"] = mem["peak_bytes"] / max(g.nnz, 1)
             row["extra_bytes_per_nnz"] = mem["extra_bytes"] / max(g.nnz, 1)
-        peer = _plm_row(g, name, repeats, timeout)
-        if peer is not None:
+        if plm is not None:
+            peer = plm[1](name, times["plm"])
             row["ratio_vs"] = peer["impl"]
             row["speedup"] = peer["time_s"] / row["time_s"] if row["time_s"] > 0 else None
             row["modularity_diff"] = row["modularity"] - peer["modularity"]
