@@ -1988,13 +1988,22 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 // 1.113 ms against 1.115 to 1.138, delaunay k=14 1.078 against 1.074 to 1.086,
                 // rgg k=14 1.416 to 1.468 against 1.411 to 1.417, kron k=12 5.93 to 6.02 against
                 // 5.92 to 5.95; not kept.
-                // The cluster kernel of 512 threads (FUSED_MID) keeps one edge a lane: its level
-                // of 4elt moved in 286 us in groups of 4 against 278. The one block sums its lanes
-                // in groups of 8 up to degree 8 and of 32 up to 32: two of the four
-                // instantiations for them. Its batches seldom fill a round, and the code and
-                // registers of the other two cost more than their narrower groups save: on 4elt
-                // its levels moved and aggregated in 286 us against 307, the same decisions.
-                constexpr bool pairs = NB > 1 && FUSED_THREADS >= 1024;
+                // The one block takes [1, 8] in groups of 4 and [9, 16] in groups of 8, two edges
+                // a lane, as the cluster kernel of 1,024 threads does (its [1, 4] in groups of 4,
+                // one edge a lane, was no faster there). The cluster kernel of 512 threads
+                // (FUSED_MID) takes a [5, 8] batch in groups of 4, two edges a lane, where groups
+                // of 8 (one edge a lane) would need more than one round, else in groups of 8; it
+                // takes [9, 16] in groups of 16. With two batches a bucket, 4elt's level 2 on
+                // one block (9 sweeps, batches of 17 to 108 vertices, two rounds each in groups
+                // of 8) moved in 96 us against 127 in groups of 8 up to degree 8 and of 32 up to
+                // 32 (H100, the same decisions), and its level 1 on the cluster of 512 threads
+                // (batches of 1,212 vertices in [5, 8]) in 221 us against 244. With four batches
+                // a bucket the narrower groups had not paid: they had seldom saved a round.
+                // Groups of 4 for every [5, 8] batch of that cluster, not only the large ones,
+                // cost delaunay k=14 and rgg k=14 4 to 5 us each on that level (the choice by
+                // batch size leaves them within 2 us of groups of 8 throughout), and groups of 8
+                // for [9, 16] up to 3 us more.
+                constexpr bool pairs = NB == 1 || FUSED_THREADS >= 1024;
                 switch (s_bbucket[p]) {
                     case 0:
                         if constexpr (NB > 1) {
@@ -2003,7 +2012,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                         }
                         [[fallthrough]];
                     case 1:
-                        if constexpr (pairs) {
+                        if (pairs || nv > FUSED_THREADS / 8 * NB) {
                             FUSED_MOVE(4, 7, 8);
                             break;
                         }
