@@ -837,10 +837,22 @@ def test_fused_hands_hubs_over_past_their_budget(monkeypatch):
 
 
 @pytest.mark.gpu
-def test_gpu_memory_estimate_raises(monkeypatch):
+@pytest.mark.parametrize("fused", [True, False])
+def test_gpu_memory_estimate_raises(fused, monkeypatch):
+    # a run that does not fit is refused with the bytes it needs and those free: the phase
+    # driver checks before it allocates, the fused kernel's one allocation when it fails
+    import cupy as cp
+
     from mgmatch.gpu import louvain as gl
 
     monkeypatch.setattr(gl, "free_bytes", lambda need=0: 1000)
+    if fused:
+        def refuse(size):
+            raise cp.cuda.memory.OutOfMemoryError(size, 0)
+
+        monkeypatch.setattr(cp.cuda, "alloc", refuse)
+    else:
+        monkeypatch.setattr(gl, "FUSED_MAX_EDGES", 0)
     with pytest.raises(ResourceError, match="GiB"):
         louvain(_planted(), device="gpu")
 
