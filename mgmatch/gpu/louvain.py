@@ -400,8 +400,11 @@ FUSED_MAX_VERTICES = 1 << 20
 #: fused kernel.
 FUSED_CLUSTER = 16
 FUSED_THREADS = 1024
-#: An edge-balanced warp of the fused kernel's aggregation takes 32 x this many edges or slots.
-FUSED_RANGE_STEPS = 2
+#: An edge-balanced warp of the fused kernel's aggregation takes at least 32 x this many edges
+#: or slots (more where the team's warps split a level's evenly). 1 rather than 2: on the last
+#: levels, of a few hundred edges, twice as many warps share them, and 4elt's aggregations of
+#: 350 and 158 edges on one block took 15 and 14 us against 19 and 20 (H100; 4 took 28 and 29).
+FUSED_RANGE_STEPS = 1
 #: From the first level of at most this many stored edges whose graph and state fit
 #: :data:`FUSED_SOLO_BYTES` of shared memory on, the levels run on one block
 #: (``louvain_fused_solo``, launched after the cluster's kernel), out of its shared memory with
