@@ -73,6 +73,28 @@ __device__ __forceinline__ bool hash_add(int* keys, i64* vals, unsigned int p, i
     }
 }
 
+// hash_add without the load before the compare-and-swap, for tables in global memory that many
+// keys share: each probe is one atomic round trip (the key's slot, or the first empty one,
+// answers it) instead of a load and then an atomic. In the fused kernel's aggregation, where
+// a warp's lanes wait for the longest of their probe chains, 4elt's aggregations took 61, 33,
+// 24 and 14 us against 65, 35, 28 and 15 (H100), delaunay k=14's 96, 35 and 30 against 100, 37
+// and 34, the same decisions. (The launch-per-phase kernels keep hash_add; the change was not
+// measured there.)
+__device__ __forceinline__ bool hash_add_cas(int* keys, i64* vals, unsigned int p, int c, i64 w) {
+    unsigned int uc = (unsigned int)c;
+    unsigned int pos = uc % p;
+    unsigned int step = p > 2 ? 1u + uc % (p - 1u) : 1u;
+    while (true) {
+        const int old = atomicCAS(&keys[pos], EMPTY_SLOT, c);
+        if (old == EMPTY_SLOT || old == c) {
+            atomicAdd((u64*)&vals[pos], (u64)w);
+            return old == EMPTY_SLOT;
+        }
+        pos += step;
+        if (pos >= p) pos -= p;
+    }
+}
+
 // The better of two candidate moves: higher score of Eq. (2), then the lower community id.
 __device__ __forceinline__ void better(double& best, int& best_c, double s, int c) {
     if (s > best || (s == best && (unsigned int)c < (unsigned int)best_c)) {
@@ -2201,7 +2223,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 const int d = new_id[comm(0)[indices[e]]];
                 if (d == nc)
                     lp = wfix[e];
-                else if (hash_add(tkeys + tpos[c], tvals + tpos[c], (unsigned int)(tpos[c + 1] - tpos[c]), d, wfix[e]))
+                else if (hash_add_cas(tkeys + tpos[c], tvals + tpos[c], (unsigned int)(tpos[c + 1] - tpos[c]), d, wfix[e]))
                     atomicAdd((u64*)&counts[nc], 1ULL);
             }
             if (run_scan(ok ? u : -1, lp, Sum()) && lp) atomicAdd((u64*)&new_loop[c], (u64)lp);
