@@ -390,6 +390,27 @@ def test_matrix_market_pattern_field_holds_whole_numbers(tmp_path, monkeypatch):
     assert read_graph(ok).nnz == read_graph(ok, weighted=False).nnz > 0
 
 
+@pytest.mark.parametrize("compress", [False, True])
+def test_matrix_market_plus_signs_and_comments_among_the_entries(tmp_path, compress):
+    # C's strtod and the format's reference reader take '+1'; SciPy's reader does not, nor a
+    # comment line after the size line
+    text = (MM_GENERAL + "% header comment\n4 4 4\n+1 2 +1.5\n% between entries\n2 3 2.5e+1\n\n"
+            "3\t4\t+.5\n4 1 +2\n% at the end\n")
+    path = tmp_path / ("p.mtx.gz" if compress else "p.mtx")
+    path.write_bytes(gzip.compress(text.encode()) if compress else text.encode())
+    g = read_graph(path)
+    assert (g.n, g.m) == (4, 4)
+    assert g.neighbours(0)[1].tolist() == [1.5, 2.0] and g.neighbours(2)[1].tolist() == [25.0, 0.5]
+    _, details = read_graph(path, with_details=True)
+    assert details["matrix_market"]["stored_entries"] == 4
+    # the errors found on the second reading name the file's own lines
+    bad = write_text(tmp_path / "b.mtx", MM_GENERAL + "3 3 2\n1 2 +1\n% note\n4 1 1\n")
+    err = error_of(bad)
+    assert err.line == 5 and "out of bounds" in str(err)
+    long = write_text(tmp_path / "l.mtx", MM_GENERAL + "3 3 1\n1 2 +1\n% note\n2 3 1\n")
+    assert error_of(long).line == 5
+
+
 def test_matrix_market_pattern_general(tmp_path):
     banner = "%%MatrixMarket matrix coordinate pattern general\n"
     path = write_text(tmp_path / "p.mtx", banner + "3 4 3\n1 1\n2 4\n3 2\n")

@@ -438,9 +438,20 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
     nrows, ncols, stored, layout, field, symmetry = _matrix_market_call(scipy.io.mminfo, req.path, direct=direct)
     _check_matrix_market_header(req.path, nrows, ncols, stored, layout, symmetry, gzipped=gzipped)
     _check_matrix_market_body(req.path, layout, field)
-    matrix = _matrix_market_call(
-        scipy.io.mmread, req.path, direct=direct, spmatrix=False, stored=stored, shape=(nrows, ncols)
-    )
+    try:
+        matrix = _matrix_market_call(
+            scipy.io.mmread, req.path, direct=direct, spmatrix=False, stored=stored, shape=(nrows, ncols)
+        )
+    except InputError:
+        plain = _matrix_market_plain_text(req.path)
+        if plain is None:
+            raise
+        # SciPy's reader refuses what the body check allows: comment lines among the entries,
+        # and numbers with a leading '+'; read once more without them
+        try:
+            matrix = scipy.io.mmread(io.BytesIO(plain), spmatrix=False)
+        except (ValueError, RuntimeError) as exc:
+            raise _matrix_market_error(exc, req.path, stored, (nrows, ncols)) from exc
     graph, entries = _graph_from_matrix(matrix, req, weighted=field != "pattern", base=1)
     details = {
         "matrix_market": {
@@ -550,6 +561,34 @@ def _check_matrix_market_body(path, layout: str, field: str) -> None:
                                f"in {layout} layout, whose lines have {fields}")
                 raise InputError(message, path=path, line=where)
             line += block.count(b"\n")
+
+
+_MM_BODY_COMMENT = re.compile(rb"^[ \t]*%[^\n]*", re.MULTILINE)
+_MM_PLUS_SIGN = re.compile(rb"(?:^|(?<=[ \t]))\+(?=[0-9.])", re.MULTILINE)
+
+
+def _matrix_market_plain_text(path) -> bytes | None:
+    """The file's text with what SciPy's reader refuses after the size line made plain, or
+    ``None`` when there is none of it: comment lines become blank lines, and a ``+`` that
+    starts a number (``+1``, as C's ``strtod`` and the format's reference reader take it)
+    becomes a space. Line numbers stay as they are, so later messages name the right line."""
+    with _open_bytes(path) as stream:
+        data = stream.read()
+    at = 0
+    seen_banner = False
+    while at < len(data):  # past the banner, the header comments and the size line
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end + 1
+        text = data[at:end].strip()
+        at = end
+        if not seen_banner:
+            seen_banner = True
+            continue
+        if text and not text.startswith(b"%"):
+            break
+    body = data[at:]
+    plain = _MM_PLUS_SIGN.sub(b" ", _MM_BODY_COMMENT.sub(b"", body))
+    return None if plain == body else data[:at] + plain
 
 
 def _matrix_market_call(function, path, *, direct, stored=None, shape=None, **options):
