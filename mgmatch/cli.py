@@ -322,8 +322,27 @@ def _check_output(output: Path, summary: Path, input_path=None):
             raise ParameterError(f"{what} {path} is a directory")
         if input_path is not None and _same_file(path, Path(input_path)):
             raise ParameterError(f"{what} {path} is the input file; writing it would overwrite the graph")
+        _check_writable(what, path)
     if _same_file(output, summary):
         raise ParameterError(f"the summary and the output are the same file, {output}; pass another --summary")
+
+
+def _check_writable(what: str, path: Path) -> None:
+    """Refuse, before the job runs, a path that cannot be written: its nearest existing folder
+    is a file, or is not writable (a device or pipe that exists is written in place)."""
+    import os  # noqa: PLC0415
+
+    if path.exists() and not path.is_file():
+        if not os.access(path, os.W_OK):
+            raise ParameterError(f"{what} {path} cannot be written: permission denied")
+        return
+    folder = next((p for p in path.absolute().parents if p.exists()), None)
+    if folder is None:
+        return
+    if not folder.is_dir():
+        raise ParameterError(f"{what} {path} cannot be written: {folder} is a file, not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ParameterError(f"{what} {path} cannot be written: permission denied in {folder}")
 
 
 def _same_file(a: Path, b: Path) -> bool:

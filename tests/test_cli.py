@@ -214,6 +214,49 @@ def test_outputs_that_would_clobber_refused(runner, weighted_csv, tmp_path, case
     assert weighted_csv.read_text() == before and not out.exists() and not _no_stray_files(tmp_path)
 
 
+@pytest.mark.parametrize("what", ["output", "summary"])
+def test_output_under_a_file_refused_before_the_run(runner, weighted_csv, tmp_path, monkeypatch, what):
+    (tmp_path / "f").write_text("a file\n")
+    target = tmp_path / "f" / "sub" / ("m.json" if what == "summary" else "m.csv")
+    args = ["-o", str(tmp_path / "m.csv"), "--summary", str(target)] if what == "summary" else ["-o", str(target)]
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("the input was read")
+
+    monkeypatch.setattr("mgmatch.cli._read", no_read)
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(weighted_csv), *args])
+    assert res.exit_code == 2, res.output
+    line = res.output.strip()
+    assert line.startswith("mgmatch: error:") and "\n" not in line
+    assert f"{what} {target}" in line and f"{tmp_path / 'f'} is a file, not a directory" in line
+    assert (tmp_path / "f").read_text() == "a file\n" and not (tmp_path / "m.csv").exists()
+
+
+def test_unwritable_output_folder_refused_before_the_run(runner, weighted_csv, tmp_path, monkeypatch):
+    import os
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        if os.access(locked, os.W_OK):  # root may write anywhere: deny it as the folder's mode would
+            access = os.access
+            monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if os.path.abspath(p) == str(locked)
+                                and mode & os.W_OK else access(p, mode, **kw))
+
+        def no_read(*args, **kwargs):
+            raise AssertionError("the input was read")
+
+        monkeypatch.setattr("mgmatch.cli._read", no_read)
+        out = locked / "d" / "m.csv"
+        res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(weighted_csv), "-o", str(out)])
+        assert res.exit_code == 2, res.output
+        assert "permission denied" in res.output and str(locked) in res.output and "\n" not in res.output.strip()
+        assert list(locked.iterdir()) == []
+    finally:
+        locked.chmod(0o755)
+
+
 def test_summary_directory_found_at_the_default_path(runner, weighted_csv, tmp_path):
     (tmp_path / "m.json").mkdir()  # where the summary of m.csv goes by default
     res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(weighted_csv), "-o", str(tmp_path / "m.csv")])
@@ -283,6 +326,13 @@ def test_generate_round_trip(runner, tmp_path, suffix):
     ref = generators.delaunay(8, seed=3)
     assert (g.n, g.m) == (ref.n, ref.m)
     np.testing.assert_allclose(g.weights, ref.weights, rtol=1e-6)
+
+
+def test_generate_bad_suffix_names_the_graph_formats(runner, tmp_path):
+    res = runner.invoke(main, ["generate", "kron", "-p", "k=4", "-o", str(tmp_path / "g.txt")])
+    assert res.exit_code == 2, res.output
+    assert "'.txt'" in res.output and ".mtx" in res.output and ".npz" in res.output
+    assert not (tmp_path / "g.txt").exists() and not _no_stray_files(tmp_path)
 
 
 def test_generate_bad_family(runner, tmp_path):
@@ -537,6 +587,13 @@ def test_verify_unknown_result_columns(runner, tmp_path, karate):
     odd.write_text("a,b\n1,2\n")
     res = runner.invoke(main, ["verify", str(karate), str(odd)])
     assert res.exit_code == 2 and "expected u, v" in res.output
+
+
+def test_verify_result_of_unknown_suffix_names_the_file_once(runner, tmp_path, karate):
+    res = runner.invoke(main, ["verify", str(karate), str(karate)])
+    assert res.exit_code == 2, res.output
+    line = res.output.strip()
+    assert line.count(str(karate)) == 1 and "'.mtx'" in line and ".parquet" in line, line
 
 
 def _mgmatch(*args, stdin: bytes):

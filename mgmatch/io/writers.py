@@ -57,6 +57,9 @@ def atomic_path(path):
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        blocker = _not_a_directory(target)
+        if blocker is not None:
+            raise ResourceError(f"cannot write {target}: {blocker} is a file, not a directory") from exc
         raise _write_error(target, exc) from exc
     partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial{''.join(target.suffixes)}")
     try:
@@ -178,10 +181,10 @@ def read_table(path) -> dict[str, np.ndarray]:
     import pyarrow as pa  # noqa: PLC0415
 
     source = Path(path)
-    try:
-        fmt = _table_format(source, None)
-    except ParameterError as exc:
-        raise InputError(str(exc), path=source) from exc
+    fmt = TABLE_FORMATS.get(source.suffix.lower())
+    if fmt is None:
+        raise InputError(f"cannot tell the table format from the suffix {source.suffix or '(none)'!r}; "
+                         f"a table ends in {', '.join(TABLE_FORMATS)}", path=source)
     if not source.exists():
         raise InputError("no such file", path=source)
     if source.is_dir():
@@ -326,6 +329,14 @@ def _plain_key(key):
     return str(key)
 
 
+def _not_a_directory(target: Path):
+    """The nearest existing folder above ``target`` when it is not a directory, else ``None``."""
+    for parent in target.parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
 def _write_error(path: Path, exc: OSError) -> ResourceError:
     return ResourceError(f"cannot write {path}: {exc.strerror or exc}")
 
@@ -352,6 +363,11 @@ def write_graph(path, graph) -> Path:
 
     target = Path(path)
     name = target.name.lower()
+    if not name.endswith((".mtx", ".npz", *TABLE_FORMATS)):
+        raise ParameterError(
+            f"{target}: cannot tell the graph format from the suffix {target.suffix or '(none)'!r}; "
+            f"use one of .mtx, .npz, {', '.join(TABLE_FORMATS)}"
+        )
     u, v, w = (np.asarray(a) for a in graph.to("cpu").edges())
     with atomic_path(target) as tmp:
         if name.endswith(".mtx"):
