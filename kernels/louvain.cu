@@ -477,6 +477,24 @@ __device__ __forceinline__ i64 find_item(const i64* pre, i64 lo, i64 hi, i64 j) 
     return lo;
 }
 
+// find_item by the whole warp (every lane calls it with the same lo, hi and j): a 32-ary search,
+// each step one load per lane, all in flight together, so log32 dependent loads, not log2. The
+// fused kernel's ranges (`even` below) take it: its few warps each start one range per pass, on
+// offsets in global memory. 4elt's aggregations took 56, 29 and 24 us against 59, 32 and 25,
+// delaunay k=14's 90, 32 and 30 against 95, 35 and 31, kron k=12's 134 and 55 against 138 and 57
+// (H200, the same decisions).
+__device__ __forceinline__ i64 find_item_warp(const i64* pre, i64 lo, i64 hi, i64 j) {
+    const int lane = threadIdx.x % 32;
+    while (hi - lo > 1) {
+        const i64 step = (hi - lo + 31) / 32;
+        const i64 at = lo + (i64)lane * step;  // lane 0 probes lo, where pre[lo] <= j
+        const unsigned int le = __ballot_sync(FULL_MASK, at < hi && pre[at] <= j);
+        lo += (i64)(31 - __clz(le)) * step;
+        hi = lo + step < hi ? lo + step : hi;
+    }
+    return lo;
+}
+
 // Run body(ok, i, j) for every index j of [pre[lo], pre[hi]) with its item i, warp-synchronously:
 // every lane calls body at every step, `ok` false for lanes past the end. Those lanes' i is a
 // valid item but may repeat an earlier lane's: warp-wide reductions key them apart (-1).
@@ -499,7 +517,7 @@ __device__ __forceinline__ void for_each_index_of(const i64* pre, i64 lo, i64 hi
     }
     const int lane = threadIdx.x % 32;
     for (i64 r0 = begin + warp * W; r0 < end; r0 += warps * W) {
-        i64 item = find_item(pre, lo, hi, r0);
+        i64 item = even ? find_item_warp(pre, lo, hi, r0) : find_item(pre, lo, hi, r0);
         const i64 r1 = r0 + W < end ? r0 + W : end;
         for (i64 j0 = r0; j0 < r1; j0 += 32) {
             const i64 j = j0 + lane;
