@@ -85,8 +85,13 @@ def versions() -> dict:
 
 
 # ------------------------------------------------------------------------------ options
+#: The input formats, as mgmatch.io reads them (kept here so that --help needs no import of the readers;
+#: a test checks the two lists agree).
+_FORMAT_HELP = "Input format: mtx, csv, tsv, edgelist, metis, gml, parquet or npz (default: from the suffix)."
+
+
 def _canon_options(f):
-    f = click.option("--format", "fmt", default=None, help="Input format (default: from the suffix).")(f)
+    f = click.option("--format", "fmt", default=None, help=_FORMAT_HELP)(f)
     f = click.option("--one-based/--zero-based", "one_based", default=None,
                      help="Vertex ids of edge lists start at 1 / at 0 (default: detect).")(f)
     f = click.option("--negative", type=click.Choice(["error", "abs"]), default="error", show_default=True,
@@ -154,7 +159,7 @@ def main():
                    "maximum cardinality bipartite matching; louvain: communities. auto: the fastest "
                    "weighted matching (suitor, on a GPU as on a CPU).")
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
-              help="Result table (.parquet or .csv); the JSON summary goes beside it (.json). Required "
+              help="Result table (.parquet, .pq, .csv or .tsv); the JSON summary goes beside it (.json). Required "
                    "unless INPUT is a pipeline file.")
 @click.option("--summary", type=click.Path(path_type=Path), default=None, help="Where to write the JSON summary.")
 @click.option("--b", "b", default=None, help="b-Suitor capacity: an integer, or a file of one integer per vertex.")
@@ -238,6 +243,10 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         raise ParameterError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHM_CHOICES)}")
     if not isinstance(deterministic, bool):
         raise ParameterError(f"deterministic must be true or false, not {deterministic!r}")
+    if algorithm == "louvain":  # before the graph is read, which may take long
+        from .algorithms.louvain import validate_louvain_params  # noqa: PLC0415
+
+        validate_louvain_params(resolution, device=device)
     on_cluster = client is not None if on_cluster is None else on_cluster
     if (on_cluster or report is not None) and algorithm not in MATCHING:
         raise ParameterError(f"--algorithm {algorithm} runs on one device; the cluster options (--workers, "
@@ -493,7 +502,7 @@ def _print_summary(record, output, summary_path):
 @main.command()
 @click.argument("input_path", metavar="FILE", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@click.option("--format", "fmt", default=None, help="Input format (default: from the suffix).")
+@click.option("--format", "fmt", default=None, help=_FORMAT_HELP)
 @click.option("--bipartite/--no-bipartite", default=None)
 @_weighted_option
 @_friendly

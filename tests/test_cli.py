@@ -391,6 +391,32 @@ def test_bench_louvain_times_both_sides_alike(tmp_path, karate, monkeypatch):
     assert timed == ["mgmatch"] * 3 + ["plm"] * 3 + ["mgmatch"] * 2 + ["plm"] * 2
 
 
+def test_run_help_names_every_format():
+    # --format lists the formats the readers take, --output the table suffixes the writers take
+    from mgmatch import cli
+    from mgmatch.io import readers, writers
+
+    listed = cli._FORMAT_HELP.split(":", 1)[1].split("(")[0].replace(" or ", ", ").replace(".", "")
+    assert sorted(f.strip() for f in listed.split(",")) == sorted(readers._FORMATS)
+    out_help = next(p.help for p in cli.run.params if p.name == "output")
+    assert all(suffix in out_help for suffix in writers.TABLE_FORMATS)
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan"])
+def test_louvain_parameters_checked_before_the_read(runner, weighted_csv, tmp_path, monkeypatch, value):
+    def no_read(*args, **kwargs):
+        raise AssertionError("the input was read")
+
+    monkeypatch.setattr("mgmatch.cli._read", no_read)
+    out = tmp_path / "c.csv"
+    res = runner.invoke(main, ["run", "-a", "louvain", "--device", "cpu", "-q", "--resolution", value,
+                               str(weighted_csv), "-o", str(out)])
+    assert res.exit_code == 2, res.output
+    line = res.output.strip()
+    assert line.startswith("mgmatch: error:") and "resolution" in line and "\n" not in line
+    assert not out.exists()
+
+
 def test_time_alternating_stops_each_side_at_its_timeout():
     from mgmatch.bench._common import time_alternating
 
