@@ -391,6 +391,20 @@ def test_bench_louvain_times_both_sides_alike(tmp_path, karate, monkeypatch):
     assert timed == ["mgmatch"] * 3 + ["plm"] * 3 + ["mgmatch"] * 2 + ["plm"] * 2
 
 
+def test_bench_report_written_before_the_table(tmp_path):
+    # a run stopped while its table prints (or whose console fails) keeps its rows
+    from mgmatch.bench import write_report
+
+    class Stopped:
+        def print(self, *args, **kwargs):
+            raise KeyboardInterrupt
+
+    rows = [{"family": "louvain", "graph": "g", "impl": "mgmatch", "device": "cpu", "n": 3, "nnz": 4, "time_s": 0.5}]
+    with pytest.raises(KeyboardInterrupt):
+        write_report(rows, tmp_path / "r.json", console=Stopped())
+    assert json.loads((tmp_path / "r.json").read_text())["rows"] == rows
+
+
 def test_run_help_names_every_format():
     # --format lists the formats the readers take, --output the table suffixes the writers take
     from mgmatch import cli

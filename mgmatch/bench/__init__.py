@@ -41,7 +41,7 @@ _OPTIONAL_COLUMNS = ("kernel_time_s", "speedup_kernel", "weight_rel_diff", "modu
 
 
 def write_report(rows: list[dict], output: Path | None = None, *, console=None) -> None:
-    """Print ``rows`` as a table and, when ``output`` is given, write them as JSON."""
+    """Write ``rows`` as JSON when ``output`` is given, then print them as a table."""
     from rich.table import Table  # noqa: PLC0415
 
     cols = ["family", "graph", "impl", "device", "n", "nnz", "time_s", "speedup", "ratio_vs"]
@@ -55,9 +55,9 @@ def write_report(rows: list[dict], output: Path | None = None, *, console=None) 
             v = r.get(c, "")
             cells.append(f"{v:.4g}" if isinstance(v, float) else str(v))
         table.add_row(*cells)
-    if console is not None:
-        console.print(table)
-    if output is not None:
+    if output is not None:  # first: a run stopped while the table prints keeps its rows
         from ..io import write_json  # noqa: PLC0415
 
         write_json(output, {"mgmatch_bench": 1, "host": host_info(), "rows": rows})
+    if console is not None:
+        console.print(table)
