@@ -323,7 +323,10 @@ def _check_read_on_workers(on_cluster, algorithm, bipartite, input_path=None):
 
 def _check_output(output: Path, summary: Path, input_path=None):
     """Refuse outputs that cannot be written as asked, before any work: a table of unknown
-    format, a directory in place of a file, the summary on the table, either on the input."""
+    format, a directory in place of a file, the summary on the table, either on the input, or
+    either where it cannot be written (:func:`mgmatch.io.writers.unwritable`)."""
+    from .io.writers import unwritable  # noqa: PLC0415
+
     if Path(output).suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv"):
         raise ParameterError(f"output {output} must end in .parquet, .pq, .csv or .tsv")
     for what, path in (("output", output), ("summary", summary)):
@@ -331,27 +334,11 @@ def _check_output(output: Path, summary: Path, input_path=None):
             raise ParameterError(f"{what} {path} is a directory")
         if input_path is not None and _same_file(path, Path(input_path)):
             raise ParameterError(f"{what} {path} is the input file; writing it would overwrite the graph")
-        _check_writable(what, path)
+        why = unwritable(path)  # before the job runs, which may take long
+        if why is not None:
+            raise ParameterError(f"{what} {path} cannot be written: {why}")
     if _same_file(output, summary):
         raise ParameterError(f"the summary and the output are the same file, {output}; pass another --summary")
-
-
-def _check_writable(what: str, path: Path) -> None:
-    """Refuse, before the job runs, a path that cannot be written: its nearest existing folder
-    is a file, or is not writable (a device or pipe that exists is written in place)."""
-    import os  # noqa: PLC0415
-
-    if path.exists() and not path.is_file():
-        if not os.access(path, os.W_OK):
-            raise ParameterError(f"{what} {path} cannot be written: permission denied")
-        return
-    folder = next((p for p in path.absolute().parents if p.exists()), None)
-    if folder is None:
-        return
-    if not folder.is_dir():
-        raise ParameterError(f"{what} {path} cannot be written: {folder} is a file, not a directory")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ParameterError(f"{what} {path} cannot be written: permission denied in {folder}")
 
 
 def _same_file(a: Path, b: Path) -> bool:

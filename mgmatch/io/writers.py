@@ -20,7 +20,7 @@ import numpy as np
 from .._array import to_numpy
 from ..errors import InputError, MgmatchError, ParameterError, ResourceError
 
-__all__ = ["atomic_path", "write_table", "write_json", "read_table", "summary_path_for", "TABLE_FORMATS"]
+__all__ = ["atomic_path", "write_table", "write_json", "read_table", "summary_path_for", "unwritable", "TABLE_FORMATS"]
 
 #: Table suffixes and the format each stands for.
 TABLE_FORMATS: dict[str, str] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv"}
@@ -57,9 +57,9 @@ def atomic_path(path):
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        blocker = _not_a_directory(target)
-        if blocker is not None:
-            raise ResourceError(f"cannot write {target}: {blocker} is a file, not a directory") from exc
+        why = unwritable(target)
+        if why is not None:
+            raise ResourceError(f"cannot write {target}: {why}") from exc
         raise _write_error(target, exc) from exc
     partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial{''.join(target.suffixes)}")
     try:
@@ -181,10 +181,10 @@ def read_table(path) -> dict[str, np.ndarray]:
     import pyarrow as pa  # noqa: PLC0415
 
     source = Path(path)
-    fmt = TABLE_FORMATS.get(source.suffix.lower())
-    if fmt is None:
-        raise InputError(f"cannot tell the table format from the suffix {source.suffix or '(none)'!r}; "
-                         f"a table ends in {', '.join(TABLE_FORMATS)}", path=source)
+    try:
+        fmt = _table_format(source, None)
+    except ParameterError as exc:
+        raise InputError(str(exc)) from exc  # (its message names the file)
     if not source.exists():
         raise InputError("no such file", path=source)
     if source.is_dir():
@@ -329,11 +329,27 @@ def _plain_key(key):
     return str(key)
 
 
-def _not_a_directory(target: Path):
-    """The nearest existing folder above ``target`` when it is not a directory, else ``None``."""
-    for parent in target.parents:
-        if parent.exists():
-            return None if parent.is_dir() else parent
+def unwritable(path) -> str | None:
+    """Why ``path`` cannot be written, or ``None`` when nothing stands in the way that can be told
+    before trying: the nearest existing folder above it is a file, or refuses writing (a device or
+    pipe that exists is written in place, so only its own permission counts).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "f").write_text("x")
+    ...     unwritable(Path(tmp) / "new" / "out.csv") is None, unwritable(Path(tmp) / "f" / "out.csv")[-15:]
+    (True, 'not a directory')
+    """
+    path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        return None if os.access(path, os.W_OK) else "permission denied"
+    folder = next((p for p in path.absolute().parents if p.exists()), None)
+    if folder is None:
+        return None
+    if not folder.is_dir():
+        return f"{folder} is a file, not a directory"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"permission denied in {folder}"
     return None
 
 
