@@ -113,7 +113,8 @@ def time_alternating(fns: dict, *, repeats: int = 5, block: int = 5, timeout: fl
     stretch lost. In alternating blocks both sides share such stretches. The untimed run that
     opens each block warms the side's caches and threads again after the other side's block.
 
-    Returns ``{name: {"time_s": median, "times_s": [...], "warmup_runs": n, "result": last}}``.
+    Returns ``{name: {"time_s": median, "times_s": [...], "warmup_runs": n, "result": last,
+    "wall_s": seconds of all its runs, untimed ones included}}``.
 
     >>> out = time_alternating({"a": lambda: 1, "b": lambda: 2}, repeats=3, block=2)
     >>> [len(out[k]["times_s"]) for k in "ab"], out["b"]["result"]
@@ -121,26 +122,25 @@ def time_alternating(fns: dict, *, repeats: int = 5, block: int = 5, timeout: fl
     """
     if repeats < 1 or block < 1:
         raise ValueError("repeats and block must be at least 1")
-    out = {name: time_call(fn, repeats=0, warmup=1, warmup_s=warmup_s) for name, fn in fns.items()}
-    spent = dict.fromkeys(fns, 0.0)
+    out = {}
+    for name, fn in fns.items():
+        t0 = time.perf_counter()
+        out[name] = time_call(fn, repeats=0, warmup=1, warmup_s=warmup_s)
+        out[name]["wall_s"] = time.perf_counter() - t0
     while True:
-        going = [name for name in fns if len(out[name]["times_s"]) < repeats
-                 and (timeout is None or spent[name] <= timeout)]
+        going = [name for name, rec in out.items() if len(rec["times_s"]) < repeats
+                 and (timeout is None or sum(rec["times_s"]) <= timeout)]
         if not going:
             break
         for name in going:
-            fn, rec = fns[name], out[name]
-            rec["result"] = fn()
-            sync_device()
-            rec["warmup_runs"] += 1
-            for _ in range(min(block, repeats - len(rec["times_s"]))):
-                t0 = time.perf_counter()
-                rec["result"] = fn()
-                sync_device()
-                rec["times_s"].append(time.perf_counter() - t0)
-                spent[name] += rec["times_s"][-1]
-                if timeout is not None and spent[name] > timeout:
-                    break
+            rec = out[name]
+            t0 = time.perf_counter()
+            t = time_call(fns[name], repeats=min(block, repeats - len(rec["times_s"])), warmup=1,
+                          timeout=None if timeout is None else timeout - sum(rec["times_s"]))
+            rec["wall_s"] += time.perf_counter() - t0
+            rec["times_s"] += t["times_s"]
+            rec["warmup_runs"] += t["warmup_runs"]
+            rec["result"] = t["result"]
     for rec in out.values():
         rec["time_s"] = statistics.median(rec["times_s"])
     return out
