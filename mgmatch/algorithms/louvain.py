@@ -51,6 +51,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -522,18 +523,13 @@ class LouvainState:
         return p["t_bin"] if self.graph.n > BIN_VERTICES else p["t_final"]
 
 
+@functools.cache
 def _twin(device: str):
-    twin = _TWINS.get(device)
-    if twin is None:
-        if device == "gpu":
-            from ..gpu import louvain as twin  # noqa: PLC0415
-        else:
-            from ..cpu import louvain as twin  # noqa: PLC0415
-        _TWINS[device] = twin
+    if device == "gpu":
+        from ..gpu import louvain as twin  # noqa: PLC0415
+    else:
+        from ..cpu import louvain as twin  # noqa: PLC0415
     return twin
-
-
-_TWINS: dict = {}
 
 
 def _device_of(graph: Graph) -> str:

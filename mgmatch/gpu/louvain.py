@@ -777,7 +777,8 @@ def _fused_slots(values: tuple) -> np.ndarray:
     """The packed parameters (:func:`_fused_params`) but the pointers (zero), from ``values``:
     ``(name, value)`` pairs, each encoded by its parameter's C type. Made once per shape, like
     :func:`_fused_allocation` (with both cached, the host's time from the call to the launch on
-    4elt went from 71 to 53 us on an H200 host); the read-only result is copied per run."""
+    4elt went from 71 to 53 us on an H200 host); the read-only result is copied into the launching
+    thread's buffer (:func:`_fused_pack`)."""
     params = _fused_params()
     where = {name: (i, ctype) for i, (name, ctype) in enumerate(params)}
     slots = np.zeros(len(params), dtype=np.int64)
