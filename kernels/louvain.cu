@@ -1245,6 +1245,27 @@ __device__ __forceinline__ void fused_group_reduce(double& best, int& best_c, i6
     }
 }
 
+// One vertex of the batch order, as a group of computeMove loads it at the start of a round: one
+// 16-byte load, where a vertex, its edge offset, its degree and k_i had been four loads (each
+// a round trip to L2 that all lanes of the round wait for, and on level 0 of 4elt the [5, 8]
+// batches' rounds are bound by the SMs' L2 traffic). The id takes the low 20 bits of v_deg
+// (the fused kernel takes at most 2^20 vertices, FUSED_MAX_VERTICES), the degree the high 12,
+// saturated at 4095 (fused_move_hub, the only taker of degrees above 319, reads it off indptr);
+// the edge offset fits 32 bits (at most FUSED_MAX_EDGES = 2^22 stored edges). On an H100, with
+// the lazy singleton loads of score_slots and the staged scan totals (scan_partials), 4elt's
+// kernels took 905 to 908 us against 948, delaunay k=14's 911 against 943, rgg k=14's 1,216
+// against 1,266 and kron k=12's 5,550 against 5,664, the same decisions; the three separate
+// arrays alone (vertex, offset and degree) in one load took 4elt to 918 us.
+struct __align__(16) BatchVertex {
+    i64 k;  // k_i (fixed point)
+    unsigned int start, v_deg;
+    __device__ int v() const { return (int)(v_deg & 0xFFFFFu); }
+    __device__ int deg() const { return (int)(v_deg >> 20); }
+};
+__device__ __forceinline__ BatchVertex batch_vertex(i64 k, i64 start, i64 v, i64 d) {
+    return BatchVertex{k, (unsigned int)start, (unsigned int)v | ((unsigned int)(d < 4095 ? d : 4095) << 20)};
+}
+
 // Moves of the previous batch that the other buffer still lacks. A thread holds the moves it
 // decided in its first FUSED_PENDING rounds in registers and applies them with atomics alone;
 // the moves of later rounds (batch positions from `from` on) are read back off the buffers.
@@ -1254,7 +1275,7 @@ __device__ __forceinline__ void fused_group_reduce(double& best, int& best_c, i6
 struct Pending {
     int v[FUSED_PENDING], o[FUSED_PENDING], c[FUSED_PENDING];  // c < 0: no move held
     i64 k[FUSED_PENDING];
-    const int* verts;
+    const BatchVertex* verts;
     int from, nv;
 };
 
@@ -1262,7 +1283,7 @@ struct Pending {
 // the buffer that has them.
 template <int NB>
 __device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_new, int* comm_old, int* csize_old,
-                                               i64* afix_old, const i64* kfix) {
+                                               i64* afix_old) {
 #pragma unroll
     for (int j = 0; j < FUSED_PENDING; ++j) {
         if (pend.c[j] >= 0) move_vertex(pend.v[j], pend.o[j], pend.c[j], pend.k[j], comm_old, csize_old, afix_old);
@@ -1270,9 +1291,10 @@ __device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_ne
     }
     for (i64 i = pend.from + (i64)blockIdx.x * FUSED_THREADS + threadIdx.x; i < pend.nv;
          i += (i64)FUSED_THREADS * NB) {
-        const int v = pend.verts[i];
+        const BatchVertex bv = pend.verts[i];
+        const int v = bv.v();
         const int c = comm_new[v], o = comm_old[v];
-        if (c != o) move_vertex(v, o, c, kfix[v], comm_old, csize_old, afix_old);
+        if (c != o) move_vertex(v, o, c, bv.k, comm_old, csize_old, afix_old);
     }
     pend.nv = 0;
 }
@@ -1311,7 +1333,7 @@ __device__ __forceinline__ void score_slots(const int (&kc)[N], const i64 (&kw)[
         ks[j] = 0;
         ka[j] = 0;
         if (kc[j] >= 0 && kc[j] != own) {
-            ks[j] = csize[kc[j]];
+            if (singleton && kc[j] > own) ks[j] = csize[kc[j]];  // read only by the singleton rule
             ka[j] = afix[kc[j]];
         }
     }
@@ -1358,13 +1380,13 @@ __device__ __forceinline__ void fused_decide(int v, int own, i64 kv, i64 a_own, 
 //
 // The same decisions as scan_table and decide, with the global loads of a round issued in as
 // few dependent steps as possible (each step is a round trip to L2): the batch's vertices with
-// their edge offsets and degrees (verts, vstart, vdeg, in batch order); the edges of a lane
+// their edge offsets, degrees and k_i (verts, one BatchVertex each, in batch order); the edges of a lane
 // (at most MAXDEG / G) and the vertex's own state; their communities; then, after hashing, the
 // state of every community in the lane's table slots (or its sums) at once.
 template <int NB, int G, int TABLE, int MAXDEG>
-__device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, const i64* kfix, const int* comm_r,
+__device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, const int* comm_r,
                                            const int* csize_r, const i64* afix_r, int* comm_w, int* csize_w,
-                                           i64* afix_w, const int* verts, const i64* vstart, const int* vdeg, int nv,
+                                           i64* afix_w, const BatchVertex* verts, int nv,
                                            const int* s_ts, double gamma_over_2m, char* s_tables, double* s_best,
                                            int* s_bc, i64* s_eo, Pending& pend) {
     constexpr int GROUPS = FUSED_THREADS / G;
@@ -1389,14 +1411,13 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
         int v = 0, deg = 0, own = 0;
         i64 start = 0, kv = 0;
         if (active) {
-            v = verts[idx];
-            start = vstart[idx];
-            deg = vdeg[idx];
+            const BatchVertex bv = verts[idx];
+            v = bv.v();
+            deg = bv.deg();
+            start = bv.start;
+            kv = bv.k;
         }
-        if (active) {
-            own = comm_r[v];
-            kv = kfix[v];
-        }
+        if (active) own = comm_r[v];
         int cu[EDGES];
         i64 wu[EDGES];
 #pragma unroll
@@ -1499,23 +1520,25 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
 // clears it, and the block clears the slots it scans (the reduction's barrier orders that before
 // the next vertex's hashing). The same decisions as fused_move (the same sums, the same rules).
 template <int NB>
-__device__ __forceinline__ void fused_move_hub(const int* indices, const i64* wfix, const i64* kfix, const int* comm_r,
+__device__ __forceinline__ void fused_move_hub(const i64* indptr, const int* indices, const i64* wfix, const int* comm_r,
                                                const int* csize_r, const i64* afix_r, int* comm_w, int* csize_w,
-                                               i64* afix_w, const int* verts, const i64* vstart, const int* vdeg,
+                                               i64* afix_w, const BatchVertex* verts,
                                                int nv, i64 n, const int* ts, int* hkeys, i64* hvals,
                                                double gamma_over_2m, double* s_best, int* s_bc, i64* s_eo,
                                                Pending& pend) {
     constexpr int K = 4;  // loads in flight per thread
     for (int round = 0, idx = blockIdx.x; idx < nv; ++round, idx += NB) {
-        const int v = verts[idx], deg = vdeg[idx];
-        const i64 start = vstart[idx], end = start + deg;
+        const BatchVertex bv = verts[idx];
+        const int v = bv.v();
+        const i64 start = bv.start, end = indptr[v + 1];
+        const i64 deg = end - start;
         const int own = comm_r[v];
         const unsigned int p = (unsigned int)ts[deg < n ? deg : n];
         for (i64 e0 = start + threadIdx.x; e0 < end; e0 += K * FUSED_THREADS)
             entry_communities<K>(indices, wfix, comm_r, e0, FUSED_THREADS, end,
                                  [&](int c, i64 w) { hash_add(hkeys, hvals, p, c, w); });
         __syncthreads();
-        const i64 kv = kfix[v];
+        const i64 kv = bv.k;
         const bool singleton = csize_r[own] == 1;
         const double gk = __dmul_rn((double)kv, gamma_over_2m);
         double best = NEG_INF;
@@ -1587,6 +1610,7 @@ struct FusedRun {
 struct FusedShared {
     i64 red[FUSED_WARPS][FUSED_PART];
     i64 part[FUSED_CLUSTER * FUSED_PART];
+    i64 spart[FUSED_CLUSTER * FUSED_PART];
     i64 eo[FUSED_WARPS];
     double best[FUSED_WARPS];
     int bc[FUSED_WARPS];
@@ -1611,10 +1635,9 @@ struct FusedShared {
 // cycles with its tables in shared memory against 33,000 in global memory, and 35,000 with only
 // its offsets, counts and new ids in shared memory.)
 enum { SOLO_INDPTR, SOLO_INDICES, SOLO_WFIX, SOLO_LOOP, SOLO_KFIX, SOLO_COMM, SOLO_CSIZE, SOLO_AFIX, SOLO_ORDER,
-       SOLO_OSTART, SOLO_ODEG, SOLO_ARRAYS };
+       SOLO_ARRAYS };
 __device__ __forceinline__ i64 solo_layout(i64 n, i64 nnz, i64 (&off)[SOLO_ARRAYS]) {
-    const i64 bytes[SOLO_ARRAYS] = {8 * (n + 1), 4 * nnz, 8 * nnz, 8 * n, 8 * n, 8 * n, 8 * n, 16 * n, 4 * n, 8 * n,
-                                    4 * n};
+    const i64 bytes[SOLO_ARRAYS] = {8 * (n + 1), 4 * nnz, 8 * nnz, 8 * n, 8 * n, 8 * n, 8 * n, 16 * n, 16 * n};
     i64 at = 2 * 16 * FUSED_PART;  // part and spart, two slots each
 #pragma unroll
     for (int k = 0; k < SOLO_ARRAYS; ++k) {
@@ -1680,11 +1703,9 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     i64* kfix = (i64*)take(8 * N);
     i64* afix_base = (i64*)take(8 * 2 * N);  // two buffers of N (buffer r at afix_base + r * N)
     i64* sav_afix_base = (i64*)take(8 * 2 * N);
-    i64* ostart = (i64*)take(8 * N);  // batch order: the edge offset and degree of order[i]
     int* sav_comm_base = (int*)take(4 * 2 * N);
     int* sav_csize_base = (int*)take(4 * 2 * N);
-    int* order = (int*)take(4 * N);
-    int* odeg = (int*)take(4 * N);
+    BatchVertex* order = (BatchVertex*)take(16 * N);  // the batches' vertices, in batch order
     // computeMove's tables for the bucket > 319 (fused_move_hub), hub_cap slots in all
     {
         i64* hub_vals = (i64*)take(8 * hub_cap);
@@ -1737,6 +1758,16 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         if (threadIdx.x < NB * FUSED_PART) s_part[threadIdx.x] = part_r(part)[threadIdx.x];
         __syncthreads();
         return (const i64*)s_part;
+    };
+    // the same for the block totals of a scan (scan_offsets reads every block's, in every thread)
+    auto scan_partials = [&]() {
+        if constexpr (NB == 1) {
+            return (const i64*)part_r(spart);
+        } else {
+            if (threadIdx.x < NB * FUSED_PART) sh.spart[threadIdx.x] = part_r(spart)[threadIdx.x];
+            __syncthreads();
+            return (const i64*)sh.spart;
+        }
     };
     i64 v8[FUSED_PART];
     auto zero8 = [&]() {
@@ -1800,9 +1831,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             comm_base = (int*)(base + off[SOLO_COMM]);
             csize_base = (int*)(base + off[SOLO_CSIZE]);
             afix_base = (i64*)(base + off[SOLO_AFIX]);
-            order = (int*)(base + off[SOLO_ORDER]);
-            ostart = (i64*)(base + off[SOLO_OSTART]);
-            odeg = (int*)(base + off[SOLO_ODEG]);
+            order = (BatchVertex*)(base + off[SOLO_ORDER]);
             loop = (i64*)(base + off[SOLO_LOOP]);  // (the global copy stays as it is, for a handover)
             S = n;
             for (i64 i = threadIdx.x; i <= n; i += FUSED_THREADS) {
@@ -1902,7 +1931,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
 
         const i64* pv = partials();
         const i64 two_m = cluster_value<NB>(pv, 0, false);
-        scan_offsets<MB, NB>(part_r(spart), pre_b, tot_b);
+        scan_offsets<MB, NB>(scan_partials(), pre_b, tot_b);
         // The vertices of degree > 319 (fused_move_hub): a block takes one at a time, with a table
         // of ts[largest degree] slots (a community has fewer than n neighbours), so as many tables
         // as a batch has of them, up to one a block. The host may go again with more room
@@ -1973,9 +2002,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             }
             const int eff = s_beff[b];
             const int pos = s_bstart[s_bfirst[b] + r % eff] + r / eff;
-            order[pos] = (int)v;
-            ostart[pos] = indptr[v];
-            odeg[pos] = (int)d;
+            order[pos] = batch_vertex(kfix[v], indptr[v], v, d);
         }, pre_b);
         const int P = s_batches;
         sync();
@@ -1990,9 +2017,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 for (i64 j = 0; j < hubs; ++j) r += com_degree[j] > key;
                 const int v = 0x7fffffff - (int)(key & 0xffffffff), eff = s_beff[6];
                 const i64 pos = s_bstart[s_bfirst[6] + r % eff] + r / eff;
-                order[pos] = v;
-                ostart[pos] = indptr[v];
-                odeg[pos] = (int)(key >> 32);
+                order[pos] = batch_vertex(kfix[v], indptr[v], v, key >> 32);
             }
             sync();
             for (i64 i = gtid; i < hubs; i += T) com_degree[i] = 0;
@@ -2010,13 +2035,12 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         while (moving) {
             for (int p = 0; p < P; ++p) {
                 const int r = p & 1, w = r ^ 1;
-                fused_catch_up<NB>(pend, comm(r), comm(w), csize(w), afix(w), kfix);
+                fused_catch_up<NB>(pend, comm(r), comm(w), csize(w), afix(w));
                 const int b0 = s_bstart[p];
                 const int nv = s_bstart[p + 1] - b0;
 #define FUSED_MOVE(G, TABLE, MAXDEG)                                                                                \
-    fused_move<NB, G, TABLE, MAXDEG>(indices, wfix, kfix, comm(r), csize(r), afix(r), comm(w), csize(w), afix(w),     \
-                                 order + b0, ostart + b0, odeg + b0, nv, s_ts, gamma_over_2m, s_tables, s_best, s_bc, \
-                                 s_eo, pend)
+    fused_move<NB, G, TABLE, MAXDEG>(indices, wfix, comm(r), csize(r), afix(r), comm(w), csize(w), afix(w), order + b0, \
+                                     nv, s_ts, gamma_over_2m, s_tables, s_best, s_bc, s_eo, pend)
                 // Group sizes per bucket. The cluster kernel of FUSED_THREADS >= 1024 takes [5, 8] in
                 // groups of 4 and [9, 16] in groups of 8, two edges a lane: on an H200, against
                 // groups of 8 and 16 (one edge a lane), 4elt's whole kernel took 1,176 us against
@@ -2073,9 +2097,9 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
 #if FUSED_HUBS
                     case 5: FUSED_MOVE(128, MOVE_SHARED_TABLE, FUSED_MAX_DEGREE); break;
                     default:
-                        fused_move_hub<NB>(indices, wfix, kfix, comm(r), csize(r), afix(r), comm(w), csize(w), afix(w),
-                                           order + b0, ostart + b0, odeg + b0, nv, n, ts, sh.hub_keys, sh.hub_vals,
-                                           gamma_over_2m, s_best, s_bc, s_eo, pend);
+                        fused_move_hub<NB>(indptr, indices, wfix, comm(r), csize(r), afix(r), comm(w), csize(w), afix(w),
+                                           order + b0, nv, n, ts, sh.hub_keys, sh.hub_vals, gamma_over_2m, s_best,
+                                           s_bc, s_eo, pend);
                         break;
 #else
                     default: FUSED_MOVE(128, MOVE_SHARED_TABLE, FUSED_MAX_DEGREE); break;
@@ -2093,7 +2117,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             // 1,184 us against 1,175, delaunay k=18's 6.21 ms against 6.26, the same decisions.
             // The pass's loads cost about as much inside a batch's phase as in a phase of their own.)
             const int wl = ((P - 1) & 1) ^ 1, rl = wl ^ 1, slot = iter & 1;
-            fused_catch_up<NB>(pend, comm(wl), comm(rl), csize(rl), afix(rl), kfix);
+            fused_catch_up<NB>(pend, comm(wl), comm(rl), csize(rl), afix(rl));
             zero8();  // 0: internal weight, 1-3: limbs of sum a_c^2, 4: vertices moved
             auto sweep_vertex = [&](i64 v, bool light) {
                 const int cv = comm(wl)[v];
@@ -2202,7 +2226,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         i64 pre2[2], tot2[2];
         scan_local<2, NB>(n, nonempty_tables, pre2, part_w(spart), s_red);
         sync();
-        scan_offsets<2, NB>(part_r(spart), pre2, tot2);
+        scan_offsets<2, NB>(scan_partials(), pre2, tot2);
         const int n_new = (int)tot2[0];
         const i64 slots = tot2[1];
         if (slots > table_cap) {
@@ -2279,7 +2303,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         auto count_of = [&](i64 c, i64 (&x)[1]) { x[0] = counts[c]; };
         scan_local<1, NB>(n_new, count_of, pre1, part_w(spart), s_red);
         sync();
-        scan_offsets<1, NB>(part_r(spart), pre1, tot1);
+        scan_offsets<1, NB>(scan_partials(), pre1, tot1);
         const i64 nnz_new = tot1[0];
         scan_walk<1, NB>(n_new, count_of, [&](i64 c, i64 (&x)[1]) { new_indptr[c] = x[0]; }, pre1);
         if (leader) new_indptr[n_new] = nnz_new;

@@ -764,6 +764,21 @@ def test_fused_packed_parameters_follow_the_kernel():
     assert not slots[gl._fused_pointer_slots()].any()
 
 
+def test_fused_takes_no_graph_beyond_its_packed_ids(monkeypatch):
+    # the fused kernel packs a vertex id in 20 bits and an edge offset in 32 (BatchVertex in
+    # kernels/louvain.cu): larger graphs go to the phase driver whatever the tunables say
+    from mgmatch.gpu import louvain as gl
+
+    monkeypatch.setattr(gl, "FUSED_MAX_VERTICES", 1 << 30)
+    monkeypatch.setattr(gl, "FUSED_MAX_EDGES", 1 << 40)
+    monkeypatch.setattr(gl, "compute_capability", lambda: 90)  # a device with clusters
+    buckets = L.MOVE_BUCKETS
+    assert gl.fused_eligible(1 << 20, (1 << 32) - 1, move_buckets=buckets, slices=2)
+    assert not gl.fused_eligible((1 << 20) + 1, 1 << 21, move_buckets=buckets, slices=2)
+    assert not gl.fused_eligible(1 << 20, 1 << 32, move_buckets=buckets, slices=2)
+    assert not gl.fused_eligible(1 << 20, 0, move_buckets=buckets, slices=2)
+
+
 def test_fused_pack_fills_this_threads_buffer():
     # a launch's parameter array: the template's slots with the run's pointers set, and the address
     # of each slot after them; each thread has a buffer of its own

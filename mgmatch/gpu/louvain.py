@@ -477,8 +477,9 @@ _FUSED_STATUS = {1: "done", 2: "handover", 3: "no_room"}  # 4 "solo", 5 "mid": n
 def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int) -> bool:
     """Whether :func:`run_fused` takes a graph of this size with these move parameters."""
     return (
-        0 < nnz <= FUSED_MAX_EDGES
-        and n <= min(FUSED_MAX_VERTICES, (1 << 23) - 1)  # the kernel's 40-bit limbs of sum a_c^2
+        0 < nnz <= min(FUSED_MAX_EDGES, (1 << 32) - 1)  # the kernel's 32-bit edge offsets (BatchVertex)
+        # its 20-bit vertex ids (BatchVertex; the 40-bit limbs of sum a_c^2 take up to 2^23 - 1)
+        and n <= min(FUSED_MAX_VERTICES, 1 << 20)
         and tuple(move_buckets) == _FUSED_BUCKETS
         and (len(_FUSED_BUCKETS) + 1) * int(slices) <= _FUSED_MAX_BATCHES
         and compute_capability() >= 90
