@@ -103,6 +103,20 @@ def test_run_bipartite_and_louvain(runner, tmp_path, data_dir, karate):
     assert len(summary["modularity_per_level"]) == len(summary["levels"]) >= 1
 
 
+def test_run_louvain_on_a_spreadsheet_export(runner, tmp_path, karate):
+    # tabs ending every line and notes after the fields, as exported from a spreadsheet
+    u, v, w = read_graph(karate).edges()
+    plain = tmp_path / "plain.tsv"
+    plain.write_text("".join(f"{a}\t{b}\t{c}\n" for a, b, c in zip(u, v, w)))
+    exported = tmp_path / "exported.tsv"
+    exported.write_text("".join(f"{a}\t{b}\t{c}\t{'# tie' if a % 3 == 0 else ''}\n" for a, b, c in zip(u, v, w)))
+    for path in (plain, exported):
+        res = runner.invoke(main, ["run", "-a", "louvain", "--device", "cpu", "-q", str(path),
+                                   "--output", str(tmp_path / f"{path.stem}.csv")])
+        assert res.exit_code == 0, res.output
+    assert (tmp_path / "exported.csv").read_text() == (tmp_path / "plain.csv").read_text()
+
+
 def test_run_on_embedded_cluster(runner, weighted_csv, tmp_path):
     out = tmp_path / "m.parquet"
     report = tmp_path / "report.html"

@@ -546,6 +546,128 @@ def test_edge_list_self_loops_and_duplicates_are_counted(tmp_path):
     assert info["canonicalisation"]["mirrored_pairs"] == 1  # (0, 1) and (1, 0)
 
 
+TRIANGLE = Graph.from_edges([0, 1, 2], [1, 2, 0], [0.5, 1.5, 2.5])
+UNWEIGHTED_TRIANGLE = Graph.from_edges([0, 1, 2], [1, 2, 0])
+
+# (name, file, text, the graph it holds); spreadsheets end every line with a delimiter
+TRAILING_DELIMITERS = [
+    ("tsv-weighted", "g.tsv", b"0\t1\t0.5\t\n1\t2\t1.5\t\n2\t0\t2.5\t\n", TRIANGLE),
+    ("tsv-unweighted", "g.tsv", b"0\t1\t\n1\t2\t\n2\t0\t\n", UNWEIGHTED_TRIANGLE),
+    ("tsv-crlf", "g.tsv", b"0\t1\t0.5\t\r\n1\t2\t1.5\t\r\n2\t0\t2.5\t\r\n", TRIANGLE),
+    ("tsv-several", "g.tsv", b"0\t1\t0.5\t\t\n1\t2\t1.5\t \t\n2\t0\t2.5\t\n", TRIANGLE),
+    ("tsv-on-some-lines", "g.tsv", b"0\t1\t0.5\n1\t2\t1.5\t\n2\t0\t2.5", TRIANGLE),
+    ("csv", "g.csv", b"0,1,0.5,\n1,2,1.5,\n2,0,2.5,\n", TRIANGLE),
+    ("csv-whitespace-after", "g.csv", b"0,1,0.5, \n1,2,1.5,\t\n2,0,2.5 , ,\n", TRIANGLE),
+    ("csv-header", "g.csv", b"src,dst,weight,\n0,1,0.5,\n1,2,1.5,\n2,0,2.5,\n", TRIANGLE),
+    ("txt-comma", "g.txt", b"0,1,0.5,\n1,2,1.5,\n2,0,2.5,\n", TRIANGLE),
+    ("csv-gz", "g.csv.gz", gzip.compress(b"0,1,0.5,\n1,2,1.5,\n2,0,2.5,\n"), TRIANGLE),
+]
+
+
+@pytest.mark.parametrize("name, filename, data, want", TRAILING_DELIMITERS, ids=[t[0] for t in TRAILING_DELIMITERS])
+@pytest.mark.parametrize("taken_as_it_stands", [True, False])
+def test_trailing_delimiters_are_ignored(name, filename, data, want, taken_as_it_stands, tmp_path, monkeypatch):
+    if not taken_as_it_stands:
+        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+    path = tmp_path / filename
+    path.write_bytes(data)
+    assert_same_graph(read_graph(path), want)
+
+
+@pytest.mark.parametrize("taken_as_it_stands", [True, False])
+def test_trailing_delimiters_may_end_a_line_short_of_fields(taken_as_it_stands, tmp_path, monkeypatch):
+    # they stand for its last fields, empty: an unweighted read takes the edge, a weighted one
+    # refuses the empty weight
+    if not taken_as_it_stands:
+        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+    labelled = write_text(tmp_path / "labelled.csv", "0,1,friend\n1,2,\n2,0,colleague\n")
+    assert_same_graph(read_graph(labelled, weighted=False), UNWEIGHTED_TRIANGLE)
+    weighted = write_text(tmp_path / "weighted.csv", "0,1,0.5\n1,2,\n2,0,2.5\n")
+    err = error_of(weighted)
+    assert err.line == 2 and "weight '' is not a number" in str(err)
+
+
+# (name, file, text); each holds TRIANGLE
+INLINE_COMMENTS = [
+    ("space", "g.txt", b"0 1 0.5 # first edge\n1 2 1.5# no space before it\n2 0 2.5\n"),
+    ("tab", "g.tsv", b"0\t1\t0.5\t# note\n1\t2\t1.5 # a, b\n2\t0\t2.5\t#\n"),
+    ("csv", "g.csv", b"0,1,0.5 # x, y\n1,2,1.5\n2,0,2.5,# z\n"),
+    ("only-a-comment", "g.tsv", b"0\t1\t0.5\n   # only a comment\n\t # after a tab\n1\t2\t1.5\n2\t0\t2.5\n"),
+    ("comma-only-in-comments", "g.txt", b"# from a, b\n0 1 0.5 # first, edge\n1 2 1.5\n2 0 2.5\n"),
+    ("header", "g.csv", b"src,dst,weight # names\n0,1,0.5\n1,2,1.5\n2,0,2.5\n"),
+    ("tsv-gz", "g.tsv.gz", gzip.compress(b"0\t1\t0.5\t# note\n1\t2\t1.5\n  # only a comment\n2\t0\t2.5\n")),
+]
+
+
+@pytest.mark.parametrize("name, filename, data", INLINE_COMMENTS, ids=[c[0] for c in INLINE_COMMENTS])
+@pytest.mark.parametrize("taken_as_it_stands", [True, False])
+def test_inline_comments_are_skipped(name, filename, data, taken_as_it_stands, tmp_path, monkeypatch):
+    if not taken_as_it_stands:
+        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+    path = tmp_path / filename
+    path.write_bytes(data)
+    assert_same_graph(read_graph(path), TRIANGLE)
+
+
+def test_an_unweighted_read_does_not_take_a_comment_for_fields(tmp_path):
+    path = write_text(tmp_path / "g.txt", "0 1 # first edge\n1 2 # second\n2 0\n")
+    assert_same_graph(read_graph(path, weighted=False), UNWEIGHTED_TRIANGLE)
+    commented = write_text(tmp_path / "c.txt", "0 1 x # the edge\n1 2 y # and its tag\n2 0 z\n")
+    assert_same_graph(read_graph(commented, weighted=False), UNWEIGHTED_TRIANGLE)
+
+
+def test_lines_left_blank_by_a_comment_are_counted_as_skipped(tmp_path):
+    path = write_text(tmp_path / "g.txt", "# top\n0 1 0.5 # first\n  # only a comment\n1 2 1.5\n2 0 2.5\n")
+    assert graph_info(path)["skipped_lines"] == 2
+
+
+@pytest.mark.parametrize("taken_as_it_stands", [True, False])
+@pytest.mark.parametrize("text, line", [
+    (b"0\t1\n1\t\t2\n", 2),
+    (b"0\t\t1\n", 1),
+    (b"0\t1\t0.5\t\n1\t\t1.5\t\n", 2),
+    (b"0\t1\t0.5\n1\t \t1.5\t\n", 2),
+])
+def test_an_empty_field_in_the_middle_is_refused_with_its_line(text, line, taken_as_it_stands, tmp_path, monkeypatch):
+    if not taken_as_it_stands:
+        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+    path = tmp_path / "g.tsv"
+    path.write_bytes(text)
+    err = error_of(path)
+    assert err.line == line
+    assert "target id ''" in str(err) or "found 3 fields, but line 1 has 2" in str(err)
+
+
+@pytest.mark.parametrize("chunk_bytes", [readers._CHUNK_BYTES, 16])
+@pytest.mark.parametrize("taken_as_it_stands", [True, False])
+def test_line_numbers_count_lines_with_comments_and_trailing_delimiters(
+    chunk_bytes, taken_as_it_stands, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(readers, "_CHUNK_BYTES", chunk_bytes)
+    if not taken_as_it_stands:
+        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+    path = tmp_path / "g.txt"
+    path.write_bytes(b"# top\n0 1 # first\n   # only a comment\n\n1 2\t# second\n2 3\n1 x # bad\n")
+    err = error_of(path)
+    assert err.line == 7 and "target id 'x'" in str(err)
+    path = tmp_path / "g.tsv"
+    path.write_bytes(b"0\t1\t0.5\t\n# c\n1\t2\t1.5\t# two\n\t# none\n2\t0\t-1\t\n")
+    err = error_of(path)
+    assert err.line == 5 and "negative weight" in str(err)
+
+
+def test_edge_chunks_of_a_file_with_comments_and_trailing_delimiters(tmp_path):
+    data = b"src\tdst\tweight\t\n0\t1\t0.5\t# a\n  # b\n1\t2\t1.5\t\t\n2\t0\t2.5\t\n"
+    path = tmp_path / "g.tsv"
+    path.write_bytes(data)
+    cut = len(data) // 2
+    first = readers.read_edge_chunk(path, 0, cut, delimiter=ord("\t"))
+    rest = readers.read_edge_chunk(path, cut, None, delimiter=ord("\t"), n_fields=first.n_fields)
+    assert first.header and first.n_fields == 3
+    assert np.concatenate([first.src, rest.src]).tolist() == [0, 1, 2]
+    assert np.concatenate([first.weight, rest.weight]).tolist() == [0.5, 1.5, 2.5]
+
+
 # ---------------------------------------------------------------- byte-order mark, .gz names
 BOM = b"\xef\xbb\xbf"
 TRIANGLE_TEXTS = {

@@ -22,11 +22,16 @@ Rules this module decides (the graph model's own canonicalisation rules apply on
   entry. A skew-symmetric matrix stores ``-a_ij`` opposite ``a_ij``, so it needs
   ``negative="abs"``. The header is checked before the body is read: a matrix too large for
   memory, or more entries than an uncompressed file has bytes for, is refused.
-* **Edge lists.** Each line is ``source target [weight]``; lines starting with ``#`` or ``%``
-  and blank lines are skipped, anywhere in the file. A first line made only of names (such as
+* **Edge lists.** Each line is ``source target [weight]``; a ``#`` starts a comment that runs
+  to the end of its line, and lines starting with ``%`` and blank lines (those left blank by a
+  comment too) are skipped, anywhere in the file. A first line made only of names (such as
   ``src,dst,weight``) is a header and is skipped. ``.csv`` separates fields with commas,
   ``.tsv`` with tabs, and ``.txt``, ``.edges`` and ``.el`` with runs of spaces or tabs (or with
   commas, when the first edge line has one). Every line must have the same number of fields.
+  Delimiters that end a line (spreadsheets write them) are ignored, except on a line short of
+  fields, where they stand for its last fields, empty (``1,2,`` among lines of
+  ``source,target,label``). An empty id, or an empty weight where weights are read, is an
+  error.
 * **METIS.** The header ``n m [fmt [ncon]]`` is checked against the ``n`` vertex lines and the
   ``2 m`` adjacency entries that follow (every edge is listed from both ends). Vertex sizes and
   vertex weights are skipped; edge weights, when ``fmt`` has them, are the edge weights.
@@ -66,7 +71,7 @@ import stat
 import tempfile
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -642,6 +647,8 @@ class _Block:
     ``text`` holds the kept lines, one per line break, their fields joined by the byte
     ``separator``; ``line_numbers`` gives each kept line's 1-based number in the file and
     ``field_counts`` its number of fields; ``skipped`` lists the dropped lines' numbers.
+    ``trailing`` counts the delimiters that each kept line ended with, which are not in
+    ``text``; it is ``None`` when no line ended with one.
     """
 
     text: bytes
@@ -650,6 +657,7 @@ class _Block:
     field_counts: np.ndarray
     skipped: np.ndarray
     n_lines: int
+    trailing: np.ndarray | None = None
 
 
 class _Irregular(Exception):
@@ -681,6 +689,14 @@ def _uniform_block(chunk: bytes, first_line: int, delimiter) -> _Block | None:
     row count other than the line count, and the chunk is then cut and parsed again, which
     names the offending line: a comment or padded line has a field that is not a number, a
     blank line is skipped by the parser, a stray delimiter changes the field count.
+
+    A comment after the fields lands in a field that fails to parse as well, unless an
+    unweighted read leaves that field unparsed; :meth:`_EdgeListReader._parse` sends such a
+    chunk to be cut.
+
+    A comma or tab delimiter that ends the first line (spreadsheets end every line with one) is
+    dropped before each line break here, as cutting drops it; a line that ends otherwise has a
+    field count of its own, and the parser's complaint sends the chunk to be cut.
     """
     leading = 0  # comment lines at the top of the chunk
     while chunk[:1] in (b"#", b"%"):
@@ -691,9 +707,12 @@ def _uniform_block(chunk: bytes, first_line: int, delimiter) -> _Block | None:
         return None
     if delimiter is None:  # runs of whitespace: take a tab-separated or space-separated chunk
         delimiter = ord("\t") if b"\t" in chunk else ord(" ")
+    elif _first_line(chunk).endswith(bytes([delimiter])):  # a spreadsheet's line ending
+        eol = b"\r\n" if chunk.startswith(b"\r\n", len(_first_line(chunk))) else b"\n"
+        chunk = chunk.replace(bytes([delimiter]) + eol, eol)
     d = bytes([delimiter])
     first = _first_line(chunk)
-    if not first or first.startswith(d) or first.endswith(d) or d + d in first:
+    if not first or first.startswith(d) or first.endswith(d) or d + d in first or first[-1:].isspace():
         return None  # the first line fixes the field count, so it must be regular
     n_lines = chunk.count(b"\n") + (not chunk.endswith(b"\n"))
     return _Block(
@@ -706,13 +725,18 @@ def _uniform_block(chunk: bytes, first_line: int, delimiter) -> _Block | None:
     )
 
 
-def _cut_fields(chunk: bytes, first_line: int, *, delimiter, separator, keep_blank, comments) -> _Block:
+def _cut_fields(chunk: bytes, first_line: int, *, delimiter, separator, keep_blank, comments,
+                inline_comment=None) -> _Block:
     """Cut a chunk of whole lines into fields, with NumPy on the bytes.
 
     ``delimiter`` is one byte value (``,`` or tab) between fields, with whitespace around fields
     dropped, or ``None`` for runs of whitespace. Fields come out joined by ``separator``. Lines
     whose first non-blank byte is in ``comments`` are dropped, and so are blank lines unless
-    ``keep_blank``.
+    ``keep_blank``. The byte ``inline_comment``, when given, starts a comment anywhere on a
+    line, which runs to the line's end. Delimiters that end a line, with nothing after them but
+    whitespace, more delimiters or a comment, are dropped as well (spreadsheets end each line
+    with one) and counted in the block's ``trailing``; an empty field before the last stays, to
+    fail to parse with its line named. A line left with nothing is blank.
     """
     raw = np.frombuffer(chunk, dtype=np.uint8)
     if raw[-1] != _NEWLINE:
@@ -722,11 +746,24 @@ def _cut_fields(chunk: bytes, first_line: int, *, delimiter, separator, keep_bla
     blank = _WHITESPACE[raw]
     if delimiter is not None:
         blank &= raw != delimiter
-    # Runs of blank bytes [run_starts[k], run_stops[k]); each stops at a solid byte, since the
-    # chunk ends in a line break.
-    step = np.diff(blank.view(np.int8), prepend=np.int8(0))
-    run_starts = np.flatnonzero(step == 1)
-    run_stops = np.flatnonzero(step == -1)
+        separators = np.flatnonzero(raw == delimiter)
+    if inline_comment is not None and bytes([inline_comment]) in chunk:
+        # A comment is blank, from the first mark on its line to the line's end.
+        marks = np.flatnonzero(raw == inline_comment)
+        lines = np.searchsorted(ends, marks)
+        opening = np.flatnonzero(np.diff(lines, prepend=-1))
+        blank[_ranges(marks[opening], ends[lines[opening]])] = True
+        if delimiter is not None:
+            separators = separators[~blank[separators]]
+    run_starts, run_stops = _runs(blank)
+    trailing_counts = None
+    if delimiter is not None:
+        trailing = _trailing(raw, blank, (run_starts, run_stops), separators, delimiter)
+        if trailing.any():  # blank them, and a line of nothing else is a blank line
+            trailing_counts = np.bincount(np.searchsorted(ends, separators[trailing]), minlength=ends.size)
+            blank[separators[trailing]] = True
+            separators = separators[~trailing]
+            run_starts, run_stops = _runs(blank)
     before = np.where(run_starts > 0, raw[run_starts - 1], _NEWLINE)
     after = raw[run_stops]
 
@@ -749,7 +786,6 @@ def _cut_fields(chunk: bytes, first_line: int, *, delimiter, separator, keep_bla
         edge = np.array([_NEWLINE, delimiter], dtype=np.uint8)
         inner = ~np.isin(before, edge) & ~np.isin(after, edge)
         keep_byte[_ranges(run_starts[inner], run_stops[inner])] = True
-        separators = np.flatnonzero(raw == delimiter)
     field_counts = np.bincount(np.searchsorted(ends, separators), minlength=ends.size) + ~is_blank
 
     if not keep_line.all():
@@ -766,7 +802,34 @@ def _cut_fields(chunk: bytes, first_line: int, *, delimiter, separator, keep_bla
         field_counts=field_counts[keep_line],
         skipped=numbers[~keep_line],
         n_lines=int(ends.size),
+        trailing=None if trailing_counts is None else trailing_counts[keep_line],
     )
+
+
+def _runs(blank):
+    """The starts and stops of the runs of blank bytes, ``[starts[k], stops[k])``; each run
+    stops at a solid byte, since a chunk ends in a line break."""
+    step = np.diff(blank.view(np.int8), prepend=np.int8(0))
+    return np.flatnonzero(step == 1), np.flatnonzero(step == -1)
+
+
+def _trailing(raw, blank, runs, delimiters, delimiter):
+    """Which of the ``delimiters`` (the sorted positions of the byte ``delimiter`` in ``raw``)
+    have nothing but blank bytes and delimiters after them on their line; ``runs`` are the runs
+    of ``blank``."""
+    run_starts, run_stops = runs
+    follow = delimiters + 1  # the first solid byte after each: the next byte, or the end of its run
+    padded = blank[follow]
+    follow[padded] = run_stops[np.searchsorted(run_starts, follow[padded])]
+    follow = raw[follow]
+    trailing = follow == _NEWLINE
+    chained = np.flatnonzero(follow == delimiter)  # followed by the next delimiter
+    if chained.size:
+        # A chain of delimiters is trailing when its last one is; the last delimiter of all
+        # ends a chain, since a line break follows it.
+        last = np.flatnonzero(follow != delimiter)
+        trailing[chained] = trailing[last[np.searchsorted(last, chained)]]
+    return trailing
 
 
 def _ranges(starts, stops):
@@ -785,7 +848,26 @@ def _drop_first_line(block: _Block) -> _Block:
         field_counts=block.field_counts[1:],
         skipped=np.union1d(block.skipped, block.line_numbers[:1]),
         n_lines=block.n_lines,
+        trailing=None if block.trailing is None else block.trailing[1:],
     )
+
+
+def _fill_fields(block: _Block, n_fields: int) -> _Block:
+    """The block with each line short of ``n_fields`` fields, which ended with delimiters enough
+    for the rest, given the rest back as empty fields: among lines of ``source,target,label``,
+    ``1,2,`` is an edge without a label (and among lines with weights, an empty weight, which
+    the parser refuses with its line named)."""
+    if block.trailing is None:
+        return block
+    short = block.field_counts < n_fields
+    if not short.any():
+        return block
+    filled = np.where(short, n_fields - block.field_counts, 0)
+    text = np.frombuffer(block.text, dtype=np.uint8)
+    line_ends = np.flatnonzero(text == _NEWLINE)
+    text = np.insert(text, np.repeat(line_ends, filled), np.uint8(block.separator))
+    return replace(block, text=text.tobytes(), field_counts=block.field_counts + filled,
+                   trailing=block.trailing - filled)
 
 
 def _parse_fields(block: _Block, columns, types, *, path, describe, row_line, exact=True):
@@ -921,7 +1003,7 @@ class _EdgeListReader:
         block = _cut_fields(
             chunk, first_line, delimiter=self.delimiter,
             separator=ord("\t") if self.delimiter is None else self.delimiter,
-            keep_blank=False, comments=b"#%",
+            keep_blank=False, comments=b"%", inline_comment=ord("#"),
         )
         self._take(block, exact=True)
         return block.n_lines
@@ -936,7 +1018,7 @@ class _EdgeListReader:
             if n_fields is None:
                 n_fields, first_edge_line = int(block.field_counts[0]), int(block.line_numbers[0])
             self._check_field_counts(block, n_fields, first_edge_line)
-            columns = self._parse(block, n_fields, exact=exact)
+            columns = self._parse(_fill_fields(block, n_fields), n_fields, exact=exact)
         # Nothing above changed the reader, so a chunk that must be cut can start over.
         self.header |= header
         self.n_fields, self.first_edge_line = n_fields, first_edge_line
@@ -963,6 +1045,8 @@ class _EdgeListReader:
                 path=self.req.path, line=first_edge_line,
             )
         odd = counts != n_fields
+        if block.trailing is not None:  # a line may end in empty fields: the delimiters it ended with
+            odd = (counts > n_fields) | (counts + block.trailing < n_fields)
         if odd.any():
             i = int(np.flatnonzero(odd)[0])
             raise InputError(
@@ -974,6 +1058,8 @@ class _EdgeListReader:
     def _parse(self, block: _Block, n_fields: int, *, exact: bool) -> dict:
         names = (("src", "dst", "weight") + tuple(f"field{k}" for k in range(4, n_fields + 1)))[:n_fields]
         read = names if self.req.weighted else names[:2]  # an unweighted read leaves the other fields as they are
+        if not exact and len(read) < n_fields and b"#" in block.text:
+            raise _Irregular  # a comment, maybe, among the fields left as they are: cutting drops it
         line_of = lambda row: int(block.line_numbers[row])  # noqa: E731
         columns = _parse_fields(
             block, names, {name: np.float64 if name == "weight" else np.int64 for name in read},
@@ -1039,13 +1125,13 @@ def _resolve_base(src, dst, req: _Request, *, line_of=None) -> bool:
 
 
 def _sniff_delimiter(chunk: bytes):
-    """Comma when the first edge line has one, else runs of whitespace."""
+    """Comma when the first edge line has one outside its comment, else runs of whitespace."""
     start = 0
     while start < len(chunk):
         end = chunk.find(b"\n", start)
         end = len(chunk) if end < 0 else end
-        text = chunk[start:end].strip()
-        if text and text[:1] not in (b"#", b"%"):
+        text = chunk[start:end].split(b"#", 1)[0].strip()
+        if text and text[:1] != b"%":
             return ord(",") if b"," in text else None
         start = end + 1
     return None
