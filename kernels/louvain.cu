@@ -1081,6 +1081,46 @@ __device__ __forceinline__ void row_communities(const i64* indptr, const int* in
     for (i64 e0 = indptr[v]; e0 < s1; e0 += 8) entry_communities<8>(indices, wfix, comm, e0, 1, s1, f);
 }
 
+// The internal weight of the rows of a warp's 32 consecutive vertices (all lanes call it, each
+// with its own row [s0, s1) and community cv; lanes past the last vertex with an empty row at its
+// end): the sum of w over their edges (u, j, w) with C(j) = C(u). The warp takes the rows' edges
+// 32 consecutive at a time, J steps in flight, each lane finding its edge's row by a search over
+// the lanes' row starts: coalesced loads, and a long row shared out among the lanes. The sweep's
+// end takes it in the kernel built for hubs, on levels without them: there a row a thread left
+// the warps waiting for their longest rows (H100, the same decisions: kron k=12's level 1 moved
+// in 1,122 to 1,131 us against 1,495 to 1,505, its kernels took 5.21 to 5.25 ms against 5.53 to
+// 5.57; kron k=13's level 1 in 560 against 767 us, its kernels 11.46 against 11.56 ms). In the
+// kernel without hub code it made 4elt's level 0 move 35 us slower, its registers allocated
+// otherwise, even where no warp took it (rows of more than 32 entries only).
+template <int J>
+__device__ __forceinline__ i64 warp_rows_internal(const int* indices, const i64* wfix, const int* comm, i64 s0,
+                                                  i64 s1, int cv) {
+    const int lane = threadIdx.x % 32;
+    const i64 e_end = __shfl_sync(FULL_MASK, s1, 31);
+    i64 sum = 0;
+    for (i64 base = __shfl_sync(FULL_MASK, s0, 0); base < e_end; base += 32 * J) {
+        int x[J], cu[J];
+        i64 w[J];
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+            const i64 e = base + j * 32 + lane;
+            int at = 0;  // the last lane whose row starts at or before e
+#pragma unroll
+            for (int step = 16; step > 0; step >>= 1)
+                if (__shfl_sync(FULL_MASK, s0, at + step) <= e) at += step;
+            cu[j] = __shfl_sync(FULL_MASK, cv, at);
+            x[j] = e < e_end ? indices[e] : -1;
+            w[j] = e < e_end ? wfix[e] : 0;
+        }
+#pragma unroll
+        for (int j = 0; j < J; ++j) x[j] = x[j] >= 0 ? comm[x[j]] : -1;
+#pragma unroll
+        for (int j = 0; j < J; ++j)
+            if (x[j] >= 0 && x[j] == cu[j]) sum += w[j];
+    }
+    return sum;
+}
+
 // The team's vertices [0, n) in grid-stride order, a warp's 32 consecutive vertices at a time
 // (warp-uniform trips): vertex(v, light) for each of this thread's vertices, light when its row
 // has at most FUSED_MAX_DEGREE entries and the thread reads the row itself. A heavier row would
@@ -2143,9 +2183,23 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                         if (c == cu) v8[0] += w;
                     });
                 }, [](i64, const i64*) {});
-            } else
+            } else {
+                // the rows of a graph with hubs have degrees up to 319 here: the warp takes its
+                // 32 rows' edges together rather than a row a thread
+                for (i64 v0 = gtid - threadIdx.x % 32; v0 < n; v0 += T) {  // warp-uniform trips
+                    const i64 v = v0 + threadIdx.x % 32, at = v < n ? v : n;
+                    const i64 s0 = indptr[at], s1 = v < n ? indptr[v + 1] : s0;
+                    int cv = -1;
+                    if (v < n) {
+                        cv = comm(wl)[v];
+                        sweep_vertex(v, false);
+                    }
+                    v8[0] += warp_rows_internal<4>(indices, wfix, comm(wl), s0, s1, cv);
+                }
+            }
+#else
+            for (i64 v = gtid; v < n; v += T) sweep_vertex(v, true);
 #endif
-                for (i64 v = gtid; v < n; v += T) sweep_vertex(v, true);
             block_partials<5>(v8, 0u, part_w(part), s_red);
             sync();
             const i64* pv = partials();
