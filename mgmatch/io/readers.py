@@ -705,13 +705,14 @@ def _uniform_block(chunk: bytes, first_line: int, delimiter) -> _Block | None:
         leading += 1
     if not chunk:
         return None
+    first = _first_line(chunk)
     if delimiter is None:  # runs of whitespace: take a tab-separated or space-separated chunk
         delimiter = ord("\t") if b"\t" in chunk else ord(" ")
-    elif _first_line(chunk).endswith(bytes([delimiter])):  # a spreadsheet's line ending
-        eol = b"\r\n" if chunk.startswith(b"\r\n", len(_first_line(chunk))) else b"\n"
+    elif first.endswith(bytes([delimiter])):  # a spreadsheet's line ending
+        eol = b"\r\n" if chunk.startswith(b"\r\n", len(first)) else b"\n"
         chunk = chunk.replace(bytes([delimiter]) + eol, eol)
+        first = _first_line(chunk)
     d = bytes([delimiter])
-    first = _first_line(chunk)
     if not first or first.startswith(d) or first.endswith(d) or d + d in first or first[-1:].isspace():
         return None  # the first line fixes the field count, so it must be regular
     n_lines = chunk.count(b"\n") + (not chunk.endswith(b"\n"))
