@@ -46,6 +46,7 @@ typedef unsigned long long u64;
 
 #define EMPTY_SLOT (-1)
 #define NEG_INF (__longlong_as_double(0xfff0000000000000ULL))
+#define W_BIG ((i64)0x7FFFFFFFFFFFFFFFLL)  // (W_BIG - w: the largest of these is the smallest w)
 #define FULL_MASK 0xffffffffu
 #define NO_COMM 0x7fffffff
 
@@ -869,6 +870,10 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 #ifndef FUSED_RESUME
 #define FUSED_RESUME 0
 #endif
+// Whether the build reads level 0's one weight from shared memory where every stored entry has it
+// (an unweighted graph's): the first cluster kernel without hubs, the one build that runs level 0
+// of the graphs it takes (the others would only carry the test).
+#define FUSED_UNIFORM (!FUSED_RESUME && !FUSED_HUBS)
 
 // The fused kernels' phases run on a team of NB blocks, the whole grid: the cluster (NB =
 // FUSED_CLUSTER) or the one block of louvain_fused_solo (NB = 1); a block's rank is blockIdx.x.
@@ -1428,7 +1433,7 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
                                            const int* csize_r, const i64* afix_r, int* comm_w, int* csize_w,
                                            i64* afix_w, const BatchVertex* verts, int nv,
                                            const int* s_ts, double gamma_over_2m, char* s_tables, double* s_best,
-                                           int* s_bc, i64* s_eo, Pending& pend) {
+                                           int* s_bc, i64* s_eo, Pending& pend, const i64 uw) {
     constexpr int GROUPS = FUSED_THREADS / G;
     constexpr int EDGES = (MAXDEG + G - 1) / G;
     constexpr bool LANE_SUMS = EDGES <= 2;  // at most two edges per lane: no table (see below)
@@ -1475,7 +1480,7 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
             wu[j] = 0;
             if (e < deg) {
                 cu[j] = indices[start + e];
-                wu[j] = wfix[start + e];
+                wu[j] = uw ? uw : wfix[start + e];
             }
         }
 #pragma unroll
@@ -1669,6 +1674,7 @@ struct FusedShared {
     // the level's vertices of degree > 319 and this block's table for them (kept here rather than
     // in registers through the sweeps, which most levels spend without them)
     i64 hubs;
+    i64 uw;  // the level's one weight when every stored entry has it (level 0 of an unweighted graph), else 0
     int *hub_keys, *hub_keys0;  // (0: the tables' start)
     i64 *hub_vals, *hub_vals0;
 #if FUSED_HUBS
@@ -1922,6 +1928,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                     wfix[e] = w;
                     k += w;
                     if (indices[e] == v) self += w;
+                    if constexpr (FUSED_UNIFORM) v8[7] = W_BIG - w > v8[7] ? W_BIG - w : v8[7];
                 }
             } else {
                 k = self = loop[v];
@@ -1965,7 +1972,10 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         // (a row of more than FUSED_MAX_DEGREE entries sends the level back to the host, so its
         // sums are not needed: the thread skips it)
         for (i64 v = gtid; v < n; v += T) start_vertex(v, indptr[v + 1] - indptr[v] <= FUSED_MAX_DEGREE);
-        block_partials<7>(v8, 1u << 5, part_w(part), s_red);
+        if constexpr (FUSED_UNIFORM)  // 7: the largest W_BIG - w (level 0)
+            block_partials<8>(v8, (1u << 5) | (1u << 7), part_w(part), s_red);
+        else
+            block_partials<7>(v8, 1u << 5, part_w(part), s_red);
 #endif
         constexpr int MB = FUSED_MOVE_BUCKETS;
         auto bucket_of = [&](i64 v, i64 (&x)[MB]) {
@@ -2009,6 +2019,20 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             }
         }
         if (threadIdx.x == 0) sh.hubs = hubs;
+#if FUSED_UNIFORM
+        {
+            // Level 0's entries all have one weight when the smallest times nnz is their sum, 2m
+            // (level 0 has no self-loop weights beside them; wmin nnz <= 2m cannot overflow).
+            // Then computeMove, the sweeps' internal weight and mergeCommunity take it from here,
+            // not from wfix: on an H100, 4elt's kernels took 866 to 867 us against 887, its
+            // level 0 moving in 342 us against 363 to 364 (the same decisions); delaunay k=14,
+            // weighted, 896 against 900.
+            const i64 wmin = level == 0 ? W_BIG - cluster_value<NB>(pv, 7, true) : 0;
+            if (threadIdx.x == 0) sh.uw = level == 0 && nnz > 0 && wmin * nnz == two_m ? wmin : 0;
+        }
+#else
+        if (threadIdx.x == 0) sh.uw = 0;
+#endif
         i64 limbs[3];
         for (int k = 0; k < 3; ++k) limbs[k] = cluster_value<NB>(pv, 2 + k, false);
         const double threshold = n > bin_vertices ? t_bin : t_final;
@@ -2089,7 +2113,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 const int nv = s_bstart[p + 1] - b0;
 #define FUSED_MOVE(G, TABLE, MAXDEG)                                                                                \
     fused_move<NB, G, TABLE, MAXDEG>(indices, wfix, comm(r), csize(r), afix(r), comm(w), csize(w), afix(w), order + b0, \
-                                     nv, s_ts, gamma_over_2m, s_tables, s_best, s_bc, s_eo, pend)
+                                     nv, s_ts, gamma_over_2m, s_tables, s_best, s_bc, s_eo, pend, FUSED_UNIFORM ? sh.uw : 0)
                 // Group sizes per bucket. The cluster kernel of FUSED_THREADS >= 1024 takes [5, 8] in
                 // groups of 4 and [9, 16] in groups of 8, two edges a lane: on an H200, against
                 // groups of 8 and 16 (one edge a lane), 4elt's whole kernel took 1,176 us against
@@ -2173,7 +2197,12 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 const i64 a = afix(wl)[v];
                 const int cs = csize(wl)[v];
                 i64 s = loop[v];
-                if (light)
+                const i64 uw = FUSED_UNIFORM ? sh.uw : 0;
+                if (light && uw)
+                    row_communities(indptr, indices, wfix, comm(wl), v, [&](int c, i64) {
+                        if (c == cv) s += uw;
+                    });
+                else if (light)
                     row_communities(indptr, indices, wfix, comm(wl), v, [&](int c, i64 w) {
                         if (c == cv) s += w;
                     });
@@ -2319,6 +2348,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         // mergeCommunity: every edge into its community's table, by the far end's new community
         // (edges inside the community add to its self-loop; the edge that claims a slot counts
         // it into counts[new id], the new vertex's degree)
+        const i64 uw = FUSED_UNIFORM ? sh.uw : 0;
         for_each_index_of(indptr, 0, n, gtid / 32, T / 32, true, [&](bool ok, i64 u, i64 e) {
             i64 lp = 0;
             int c = 0;
@@ -2326,9 +2356,10 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 c = comm(0)[u];
                 const int nc = new_id[c];
                 const int d = new_id[comm(0)[indices[e]]];
+                const i64 we = uw ? uw : wfix[e];
                 if (d == nc)
-                    lp = wfix[e];
-                else if (hash_add_cas(tkeys + tpos[c], tvals + tpos[c], (unsigned int)(tpos[c + 1] - tpos[c]), d, wfix[e]))
+                    lp = we;
+                else if (hash_add_cas(tkeys + tpos[c], tvals + tpos[c], (unsigned int)(tpos[c + 1] - tpos[c]), d, we))
                     atomicAdd((u64*)&counts[nc], 1ULL);
             }
             if (run_scan(ok ? u : -1, lp, Sum()) && lp) atomicAdd((u64*)&new_loop[c], (u64)lp);

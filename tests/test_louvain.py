@@ -403,6 +403,10 @@ def _fused_graphs(data_dir) -> dict:
     graphs["planted"] = _planted(seed=3)
     graphs["delaunay"] = generators.delaunay(12, seed=1)
     graphs["weighted"] = Graph.from_edges(u, v, 1.0 + 1000.0 * ((u * 7 + v) % 5 == 0), n=2**10)
+    # one weight on every edge, not 1 (level 0 of the cluster kernel then reads it once), and the
+    # same but for one edge (which must not be taken for it)
+    graphs["uniform"] = Graph.from_edges(u, v, np.full(u.shape[0], 0.375), n=2**10)
+    graphs["one heavier"] = Graph.from_edges(u, v, np.where(np.arange(u.shape[0]) == 17, 4.0, 1.0), n=2**10)
     # degrees of about 13, weights of three magnitudes: the cluster kernel sums buckets [5, 8] and
     # [9, 16] two edges a lane, where one lane's two edges and another's meet in one community
     p = nx.planted_partition_graph(32, 64, 0.16, 0.0015, seed=7)
