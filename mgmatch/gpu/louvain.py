@@ -397,7 +397,7 @@ FUSED_MAX_EDGES = 1 << 22
 FUSED_MAX_VERTICES = 1 << 20
 #: Blocks of the cluster (8 is the portable maximum; 16, the most an H100/H200 takes, needs the
 #: non-portable attribute, and a device that refuses it gets 8) and threads per block of the
-#: fused kernel.
+#: fused kernel (at least 256: a block's reductions give each of their eight values a warp).
 FUSED_CLUSTER = 16
 FUSED_THREADS = 1024
 #: An edge-balanced warp of the fused kernel's aggregation takes at least 32 x this many edges
