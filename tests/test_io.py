@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
 import json
+import lzma
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -708,6 +713,64 @@ def test_a_gz_name_on_plain_text_reads_as_plain_text(name, tmp_path):
     assert_same_graph(read_graph(named_gz), read_graph(plain))
 
 
+def _long_matrix_market(final_newline=True) -> bytes:
+    lines = [MM_GENERAL.strip(), "60 60 59", *(f"{i} {i + 1} {i}.5" for i in range(1, 60))]
+    return "\n".join(lines).encode() + (b"\n" if final_newline else b"")
+
+
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_matrix_market_read_from_a_stream_of_any_length(final_newline, tmp_path):
+    # A byte-order mark, or a .gz name on plain text, sends a Matrix Market file to SciPy as a
+    # stream; on files of more than about a hundred bytes its reader aborted the process (in a
+    # child here, so that a regression fails this test alone).
+    text = _long_matrix_market(final_newline)
+    (tmp_path / "plain.mtx").write_bytes(text)
+    (tmp_path / "marked.mtx").write_bytes(BOM + text)
+    (tmp_path / "named.mtx.gz").write_bytes(text)
+    (tmp_path / "packed.mtx.gz").write_bytes(gzip.compress(BOM + text))
+    script = (
+        "import sys, numpy as np\n"
+        "from mgmatch.io import read_graph\n"
+        "want = read_graph(sys.argv[1] + '/plain.mtx')\n"
+        "for name in ('marked.mtx', 'named.mtx.gz', 'packed.mtx.gz'):\n"
+        "    got = read_graph(sys.argv[1] + '/' + name)\n"
+        "    assert got.n == want.n == 60 and got.m == want.m == 59, name\n"
+        "    assert np.array_equal(got.indices, want.indices) and np.array_equal(got.weights, want.weights), name\n"
+        "print('same')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "same"
+
+
+def _zip_of(data: bytes) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("g.txt", data)
+    return out.getvalue()
+
+
+NOT_TEXT = [
+    # (how the file was written, its bytes from the UTF-8 text, words in the message)
+    ("utf-16", lambda t: t.decode().encode("utf-16"), "UTF-16 text"),
+    ("utf-16-be", lambda t: b"\xfe\xff" + t.decode().encode("utf-16-be"), "UTF-16 text (big-endian"),
+    ("utf-32", lambda t: t.decode().encode("utf-32"), "UTF-32 text"),
+    ("bzip2", bz2.compress, "bzip2-compressed"),
+    ("xz", lzma.compress, "xz-compressed"),
+    ("zstd", lambda t: b"\x28\xb5\x2f\xfd" + t, "zstd-compressed"),
+    ("zip", _zip_of, "a zip archive"),
+    ("gzip-of-bzip2", lambda t: gzip.compress(bz2.compress(t)), "bzip2-compressed"),
+]
+
+
+@pytest.mark.parametrize("name", TRIANGLE_TEXTS)
+@pytest.mark.parametrize("how, encode, words", NOT_TEXT, ids=[c[0] for c in NOT_TEXT])
+def test_text_formats_refuse_other_encodings_and_compression(name, how, encode, words, tmp_path):
+    path = tmp_path / name
+    path.write_bytes(encode(TRIANGLE_TEXTS[name]))
+    assert words in str(error_of(path))
+
+
 # --------------------------------------------------------------------------- bad input
 BAD_TEXT = [
     # (name, file, text, expected line, words in the message)
@@ -735,7 +798,10 @@ BAD_TEXT = [
     ("el-header-only", "h.csv", "src,dst,weight\n", None, "no edges"),
     ("el-huge-id", "big.txt", "0 1\n1 99999999999999999999\n", 2, "not a vertex id"),
     ("el-space-inside-csv-field", "s.csv", "0,1\n1 2,3\n", 2, "'1 2'"),
-    ("metis-m-mismatch", "m.graph", "3 3\n2\n1 3\n2\n", 1, "m=3 but 2 edges found"),
+    ("metis-m-mismatch", "m.graph", "3 3\n2\n1 3\n2\n", 1, "m=3, so 6 adjacency entries"),
+    ("metis-one-sided", "o.graph", "3 2\n2\n1 3\n\n", 1, "vertex 2 lists 3, but vertex 3 does not list 2"),
+    ("metis-self-loop", "s.graph", "3 2\n2\n1 2 3\n2\n", 1, "vertex 2 lists itself"),
+    ("mm-vector", "v.mtx", "%%MatrixMarket vector coordinate real general\n3 2\n1 1.0\n2 1.0\n", 1, "'vector' object"),
     ("metis-out-of-range", "r.graph", "% c\n3 2\n2\n1 4\n2\n", 4, "outside 1..3"),
     ("metis-zero-id", "z.graph", "3 2\n2\n0 3\n2\n", 3, "outside 1..3"),
     ("metis-non-numeric", "n.graph", "3 2\n2\n1 x\n2\n", 3, "'x'"),

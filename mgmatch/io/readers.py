@@ -119,6 +119,18 @@ _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[ord(" "), ord("\t"), ord("\r"), 0x0B, 0x0C]] = True
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
+#: What a text file that starts with these bytes holds instead of UTF-8 or ASCII text (UTF-32
+#: before UTF-16, whose mark begins UTF-32's little-endian one)
+_NOT_TEXT = (
+    (b"\xff\xfe\x00\x00", "UTF-32 text (little-endian byte-order mark); save it as UTF-8"),
+    (b"\x00\x00\xfe\xff", "UTF-32 text (big-endian byte-order mark); save it as UTF-8"),
+    (b"\xff\xfe", "UTF-16 text (little-endian byte-order mark); save it as UTF-8"),
+    (b"\xfe\xff", "UTF-16 text (big-endian byte-order mark); save it as UTF-8"),
+    (re.compile(rb"BZh[1-9]1AY&SY"), "bzip2-compressed data; decompress it, or compress it with gzip"),
+    (b"\xfd7zXZ\x00", "xz-compressed data; decompress it, or compress it with gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data; decompress it, or compress it with gzip"),
+    (b"PK\x03\x04", "a zip archive; extract the graph file from it first"),
+)
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -314,6 +326,8 @@ def _read(path, format, *, bipartite, one_based, weighted, canon) -> tuple[Graph
         request = _Request(str(readable), bipartite, one_based, bool(weighted), dict(canon))
         try:
             with _input_errors(path):
+                if fmt in _TEXT_FORMATS:
+                    _check_text(request.path)
                 graph, details = _READERS[fmt](request)
         except InputError as exc:
             if readable == path:
@@ -417,6 +431,33 @@ def _skip_bom(stream) -> None:
         stream.seek(0)
 
 
+def _check_text(path) -> None:
+    """Refuse a text format's file that holds something else: UTF-16 or UTF-32 text (as some
+    Windows tools save), or data compressed other than by gzip. Read as text, either would fail
+    far from its cause, on a field count or a missing header."""
+    with _open_bytes(path) as stream:
+        head = stream.read(16)
+    for mark, what in _NOT_TEXT:
+        if mark.match(head) if isinstance(mark, re.Pattern) else head.startswith(mark):
+            raise InputError(f"the file holds {what}", path=path)
+
+
+class _Unseekable(io.RawIOBase):
+    """A binary stream that reads as ``stream`` does and cannot seek. SciPy's Matrix Market
+    reader, handed a seekable stream, seeks it when it closes, and on a plain file of more than
+    about a hundred bytes that seek failed inside a thread of its own and aborted the process."""
+
+    def __init__(self, stream):
+        super().__init__()
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        return self._stream.readinto(buffer)
+
+
 def _is_gzip(path) -> bool:
     with open(path, "rb") as raw:
         return raw.read(2) == _GZIP_MAGIC
@@ -439,6 +480,7 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
     with open(req.path, "rb") as raw:
         head = raw.read(len(_UTF8_BOM))
     gzipped = head.startswith(_GZIP_MAGIC)
+    _check_matrix_market_object(req.path)
     direct = not gzipped and head != _UTF8_BOM and not req.path.endswith((".gz", ".bz2"))
     nrows, ncols, stored, layout, field, symmetry = _matrix_market_call(scipy.io.mminfo, req.path, direct=direct)
     _check_matrix_market_header(req.path, nrows, ncols, stored, layout, symmetry, gzipped=gzipped)
@@ -525,6 +567,17 @@ def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry, *,
 _MM_VALUES = {"pattern": 0, "integer": 1, "real": 1, "complex": 2}
 
 
+def _check_matrix_market_object(path) -> None:
+    """Refuse a Matrix Market file whose banner declares an object other than a matrix (a
+    vector), which SciPy's header reader takes for one and its data lines then fail."""
+    with _open_bytes(path) as stream:
+        words = stream.readline(1 << 12).split()
+    if len(words) > 1 and words[0].lower().lstrip(b"%") == b"matrixmarket" and words[1].lower() != b"matrix":
+        kind = _clip(words[1].decode("utf-8", "replace"))
+        raise InputError(f"Matrix Market: the banner declares a {kind!r} object; only matrices are read", path=path,
+                         line=1)
+
+
 def _check_matrix_market_body(path, layout: str, field: str) -> None:
     """Refuse a data line that SciPy's reader would read as something it does not say.
 
@@ -602,7 +655,7 @@ def _matrix_market_call(function, path, *, direct, stored=None, shape=None, **op
         if direct:
             return function(path, **options)
         with _open_bytes(path) as stream:
-            return function(stream, **options)
+            return function(io.BufferedReader(_Unseekable(stream)), **options)
     except (ValueError, RuntimeError) as exc:
         raise _matrix_market_error(exc, path, stored, shape) from exc
 
@@ -1286,14 +1339,14 @@ class _MetisReader:
             raise InputError(
                 f"the header says n={header.n} but only {self.vertices} vertex lines follow", path=req.path
             )
-        if self.entries != 2 * header.m:
-            raise InputError(
-                f"the header says m={header.m} but {self.entries / 2:g} edges found ({self.entries} "
-                "adjacency entries; METIS lists every edge from both ends)",
-                path=req.path, line=header.line,
-            )
         src = _concat(self.parts["src"])
         dst = _concat(self.parts["dst"])
+        if self.entries != 2 * header.m:
+            raise InputError(
+                f"the header says m={header.m}, so {2 * header.m} adjacency entries (METIS lists every "
+                f"edge from both ends), but the lists hold {self.entries}{_metis_unpaired(src, dst, header.n)}",
+                path=req.path, line=header.line,
+            )
         weighted = header.has_edge_weights and req.weighted
         weight = _concat(self.parts["weight"], np.float64) if weighted else None
         graph = Graph.from_edges(src, dst, weight, n=header.n, source=req.path, **req.canon)
@@ -1310,6 +1363,20 @@ class _MetisReader:
             graph = graph.bipartite_double_cover()
         details = {"metis": {"n": header.n, "m": header.m, "fmt": header.fmt, "ncon": header.ncon}}
         return graph, details
+
+
+def _metis_unpaired(src, dst, n) -> str:
+    """The first adjacency entry that breaks METIS's rules (a vertex listing itself, or an edge
+    listed from one end only), worded to end a message; empty when there is none."""
+    loops = np.flatnonzero(src == dst)
+    if loops.size:
+        u = int(src[loops[0]]) + 1
+        return f": vertex {u} lists itself (a self-loop, which METIS graphs do not have)"
+    alone = np.flatnonzero(~np.isin(src * n + dst, dst * n + src))
+    if alone.size:
+        u, v = int(src[alone[0]]) + 1, int(dst[alone[0]]) + 1
+        return f": vertex {u} lists {v}, but vertex {v} does not list {u}"
+    return ""
 
 
 def _concat(parts, dtype=np.int64):
