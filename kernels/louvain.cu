@@ -2024,8 +2024,11 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             // (level 0 has no self-loop weights beside them; wmin nnz <= 2m cannot overflow).
             // Then computeMove, the sweeps' internal weight and mergeCommunity take it from here,
             // not from wfix: on an H100, 4elt's kernels took 866 to 867 us against 887, its
-            // level 0 moving in 342 us against 363 to 364 (the same decisions); delaunay k=14,
-            // weighted, 896 against 900.
+            // level 0 moving in 342 us against 363 to 364 (the same decisions). Weighted graphs
+            // pay for the test: delaunay k=14 896 against 900 us, but delaunay k=18 6.36 to 6.40
+            // ms against 6.33 to 6.36 (its level 0 3.61 against 3.56). A second form of
+            // computeMove for one weight, in place of the test, slowed every graph (4elt 877 us
+            // against 865, delaunay k=18 6.40 ms against 6.37).
             const i64 wmin = level == 0 ? W_BIG - cluster_value<NB>(pv, 7, true) : 0;
             if (threadIdx.x == 0) sh.uw = level == 0 && nnz > 0 && wmin * nnz == two_m ? wmin : 0;
         }
