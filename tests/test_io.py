@@ -810,6 +810,7 @@ BAD_TEXT = [
     ("metis-bad-header", "h.graph", "3 two\n", 1, "header"),
     ("metis-bad-fmt", "fmt.graph", "3 2 12\n2\n1 3\n2\n", 1, "fmt"),
     ("metis-not-symmetric", "a.graph", "3 2\n2\n3\n1 2\n", 1, "both ends"),
+    ("metis-not-symmetric-named", "a2.graph", "3 2\n2\n3\n1 2\n", 1, "vertex 1 lists 2, but vertex 2 does not list 1"),
     ("metis-unpaired-weight", "p.graph", "3 2 1\n2 5\n1 5 3\n2 5\n", 3, "pairs"),
     ("metis-only-comments", "c.graph", "% nothing\n", None, "header"),
 ]

@@ -121,16 +121,16 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
 #: What a text file that starts with these bytes holds instead of UTF-8 or ASCII text (UTF-32
 #: before UTF-16, whose mark begins UTF-32's little-endian one)
-_NOT_TEXT = (
-    (b"\xff\xfe\x00\x00", "UTF-32 text (little-endian byte-order mark); save it as UTF-8"),
-    (b"\x00\x00\xfe\xff", "UTF-32 text (big-endian byte-order mark); save it as UTF-8"),
-    (b"\xff\xfe", "UTF-16 text (little-endian byte-order mark); save it as UTF-8"),
-    (b"\xfe\xff", "UTF-16 text (big-endian byte-order mark); save it as UTF-8"),
-    (re.compile(rb"BZh[1-9]1AY&SY"), "bzip2-compressed data; decompress it, or compress it with gzip"),
-    (b"\xfd7zXZ\x00", "xz-compressed data; decompress it, or compress it with gzip"),
-    (b"\x28\xb5\x2f\xfd", "zstd-compressed data; decompress it, or compress it with gzip"),
-    (b"PK\x03\x04", "a zip archive; extract the graph file from it first"),
-)
+_NOT_TEXT = tuple((re.compile(start), what) for start, what in (
+    (rb"\xff\xfe\x00\x00", "UTF-32 text (little-endian byte-order mark); save it as UTF-8"),
+    (rb"\x00\x00\xfe\xff", "UTF-32 text (big-endian byte-order mark); save it as UTF-8"),
+    (rb"\xff\xfe", "UTF-16 text (little-endian byte-order mark); save it as UTF-8"),
+    (rb"\xfe\xff", "UTF-16 text (big-endian byte-order mark); save it as UTF-8"),
+    (rb"BZh[1-9]1AY&SY", "bzip2-compressed data; decompress it, or compress it with gzip"),
+    (rb"\xfd7zXZ\x00", "xz-compressed data; decompress it, or compress it with gzip"),
+    (rb"\x28\xb5\x2f\xfd", "zstd-compressed data; decompress it, or compress it with gzip"),
+    (rb"PK\x03\x04", "a zip archive; extract the graph file from it first"),
+))
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -437,8 +437,8 @@ def _check_text(path) -> None:
     far from its cause, on a field count or a missing header."""
     with _open_bytes(path) as stream:
         head = stream.read(16)
-    for mark, what in _NOT_TEXT:
-        if mark.match(head) if isinstance(mark, re.Pattern) else head.startswith(mark):
+    for start, what in _NOT_TEXT:
+        if start.match(head):
             raise InputError(f"the file holds {what}", path=path)
 
 
@@ -597,11 +597,7 @@ def _check_matrix_market_body(path, layout: str, field: str) -> None:
     whole = field in ("integer", "pattern")
     declared = f"the header declares a{'n' if field == 'integer' else ''} {field} matrix"
     with _open_bytes(path) as stream:
-        line = 0
-        for text in stream:
-            line += 1
-            if text.strip() and not text.lstrip().startswith(b"%"):
-                break
+        _, line = _matrix_market_header(stream)
         for block in _chunks(stream):
             at, count, t0, t1, wrong = scan_lines(np.frombuffer(block, dtype=np.uint8), ids, fields, not whole)
             if at >= 0:
@@ -631,22 +627,21 @@ def _matrix_market_plain_text(path) -> bytes | None:
     starts a number (``+1``, as C's ``strtod`` and the format's reference reader take it)
     becomes a space. Line numbers stay as they are, so later messages name the right line."""
     with _open_bytes(path) as stream:
-        data = stream.read()
-    at = 0
-    seen_banner = False
-    while at < len(data):  # past the banner, the header comments and the size line
-        end = data.find(b"\n", at)
-        end = len(data) if end < 0 else end + 1
-        text = data[at:end].strip()
-        at = end
-        if not seen_banner:
-            seen_banner = True
-            continue
-        if text and not text.startswith(b"%"):
-            break
-    body = data[at:]
+        header, _ = _matrix_market_header(stream)
+        body = stream.read()
     plain = _MM_PLUS_SIGN.sub(b" ", _MM_BODY_COMMENT.sub(b"", body))
-    return None if plain == body else data[:at] + plain
+    return None if plain == body else header + plain
+
+
+def _matrix_market_header(stream) -> tuple[bytes, int]:
+    """Read the banner, the comment and blank lines after it and the size line off ``stream``:
+    their bytes, and how many lines they are."""
+    lines = []
+    for text in stream:
+        lines.append(text)
+        if text.strip() and not text.lstrip().startswith(b"%"):
+            break
+    return b"".join(lines), len(lines)
 
 
 def _matrix_market_call(function, path, *, direct, stored=None, shape=None, **options):
@@ -1356,7 +1351,7 @@ class _MetisReader:
             raise InputError(
                 f"the header says m={header.m} but the adjacency lists name {distinct} distinct "
                 f"edges{f' and {loops} self-loop entries' if loops else ''}; every edge must be "
-                "listed from both ends",
+                f"listed from both ends{_metis_unpaired(src, dst, header.n)}",
                 path=req.path, line=header.line,
             )
         if req.bipartite:
