@@ -52,13 +52,22 @@ typedef unsigned long long u64;
 
 // Add weight w under key c: find c or claim an empty slot with CAS (Algorithm 2, lines 2-13).
 // True when this call claimed the slot (c was not in the table yet).
+//
+// PEEK = false drops the load before the compare-and-swap, for tables in global memory that many
+// keys share: each probe is one atomic round trip (the key's slot, or the first empty one,
+// answers it) instead of a load and then an atomic. In the fused kernel's aggregation, where
+// a warp's lanes wait for the longest of their probe chains, 4elt's aggregations took 61, 33,
+// 24 and 14 us against 65, 35, 28 and 15 (H100), delaunay k=14's 96, 35 and 30 against 100, 37
+// and 34, the same decisions. (The launch-per-phase kernels keep the load; the change was not
+// measured there.)
+template <bool PEEK = true>
 __device__ __forceinline__ bool hash_add(int* keys, i64* vals, unsigned int p, int c, i64 w) {
     unsigned int uc = (unsigned int)c;
     unsigned int pos = uc % p;
     unsigned int step = p > 2 ? 1u + uc % (p - 1u) : 1u;
     while (true) {
-        int k = ((volatile int*)keys)[pos];
-        if (k == c) {
+        const int k = PEEK ? ((volatile int*)keys)[pos] : EMPTY_SLOT;
+        if (PEEK && k == c) {
             atomicAdd((u64*)&vals[pos], (u64)w);
             return false;
         }
@@ -68,28 +77,6 @@ __device__ __forceinline__ bool hash_add(int* keys, i64* vals, unsigned int p, i
                 atomicAdd((u64*)&vals[pos], (u64)w);
                 return old == EMPTY_SLOT;
             }
-        }
-        pos += step;
-        if (pos >= p) pos -= p;
-    }
-}
-
-// hash_add without the load before the compare-and-swap, for tables in global memory that many
-// keys share: each probe is one atomic round trip (the key's slot, or the first empty one,
-// answers it) instead of a load and then an atomic. In the fused kernel's aggregation, where
-// a warp's lanes wait for the longest of their probe chains, 4elt's aggregations took 61, 33,
-// 24 and 14 us against 65, 35, 28 and 15 (H100), delaunay k=14's 96, 35 and 30 against 100, 37
-// and 34, the same decisions. (The launch-per-phase kernels keep hash_add; the change was not
-// measured there.)
-__device__ __forceinline__ bool hash_add_cas(int* keys, i64* vals, unsigned int p, int c, i64 w) {
-    unsigned int uc = (unsigned int)c;
-    unsigned int pos = uc % p;
-    unsigned int step = p > 2 ? 1u + uc % (p - 1u) : 1u;
-    while (true) {
-        const int old = atomicCAS(&keys[pos], EMPTY_SLOT, c);
-        if (old == EMPTY_SLOT || old == c) {
-            atomicAdd((u64*)&vals[pos], (u64)w);
-            return old == EMPTY_SLOT;
         }
         pos += step;
         if (pos >= p) pos -= p;
@@ -2018,7 +2005,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             }
         }
         if (threadIdx.x == 0) sh.hubs = hubs;
-#if FUSED_UNIFORM
+#if FUSED_UNIFORM  // (the other builds never read sh.uw)
         {
             // Level 0's entries all have one weight when the smallest times nnz is their sum, 2m
             // (level 0 has no self-loop weights beside them; wmin nnz <= 2m cannot overflow).
@@ -2032,8 +2019,6 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             const i64 wmin = level == 0 ? W_BIG - cluster_value<NB>(pv, 7, true) : 0;
             if (threadIdx.x == 0) sh.uw = level == 0 && nnz > 0 && wmin * nnz == two_m ? wmin : 0;
         }
-#else
-        if (threadIdx.x == 0) sh.uw = 0;
 #endif
         i64 limbs[3];
         for (int k = 0; k < 3; ++k) limbs[k] = cluster_value<NB>(pv, 2 + k, false);
@@ -2361,7 +2346,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
                 const i64 we = uw ? uw : wfix[e];
                 if (d == nc)
                     lp = we;
-                else if (hash_add_cas(tkeys + tpos[c], tvals + tpos[c], (unsigned int)(tpos[c + 1] - tpos[c]), d, we))
+                else if (hash_add<false>(tkeys + tpos[c], tvals + tpos[c], (unsigned int)(tpos[c + 1] - tpos[c]), d, we))
                     atomicAdd((u64*)&counts[nc], 1ULL);
             }
             if (run_scan(ok ? u : -1, lp, Sum()) && lp) atomicAdd((u64*)&new_loop[c], (u64)lp);
