@@ -425,6 +425,11 @@ def _assert_same(c, d):
         assert np.array_equal(x, y)
     assert d.modularity == pytest.approx(c.modularity, abs=1e-12)
     assert d.n_communities == c.n_communities == (int(c.communities.max()) + 1 if c.communities.size else 0)
+    # the rest of the result as well, whichever way it was made (the fused kernel's or finish())
+    assert np.array_equal(c.communities, d.communities) and d.communities.dtype == c.communities.dtype == np.int64
+    assert all(type(q) is float for q in c.modularity + d.modularity)
+    assert {k: v for k, v in c.params.items() if k != "device"} == {k: v for k, v in d.params.items() if k != "device"}
+    assert d.timings["total_s"] > 0 and len(d.timings["levels"]) >= len(d.levels)
 
 
 def _fused_blocks(d) -> list:

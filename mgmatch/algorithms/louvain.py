@@ -358,6 +358,9 @@ def louvain(
     t0 = time.perf_counter()
     g = graph.to(dev) if _device_of(graph) != dev else graph
     state = _fused_start(g, params) if dev == "gpu" else None
+    if isinstance(state, LouvainResult):  # every level ran in the fused kernel
+        state.timings["total_s"] = time.perf_counter() - t0
+        return state
     if state is None:
         part = g.partition(1)[0]
         state = init(part, params, device=dev)
@@ -373,7 +376,7 @@ def louvain(
     return result
 
 
-def _fused_start(g: Graph, params: dict) -> LouvainState | None:
+def _fused_start(g: Graph, params: dict) -> LouvainResult | LouvainState | None:
     """Run the whole method as one kernel on a GPU thread-block cluster, for small graphs.
 
     On a graph of a few thousand edges a sweep of the phase-per-kernel driver is a dozen
@@ -381,9 +384,10 @@ def _fused_start(g: Graph, params: dict) -> LouvainState | None:
     ``kernels/louvain.cu``) runs the same phases, batches and decisions, so its communities are
     the same as the CPU twin's. Returns ``None`` when the graph or the device does not qualify
     (:func:`mgmatch.gpu.louvain.fused_eligible`) or the kernel stopped before doing anything the
-    driver would not redo; else the state the kernel left: finished, or started on the level it
-    handed over (a level with a vertex of degree > 319 and no room for its table), for the
-    driver's steps to go on from.
+    driver would not redo; the result when the kernel ran every level (made here, as
+    :func:`finish` would make it: on 4elt a partition state and its finish cost 5 us of host
+    time, H100 host); else the state started on the level it handed over (a level with a vertex
+    of degree > 319 and no room for its table), for the driver's steps to go on from.
     """
     twin = _twin("gpu")
     _move_slices([])  # MOVE_SLICES and MOVE_SLICE_MIN checked as for the driver
@@ -397,11 +401,19 @@ def _fused_start(g: Graph, params: dict) -> LouvainState | None:
         )
         if out["status"] == "no_room" or (out["status"] == "handover" and out["level"] == 0):
             return None
+        timings = {"levels": out["level_timings"], "fused_kernel_s": out["kernel_s"]}
+        if out["status"] == "done":  # host rows, at least one (the kernel writes level 0's if nothing moved)
+            levels, n_communities = out["levels"], out["n_communities"]
+            if n_communities is None:
+                n_communities = int(levels[-1].max()) + 1
+            return LouvainResult(
+                levels=levels, communities=levels[-1], modularity=out["modularity"],
+                n_communities=n_communities, timings=timings, params=params, device="gpu",
+            )
         state = LouvainState(
             part=None, params=params, device="gpu", twin=twin, xp=get_namespace(g.indptr), graph=None,
             two_m_fix=0, levels=out["levels"], modularity=out["modularity"], phase="done",
-            timings={"levels": out["level_timings"], "fused_kernel_s": out["kernel_s"]},
-            n_communities=out["n_communities"],
+            timings=timings, n_communities=out["n_communities"],
         )
         if out["status"] == "handover":
             state.graph, state.orig_to_level = _LevelGraph(*out["graph"]), out["orig_to_level"]
