@@ -395,10 +395,11 @@ def test_bench_louvain_times_both_sides_alike(tmp_path, karate, monkeypatch):
 
     monkeypatch.setattr(bench_louvain, "WARMUP_S", 0.05)
     monkeypatch.setattr(bench_louvain, "BLOCK", 2)
+    monkeypatch.setattr(bench_louvain, "BLOCK_WARMUP_S", 0.0)  # one untimed run a block (see below)
     monkeypatch.setattr(bench_louvain, "time_alternating", spy)
     rows = bench_louvain.run([f"file:{karate}"], device="cpu", repeats=3)
     assert [r["impl"] for r in rows] == ["mgmatch", "networkit-plm"]
-    assert [(c["warmup_s"], c["repeats"], c["block"]) for c in calls] == [(0.05, 3, 2)]
+    assert [(c["warmup_s"], c["block_warmup_s"], c["repeats"], c["block"]) for c in calls] == [(0.05, 0.0, 3, 2)]
     assert all(len(r["times_s"]) == 3 and r["warmup_runs"] >= 1 for r in rows)
     # after the warm-ups: (untimed + 2 timed) of each side, then (untimed + 1 timed) of each
     timed = order[len(order) - 10:]
@@ -458,6 +459,25 @@ def test_time_alternating_stops_each_side_at_its_timeout():
     assert out["slow"]["result"] == "slow" and out["fast"]["time_s"] < out["slow"]["time_s"]
     with pytest.raises(ValueError):
         time_alternating({"a": lambda: 1}, repeats=0)
+
+
+def test_time_alternating_warms_each_block_up_for_a_time():
+    # each block opens with untimed runs for block_warmup_s (at least one), on both sides alike
+    from mgmatch.bench._common import time_alternating
+
+    def run():
+        time.sleep(0.005)
+        return 1
+
+    fns = {"a": run, "b": run}
+    plain = time_alternating(fns, repeats=4, block=2)
+    assert [plain[k]["warmup_runs"] for k in "ab"] == [3, 3]  # the first run, then one a block
+    warm = time_alternating(fns, repeats=4, block=2, block_warmup_s=0.03)
+    for k in "ab":
+        # each of the two blocks: its first untimed run, then more until 30 ms have passed (5 ms
+        # runs: five more where sleeps keep time, at least one however late they wake)
+        assert warm[k]["warmup_runs"] >= 1 + 2 * 2, warm[k]["warmup_runs"]
+        assert len(warm[k]["times_s"]) == 4
 
 
 def test_time_call_warms_up_for_a_time():

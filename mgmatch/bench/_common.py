@@ -101,17 +101,18 @@ def time_call(fn, *, repeats: int = 5, warmup: int = 1, timeout: float | None = 
 
 
 def time_alternating(fns: dict, *, repeats: int = 5, block: int = 5, timeout: float | None = None,
-                     warmup_s: float = 0.0) -> dict:
+                     warmup_s: float = 0.0, block_warmup_s: float = 0.0) -> dict:
     """Time several implementations of one computation in alternating blocks: each ``fn`` of
     ``fns`` (name to callable) is warmed up as :func:`time_call` does, one after another; then,
-    round after round, each runs once untimed and ``block`` times timed, until it has ``repeats``
-    timed runs or its timed runs add up to more than ``timeout`` seconds.
+    round after round, each runs untimed (once, and on until ``block_warmup_s`` seconds have
+    passed) and ``block`` times timed, until it has ``repeats`` timed runs or its timed runs add
+    up to more than ``timeout`` seconds.
 
     Timed one after the other, two implementations can meet different host conditions: on a
     GPU host, the Python of one process ran half as fast in one second as in another (the host
     time of a 4elt Louvain call was 167 us, then 78 us), and whichever side ran in the slow
-    stretch lost. In alternating blocks both sides share such stretches. The untimed run that
-    opens each block warms the side's caches and threads again after the other side's block.
+    stretch lost. In alternating blocks both sides share such stretches. The untimed runs that
+    open each block warm the side's caches, threads and clocks again after the other side's block.
 
     Returns ``{name: {"time_s": median, "times_s": [...], "warmup_runs": n, "result": last,
     "wall_s": seconds of all its runs, untimed ones included}}``.
@@ -136,6 +137,7 @@ def time_alternating(fns: dict, *, repeats: int = 5, block: int = 5, timeout: fl
             rec = out[name]
             t0 = time.perf_counter()
             t = time_call(fns[name], repeats=min(block, repeats - len(rec["times_s"])), warmup=1,
+                          warmup_s=block_warmup_s,
                           timeout=None if timeout is None else timeout - sum(rec["times_s"]))
             rec["wall_s"] += time.perf_counter() - t0
             rec["times_s"] += t["times_s"]

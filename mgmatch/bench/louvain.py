@@ -7,7 +7,8 @@ One row per (graph, implementation) as described in :mod:`mgmatch.bench._common`
 without refinement, ``gamma = 1``, on every host thread.
 
 Both sides are timed alike: untimed runs for at least :data:`WARMUP_S` seconds (at least one),
-then timed runs in alternating blocks of :data:`BLOCK` (each opened by an untimed run, see
+then timed runs in alternating blocks of :data:`BLOCK` (each opened by untimed runs for at least
+:data:`BLOCK_WARMUP_S` seconds, at least one; see
 :func:`~mgmatch.bench._common.time_alternating`), and the median of each side's timed runs.
 """
 
@@ -31,6 +32,13 @@ QUICK_GRAPHS = ("delaunay:k=14,seed=1", "rgg:k=14,seed=1", "kron:k=14,seed=1")
 WARMUP_S = 0.5
 #: Timed runs of one side in a row before the other side's (see the module notes).
 BLOCK = 5
+#: Seconds of untimed runs that open each block (at least one run). After the other side's block
+#: (tens of milliseconds on every host thread, the GPU idle), one untimed run did not bring a side
+#: back to speed: on an H100 host, after six PLM runs on 4elt, the first timed mgmatch call of a
+#: block took 997 us and the block's median was 965 us, against 936 us for calls back to back;
+#: opened by 20 ms of untimed calls, the block's median was 938 us. PLM's blocks open the same
+#: way (with two runs or so of its own).
+BLOCK_WARMUP_S = 0.02
 
 
 def _plm(graph):
@@ -94,7 +102,8 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
         fns = {"mgmatch": lambda g=g: louvain(g, device=dev)}
         if plm is not None:
             fns["plm"] = plm[0]
-        times = time_alternating(fns, repeats=repeats, block=BLOCK, warmup_s=WARMUP_S, timeout=timeout)
+        times = time_alternating(fns, repeats=repeats, block=BLOCK, warmup_s=WARMUP_S,
+                                 block_warmup_s=BLOCK_WARMUP_S, timeout=timeout)
         t = times["mgmatch"]
         res = t["result"]
         row = {
