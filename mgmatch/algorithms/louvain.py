@@ -402,12 +402,13 @@ def _fused_start(g: Graph, params: dict) -> LouvainResult | LouvainState | None:
         if out["status"] == "no_room" or (out["status"] == "handover" and out["level"] == 0):
             return None
         timings = {"levels": out["level_timings"], "fused_kernel_s": out["kernel_s"]}
-        if out["status"] == "done":  # host rows, at least one (the kernel writes level 0's if nothing moved)
+        if out["status"] == "done":  # host rows (the kernel writes level 0's if nothing moved)
             levels, n_communities = out["levels"], out["n_communities"]
+            last = levels[-1] if levels else np.zeros(0, dtype=np.int64)
             if n_communities is None:
-                n_communities = int(levels[-1].max()) + 1
+                n_communities = int(last.max()) + 1 if last.shape[0] else 0
             return LouvainResult(
-                levels=levels, communities=levels[-1], modularity=out["modularity"],
+                levels=levels, communities=last, modularity=out["modularity"],
                 n_communities=n_communities, timings=timings, params=params, device="gpu",
             )
         state = LouvainState(
