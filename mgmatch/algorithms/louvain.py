@@ -384,9 +384,9 @@ def _fused_start(g: Graph, params: dict) -> LouvainResult | LouvainState | None:
     ``kernels/louvain.cu``) runs the same phases, batches and decisions, so its communities are
     the same as the CPU twin's. Returns ``None`` when the graph or the device does not qualify
     (:func:`mgmatch.gpu.louvain.fused_eligible`) or the kernel stopped before doing anything the
-    driver would not redo; the result when the kernel ran every level (made here, as
-    :func:`finish` would make it: on 4elt a partition state and its finish cost 5 us of host
-    time, H100 host); else the state started on the level it handed over (a level with a vertex
+    driver would not redo; the result when the kernel ran every level (made without the
+    partition state that :func:`finish` takes, which with its finish cost 4elt 9 us of host
+    Python on an H100 host); else the state started on the level it handed over (a level with a vertex
     of degree > 319 and no room for its table), for the driver's steps to go on from.
     """
     twin = _twin("gpu")
@@ -402,24 +402,15 @@ def _fused_start(g: Graph, params: dict) -> LouvainResult | LouvainState | None:
         if out["status"] == "no_room" or (out["status"] == "handover" and out["level"] == 0):
             return None
         timings = {"levels": out["level_timings"], "fused_kernel_s": out["kernel_s"]}
-        if out["status"] == "done":  # host rows (the kernel writes level 0's if nothing moved)
-            levels, n_communities = out["levels"], out["n_communities"]
-            last = levels[-1] if levels else np.zeros(0, dtype=np.int64)
-            if n_communities is None:
-                n_communities = int(last.max()) + 1 if last.shape[0] else 0
-            return LouvainResult(
-                levels=levels, communities=last, modularity=out["modularity"],
-                n_communities=n_communities, timings=timings, params=params, device="gpu",
-            )
+        if out["status"] == "done":  # the levels are host rows already
+            return _result(out["levels"], out["modularity"], out["n_communities"], timings, params, "gpu")
+        # a handover: the driver goes on from the level the kernels stopped at
         state = LouvainState(
-            part=None, params=params, device="gpu", twin=twin, xp=get_namespace(g.indptr), graph=None,
-            two_m_fix=0, levels=out["levels"], modularity=out["modularity"], phase="done",
-            timings=timings, n_communities=out["n_communities"],
+            part=None, params=params, device="gpu", twin=twin, xp=get_namespace(g.indptr),
+            graph=_LevelGraph(*out["graph"]), two_m_fix=0, levels=out["levels"], modularity=out["modularity"],
+            timings=timings, orig_to_level=out["orig_to_level"], level=out["level"],
         )
-        if out["status"] == "handover":
-            state.graph, state.orig_to_level = _LevelGraph(*out["graph"]), out["orig_to_level"]
-            state.level = out["level"]
-            _start_level(state)
+        _start_level(state)
     except Exception as exc:
         _reraise_oom(exc, g.n, g.nnz)
         raise
@@ -738,20 +729,23 @@ def _aggregate_step(state: LouvainState) -> None:
 
 def finish(state: LouvainState) -> LouvainResult:
     """The :class:`LouvainResult` of a finished partition program (arrays copied to the host)."""
-    last = state.levels[-1] if state.levels else None
-    # counted where the last level is (on a GPU, a reduction instead of a pass on the host)
     n_communities = state.n_communities
-    if n_communities is None:
-        n_communities = int(last.max()) + 1 if last is not None and last.shape[0] else 0
+    if n_communities is None and state.levels:
+        # counted where the last level is (on a GPU, a reduction instead of a pass on the host)
+        last = state.levels[-1]
+        n_communities = int(last.max()) + 1 if last.shape[0] else 0
     levels = to_numpy_rows(state.levels) if state.levels else []
+    return _result(levels, state.modularity, n_communities, dict(state.timings), dict(state.params), state.device)
+
+
+def _result(levels: list, modularity, n_communities, timings: dict, params: dict, device: str) -> LouvainResult:
+    """The result of the host rows ``levels`` (int64); ``n_communities`` ``None``: counted from the last."""
+    last = levels[-1] if levels else np.zeros(0, dtype=np.int64)
+    if n_communities is None:
+        n_communities = int(last.max()) + 1 if last.shape[0] else 0
     return LouvainResult(
-        levels=levels,
-        communities=levels[-1] if levels else np.zeros(0, dtype=np.int64),
-        modularity=[float(q) for q in state.modularity],
-        n_communities=n_communities,
-        timings=dict(state.timings),
-        params={k: v for k, v in state.params.items()},
-        device=state.device,
+        levels=levels, communities=last, modularity=[float(q) for q in modularity],
+        n_communities=n_communities, timings=timings, params=params, device=device,
     )
 
 
