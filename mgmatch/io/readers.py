@@ -473,15 +473,15 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
 
     if req.one_based is False:
         raise ParameterError("Matrix Market ids are 1-based by definition; one_based=False does not apply")
-    # One look at the first bytes: SciPy's reader takes the path itself (its fastest way) only
-    # for plain text without a byte-order mark under a name without .gz or .bz2, since it picks
+    # One look at the start: SciPy's reader takes the path itself (its fastest way) only for
+    # plain text without a byte-order mark under a name without .gz or .bz2, since it picks
     # decompression by the name where this module goes by the bytes; else it gets the stream
-    # _open_bytes gives.
-    with open(req.path, "rb") as raw:
-        head = raw.read(len(_UTF8_BOM))
-    gzipped = head.startswith(_GZIP_MAGIC)
-    _check_matrix_market_object(req.path)
-    direct = not gzipped and head != _UTF8_BOM and not req.path.endswith((".gz", ".bz2"))
+    # _open_bytes gives. The banner line comes from the same look.
+    with _open_bytes(req.path) as stream:
+        gzipped = isinstance(stream, gzip.GzipFile)
+        marked = stream.tell() > 0  # past a byte-order mark
+        _check_matrix_market_object(stream.readline(1 << 12), req.path)
+    direct = not gzipped and not marked and not req.path.endswith((".gz", ".bz2"))
     nrows, ncols, stored, layout, field, symmetry = _matrix_market_call(scipy.io.mminfo, req.path, direct=direct)
     _check_matrix_market_header(req.path, nrows, ncols, stored, layout, symmetry, gzipped=gzipped)
     _check_matrix_market_body(req.path, layout, field)
@@ -567,11 +567,10 @@ def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry, *,
 _MM_VALUES = {"pattern": 0, "integer": 1, "real": 1, "complex": 2}
 
 
-def _check_matrix_market_object(path) -> None:
-    """Refuse a Matrix Market file whose banner declares an object other than a matrix (a
-    vector), which SciPy's header reader takes for one and its data lines then fail."""
-    with _open_bytes(path) as stream:
-        words = stream.readline(1 << 12).split()
+def _check_matrix_market_object(banner: bytes, path) -> None:
+    """Refuse a Matrix Market file whose banner (its first line) declares an object other than a
+    matrix (a vector), which SciPy's header reader takes for one and its data lines then fail."""
+    words = banner.split()
     if len(words) > 1 and words[0].lower().lstrip(b"%") == b"matrixmarket" and words[1].lower() != b"matrix":
         kind = _clip(words[1].decode("utf-8", "replace"))
         raise InputError(f"Matrix Market: the banner declares a {kind!r} object; only matrices are read", path=path,
