@@ -1794,21 +1794,21 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
     };
     auto part_w = [&](i64* base) { return base + (phase & 1) * (NB * FUSED_PART); };
     auto part_r = [&](i64* base) { return base + ((phase + 1) & 1) * (NB * FUSED_PART); };
-    // the blocks' partials of the last phase, staged in shared memory: one round trip for them all
-    auto partials = [&]() {
-        if (threadIdx.x < NB * FUSED_PART) s_part[threadIdx.x] = part_r(part)[threadIdx.x];
+    // the blocks' partials of the last phase (slots `base`), staged in shared memory `into`: one
+    // round trip for them all
+    auto staged = [&](i64* base, i64* into) {
+        if (threadIdx.x < NB * FUSED_PART) into[threadIdx.x] = part_r(base)[threadIdx.x];
         __syncthreads();
-        return (const i64*)s_part;
+        return (const i64*)into;
     };
-    // the same for the block totals of a scan (scan_offsets reads every block's, in every thread)
+    auto partials = [&]() { return staged(part, s_part); };
+    // the block totals of a scan (scan_offsets reads every block's, in every thread); on one
+    // block they lie in shared memory already
     auto scan_partials = [&]() {
-        if constexpr (NB == 1) {
+        if constexpr (NB == 1)
             return (const i64*)part_r(spart);
-        } else {
-            if (threadIdx.x < NB * FUSED_PART) sh.spart[threadIdx.x] = part_r(spart)[threadIdx.x];
-            __syncthreads();
-            return (const i64*)sh.spart;
-        }
+        else
+            return staged(spart, sh.spart);
     };
     i64 v8[FUSED_PART];
     auto zero8 = [&]() {
