@@ -10,6 +10,8 @@ import functools
 
 import numpy as np
 
+from .errors import ParameterError, ResourceError
+
 __all__ = ["get_namespace", "to_numpy", "to_numpy_rows", "to_device", "cupy_or_none", "gpu_available",
            "resolve_device", "check_host_memory"]
 
@@ -193,8 +195,6 @@ def resolve_device(device: str) -> str:
     >>> resolve_device("cpu")
     'cpu'
     """
-    from .errors import ParameterError, ResourceError  # noqa: PLC0415
-
     if device not in ("auto", "cpu", "gpu"):
         raise ParameterError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}")
     if device == "auto":
@@ -210,8 +210,6 @@ def check_host_memory(what: str, estimate_bytes: float) -> None:
 
     >>> check_host_memory("a small graph", 1024)
     """
-    from .errors import ResourceError  # noqa: PLC0415
-
     try:
         import psutil  # noqa: PLC0415
 

@@ -90,9 +90,14 @@ def sm_count() -> int:
 
 def compute_capability() -> int:
     """Compute capability of the current device as ``10 * major + minor`` (90 for an H100/H200)."""
+    return _compute_capability(int(_cupy().cuda.runtime.getDevice()))
+
+
+@functools.cache  # (asked on every small graph's call: an import statement each time costs)
+def _cupy():
     import cupy  # noqa: PLC0415
 
-    return _compute_capability(int(cupy.cuda.runtime.getDevice()))
+    return cupy
 
 
 @functools.cache

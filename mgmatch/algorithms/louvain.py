@@ -230,32 +230,39 @@ def validate_louvain_params(
     ...
     mgmatch.errors.ParameterError: resolution must be a positive finite number, not -1.0
     """
-
-    def positive_real(name, value, allow_zero=False):
-        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-        if ok:
-            value = float(value)
-            ok = math.isfinite(value) and (value > 0 or (allow_zero and value == 0))
-        if not ok:
-            what = "a non-negative" if allow_zero else "a positive"
-            raise ParameterError(f"{name} must be {what} finite number, not {value!r}")
-        return value
-
-    def positive_int(name, value):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ParameterError(f"{name} must be a positive integer, not {value!r}")
-        return int(value)
-
     if device not in ("auto", "cpu", "gpu"):
         raise ParameterError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}")
     return {
-        "resolution": positive_real("resolution", resolution),
-        "t_bin": positive_real("t_bin", t_bin, allow_zero=True),
-        "t_final": positive_real("t_final", t_final, allow_zero=True),
-        "max_levels": positive_int("max_levels", max_levels),
-        "max_iterations": positive_int("max_iterations", max_iterations),
+        "resolution": _positive_real("resolution", resolution),
+        "t_bin": _positive_real("t_bin", t_bin, allow_zero=True),
+        "t_final": _positive_real("t_final", t_final, allow_zero=True),
+        "max_levels": _positive_int("max_levels", max_levels),
+        "max_iterations": _positive_int("max_iterations", max_iterations),
         "device": device,
     }
+
+
+# (module functions rather than closures made on every call, and a plain float or int checked
+# without the general test: a small graph's whole call on a GPU takes under a millisecond)
+def _positive_real(name, value, allow_zero=False):
+    if type(value) is float and (0.0 < value < math.inf or (allow_zero and value == 0.0)):
+        return value
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if ok:
+        value = float(value)
+        ok = math.isfinite(value) and (value > 0 or (allow_zero and value == 0))
+    if not ok:
+        what = "a non-negative" if allow_zero else "a positive"
+        raise ParameterError(f"{name} must be {what} finite number, not {value!r}")
+    return value
+
+
+def _positive_int(name, value):
+    if type(value) is int and value >= 1:
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ParameterError(f"{name} must be a positive integer, not {value!r}")
+    return int(value)
 
 
 # ---------------------------------------------------------------------- public functions

@@ -57,10 +57,18 @@ _NAMES = tuple(f"compute_move_group<{g}, {t}>" for g, t in _GROUP_CONFIG) + (
 )
 
 
+@functools.cache  # (an import statement costs a fused run's host time on every call)
 def _cp():
     import cupy  # noqa: PLC0415
 
     return cupy
+
+
+@functools.cache
+def _driver():
+    from cupy_backends.cuda.api import driver  # noqa: PLC0415
+
+    return driver
 
 
 def _kernel(name: str):
@@ -672,11 +680,12 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     nnz = int(indices.shape[0])
     # int32 offsets go as they are (the kernel widens them; a copy here costs more than the run's
     # level start on small graphs)
-    wide = cp.int32 if indptr.dtype == cp.int32 else cp.int64
-    indptr, indices, weights = (
-        x if x.dtype == dtype else x.astype(dtype)
-        for x, dtype in ((indptr, wide), (indices, cp.int32), (weights, cp.float64))
-    )
+    if indptr.dtype != cp.int32 and indptr.dtype != cp.int64:
+        indptr = indptr.astype(cp.int64)
+    if indices.dtype != cp.int32:
+        indices = indices.astype(cp.int32)
+    if weights.dtype != cp.float64:
+        weights = weights.astype(cp.float64)
     record_cap = min(int(params["max_levels"]), _FUSED_MAX_RECORDS)
     rows = _fused_level_rows(n)
     ts = _device_table_array(max(n, 320))
@@ -716,12 +725,13 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         # when there is one (the host need not count them in the row: 10 us on 4elt)
         "n_communities": recs[-1][0] if status == "done" and recs and recs[-1][6] != 1 else None,
     }
-    for i, r in enumerate(recs):
-        rec = {"level": i, "n": r[0], "nnz": r[1], "move_s": r[4] * 1e-9, "iterations": r[2],
-               "aggregate_s": r[5] * 1e-9, "blocks": r[7] & 0xFFFFFFFF, "threads": r[7] >> 32}
-        if r[6] == 1:  # aggregated (2: the first level, where nothing moved)
+    timings = out["level_timings"]
+    for i, (n_l, nnz_l, sweeps, _, move_ns, aggregate_ns, aggregated, team) in enumerate(recs):
+        rec = {"level": i, "n": n_l, "nnz": nnz_l, "move_s": move_ns * 1e-9, "iterations": sweeps,
+               "aggregate_s": aggregate_ns * 1e-9, "blocks": team & 0xFFFFFFFF, "threads": team >> 32}
+        if aggregated == 1:  # (2: the first level, written without aggregating, where nothing moved)
             rec["modularity"] = q[i]
-        out["level_timings"].append(rec)
+        timings.append(rec)
     if status == "handover":
         out["level"] = level
         # copies: views would keep the whole allocation (levels, scratch) for the driver's levels
@@ -827,8 +837,7 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
     ``hub_cap`` for the hub tables (0: the kernel without hub code) and ``rows`` rows for the
     levels: ``(status, stats header, records, the levels' rows (host, flat), a function giving
     the level graph's buffers)``."""
-    from cupy_backends.cuda.api import driver  # noqa: PLC0415
-
+    driver = _driver()
     cp = _cp()
     # room for the fallback cluster size too
     level_graph, offsets, total, work_bytes = _fused_allocation(n, nnz, table_cap, max(FUSED_CLUSTER, 8), hub_cap)
