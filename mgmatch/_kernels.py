@@ -14,6 +14,8 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from ._array import cupy_or_none
+
 __all__ = ["kernel_dir", "kernel_source", "get_module", "get_kernel", "cooperative_blocks", "device_attribute",
            "sm_count", "compute_capability"]
 
@@ -90,14 +92,8 @@ def sm_count() -> int:
 
 def compute_capability() -> int:
     """Compute capability of the current device as ``10 * major + minor`` (90 for an H100/H200)."""
-    return _compute_capability(int(_cupy().cuda.runtime.getDevice()))
-
-
-@functools.cache  # (asked on every small graph's call: an import statement each time costs)
-def _cupy():
-    import cupy  # noqa: PLC0415
-
-    return cupy
+    # (the cached module, not an import statement: asked on every small graph's call)
+    return _compute_capability(int(cupy_or_none().cuda.runtime.getDevice()))
 
 
 @functools.cache

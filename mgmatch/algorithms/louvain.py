@@ -366,19 +366,19 @@ def louvain(
     g = graph.to(dev) if _device_of(graph) != dev else graph
     state = _fused_start(g, params) if dev == "gpu" else None
     if isinstance(state, LouvainResult):  # every level ran in the fused kernel
-        state.timings["total_s"] = time.perf_counter() - t0
-        return state
-    if state is None:
-        part = g.partition(1)[0]
-        state = init(part, params, device=dev)
-    inbox: dict = {}
-    while not state.done:
-        state, outbox = step(state, inbox)
-        inbox = {}  # a partition owning the whole graph has no one to hear from
-        del outbox
-        if progress is not None:
-            progress(state.level, state.iteration, state.q_current)
-    result = finish(state)
+        result = state
+    else:
+        if state is None:
+            part = g.partition(1)[0]
+            state = init(part, params, device=dev)
+        inbox: dict = {}
+        while not state.done:
+            state, outbox = step(state, inbox)
+            inbox = {}  # a partition owning the whole graph has no one to hear from
+            del outbox
+            if progress is not None:
+                progress(state.level, state.iteration, state.q_current)
+        result = finish(state)
     result.timings["total_s"] = time.perf_counter() - t0
     return result
 

@@ -31,6 +31,7 @@ import threading
 
 import numpy as np
 
+from .._array import cupy_or_none
 from .._kernels import compute_capability, sm_count
 from ..algorithms.louvain import MERGE_BUCKETS
 from ..cpu.louvain import move_batches, table_sizes
@@ -57,11 +58,8 @@ _NAMES = tuple(f"compute_move_group<{g}, {t}>" for g, t in _GROUP_CONFIG) + (
 )
 
 
-@functools.cache  # (an import statement costs a fused run's host time on every call)
 def _cp():
-    import cupy  # noqa: PLC0415
-
-    return cupy
+    return cupy_or_none()  # (cached: an import statement would cost a fused run's host time on every call)
 
 
 @functools.cache
