@@ -617,6 +617,33 @@ def test_fused_second_cluster_kernel_takes_over(data_dir, mid, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("mid", [None, 0])
+def test_fused_kernels_after_the_first_launch_early_or_plain(data_dir, mid, monkeypatch):
+    # the second and third kernels go with programmatic stream serialization where the driver has
+    # cuLaunchKernelEx (they wait in the kernel for the one before), else as plain launches; both
+    # ways decide as the CPU twin, with the mid kernel launched or not, and the header each reads
+    # is the one the kernel before it wrote (not a stale one in scratch from an earlier run)
+    from mgmatch.gpu import louvain as gl
+
+    if mid is not None:
+        monkeypatch.setattr(gl, "FUSED_MID_VERTICES", mid)
+    graphs = _fused_graphs(data_dir)
+    cpu = {name: louvain(graphs[name], device="cpu") for name in ("4elt", "delaunay", "karate")}
+    for name, c in cpu.items():
+        _assert_same(c, louvain(graphs[name], device="gpu"))
+    if gl._launch_ex() is not None:  # the early launches were taken, not refused
+        assert not gl._AFTER_REFUSED
+    plain = []
+    real = gl._driver().launchKernel
+    monkeypatch.setattr(gl, "_launch_ex", lambda: None)
+    monkeypatch.setattr(gl, "_driver", lambda: type("D", (), {"launchKernel": staticmethod(
+        lambda h, *a: plain.append(h) or real(h, *a))}))
+    for name, c in cpu.items():
+        plain.clear()
+        _assert_same(c, louvain(graphs[name], device="gpu"))
+        assert len(plain) == (3 if mid is None else 2), name  # every kernel, now by the plain path
+
+@pytest.mark.gpu
 @pytest.mark.parametrize(("cluster", "threads"), [(8, 1024), (16, 1024), (16, 512), (8, 256)])
 def test_fused_cluster_shapes(data_dir, cluster, threads, monkeypatch):
     from mgmatch.gpu import louvain as gl

@@ -25,6 +25,7 @@ made once per level.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 import threading
@@ -473,6 +474,7 @@ _FUSED_BUCKETS = (4, 8, 16, 32, 84, 319)  # the kernel's computeMove buckets (it
 _FUSED_MAX_BATCHES = 64
 _FUSED_STAT_HEAD = 9
 _FUSED_STAT_W = 8
+_FUSED_HEAD_BYTES = 128  # the stats header's device copy, at the start of the scratch
 _FUSED_PART = 8
 #: (group size, table slots) of the kernel's computeMove buckets: its shared-memory tables
 _FUSED_TABLES = _GROUP_CONFIG + ((BLOCK, 479),)
@@ -630,15 +632,16 @@ def _fused_hub_slots(n: int, table_cap: int, cluster: int, need: int = 0, nnz: i
 
 def _fused_regions(n: int, table_cap: int, cluster: int, hub_cap: int = 0) -> tuple[int, int, int, int]:
     """Bytes of the parts of the kernel's scratch, in the order it carves them (16-byte aligned
-    arrays): those kept across phases, the move phase's (the hub tables' ``hub_cap`` slots
-    among them), the aggregation's (which share one region), and the community degrees after
-    both."""
+    arrays): those kept across kernels and phases (the stats header's copy first), the move
+    phase's (the hub tables' ``hub_cap`` slots among them), the aggregation's (which share one
+    region), and the community degrees after both."""
     part = 8 * 2 * cluster * _FUSED_PART
 
     def size(*sizes):
         return sum(-(-s // 16) * 16 for s in sizes)
 
-    kept = size(part, part, 8 * n, 8 * n, 4 * n)  # partials, C and comSize (two each), vertex_of
+    # the header's copy, partials, C and comSize (two each), vertex_of
+    kept = size(_FUSED_HEAD_BYTES, part, part, 8 * n, 8 * n, 4 * n)
     # k_i, a_c, saved state, batch order, the hubs' tables
     move = size(8 * n, 16 * n, 16 * n, 8 * n, 8 * n, 8 * n, 4 * n, 4 * n, 8 * hub_cap, 4 * hub_cap)
     aggregate = size(8 * (n + 1), 8 * n, 4 * n, 8 * table_cap, 4 * table_cap)  # table offsets, counts, ids, tables
@@ -830,6 +833,59 @@ def _fused_pack(template: np.ndarray, pointers: tuple) -> int:
     return buf.kp
 
 
+class _LaunchAttribute(ctypes.Structure):  # CUlaunchAttribute: an id, then a 64-byte union
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int), ("rest", ctypes.c_char * 60)]
+
+
+class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(_LaunchAttribute)), ("n_attrs", ctypes.c_uint)]
+
+
+_PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+
+
+@functools.cache
+def _launch_ex():
+    """The driver's ``cuLaunchKernelEx`` (CUDA 12), or ``None`` where the library or the entry point
+    is missing. CuPy's driver module launches without attributes."""
+    try:
+        fn = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
+    except (OSError, AttributeError):
+        return None
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.POINTER(_LaunchConfig), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    return fn
+
+
+@functools.lru_cache(maxsize=64)
+def _after_config(grid: int, threads: int, smem: int, stream: int) -> _LaunchConfig:
+    """A launch configuration with programmatic stream serialization (``_launch_after``)."""
+    attr = _LaunchAttribute(id=_PROGRAMMATIC_STREAM_SERIALIZATION, value=1)
+    cfg = _LaunchConfig(grid=(ctypes.c_uint * 3)(grid, 1, 1), block=(ctypes.c_uint * 3)(threads, 1, 1),
+                        shared=smem, stream=stream, attrs=ctypes.pointer(attr), n_attrs=1)
+    cfg._attr = attr  # (kept alive with the configuration)
+    return cfg
+
+
+#: Set once a launch with programmatic stream serialization has been refused: plain launches.
+_AFTER_REFUSED: set = set()
+
+
+def _launch_after(handle: int, grid: int, threads: int, smem: int, stream: int, kp: int) -> None:
+    """Launch a fused kernel that follows another on ``stream`` with programmatic stream
+    serialization: its blocks may be placed on free SMs while the kernel before it runs, and
+    wait in the kernel (``griddepcontrol.wait``, fused_head in ``kernels/louvain.cu``) for that one
+    to end. This hides the gap between the two kernels. Where the driver lacks the entry point or
+    refuses the attribute, a plain launch, which the kernel's wait then passes at once."""
+    fn = None if _AFTER_REFUSED else _launch_ex()
+    if fn is not None:
+        if fn(_after_config(grid, threads, smem, stream), handle, kp, None) == 0:
+            return
+        _AFTER_REFUSED.add(True)
+    _driver().launchKernel(handle, grid, 1, 1, threads, 1, 1, smem, stream, kp, 0)
+
+
 def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, rows, ints) -> tuple:
     """One run of the fused kernels with ``table_cap`` slots of aggregation tables,
     ``hub_cap`` for the hub tables (0: the kernel without hub code) and ``rows`` rows for the
@@ -875,10 +931,9 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
                             kp, 0)
         # each of the next does nothing unless the kernel before it handed its levels over
         if mid >= 0:
-            driver.launchKernel(handles[1], cluster, 1, 1, solo_threads, 1, 1, _fused_smem(solo_threads), stream.ptr,
-                                kp, 0)
+            _launch_after(handles[1], cluster, solo_threads, _fused_smem(solo_threads), stream.ptr, kp)
         if solo_edges >= 0:
-            driver.launchKernel(handles[2], 1, 1, 1, solo_threads, 1, 1, solo_smem, stream.ptr, kp, 0)
+            _launch_after(handles[2], 1, solo_threads, solo_smem, stream.ptr, kp)
 
     cluster = _fused_cluster()
     try:
