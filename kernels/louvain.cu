@@ -2434,8 +2434,9 @@ __device__ __forceinline__ void fused_stats(i64* stats, char* work, const FusedR
 // waits here, once it has loaded what no kernel writes, for that kernel to end and its writes to
 // be visible (griddepcontrol.wait; without that launch attribute it returns at once). It then
 // reads the header from the copy that fused_stats left in device memory, not from the host's
-// (a round trip over the bus). With both, 4elt's kernels took 847 us against 852 to 854 on an
-// H100 and 814 against 824 on an H200, the same decisions.
+// (a round trip over the bus). With both, 4elt's kernels took 847 us against 852 to 854 on one
+// H100 host, 844 to 845 against 845 to 850 on another, and 814 against 824 on an H200;
+// delaunay k=14 1,066 against 1,071 and rgg k=14 996 against 1,000 (H100); the same decisions.
 __device__ __forceinline__ void fused_head(const char* work, i64* head) {
     asm volatile("griddepcontrol.wait;" ::: "memory");
     if (threadIdx.x < 8) head[threadIdx.x] = ((const i64*)work)[threadIdx.x];
