@@ -406,6 +406,35 @@ def test_bench_louvain_times_both_sides_alike(tmp_path, karate, monkeypatch):
     assert timed == ["mgmatch"] * 3 + ["plm"] * 3 + ["mgmatch"] * 2 + ["plm"] * 2
 
 
+def test_host_threads_follows_the_affinity(monkeypatch):
+    # a job confined to 2 of a host's 16 CPUs gives its CPU peers 2 threads, not 16
+    import os
+
+    from mgmatch.bench._common import host_threads
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 5}, raising=False)
+    assert host_threads() == 2
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # a platform without affinity
+    assert host_threads() == 16
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert host_threads() == 1
+
+
+def test_bench_louvain_gives_plm_the_usable_threads(karate, monkeypatch):
+    nk = pytest.importorskip("networkit")
+    from mgmatch.bench import louvain as bench_louvain
+
+    before = nk.getMaxNumberOfThreads()
+    monkeypatch.setattr(bench_louvain, "WARMUP_S", 0.0)
+    monkeypatch.setattr(bench_louvain, "host_threads", lambda: 1)
+    try:
+        rows = bench_louvain.run([f"file:{karate}"], device="cpu", repeats=1)
+    finally:
+        nk.setNumberOfThreads(before)
+    assert [r["threads"] for r in rows if r["impl"] == "networkit-plm"] == [1]
+
+
 def test_bench_report_written_before_the_table(tmp_path):
     # a run stopped while its table prints (or whose console fails) keeps its rows
     from mgmatch.bench import write_report

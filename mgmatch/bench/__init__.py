@@ -31,7 +31,10 @@ def host_info() -> dict:
     """The machine the rows were measured on."""
     from ..cli import versions  # noqa: PLC0415
 
-    info = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(), **versions()}
+    from ._common import host_threads  # noqa: PLC0415
+
+    info = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+            "usable_cores": host_threads(), **versions()}
     return info
 
 

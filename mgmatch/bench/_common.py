@@ -13,7 +13,21 @@ import os
 import statistics
 import time
 
-__all__ = ["time_call", "time_alternating", "sync_device", "announce", "named_graph", "networkit_graph", "gpu_peak_bytes"]
+__all__ = [
+    "time_call", "time_alternating", "sync_device", "announce", "named_graph", "networkit_graph", "gpu_peak_bytes",
+    "host_threads",
+]
+
+
+def host_threads() -> int:
+    """The CPUs this process may run on: its affinity set where the platform has one (a batch
+    job's cpuset, ``taskset``), else every CPU of the host. The CPU peers get this many threads,
+    as Numba gives mgmatch's CPU kernels: ``os.cpu_count()`` counts the host's CPUs, and on a
+    job given a few of many cores it would run a peer oversubscribed, slower than it is."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # (no affinity on this platform)
+        return os.cpu_count() or 1
 
 
 def named_graph(spec):

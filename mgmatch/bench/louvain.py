@@ -4,7 +4,9 @@ One row per (graph, implementation) as described in :mod:`mgmatch.bench._common`
 ``levels``, ``modularity``, ``edges_per_s`` (undirected edges per second) and, on the GPU,
 ``peak_bytes_per_nnz`` (device memory of a run per stored edge, the resident graph included;
 ``extra_bytes_per_nnz`` what the run allocates on top of it), and ``warmup_runs``. PLM runs
-without refinement, ``gamma = 1``, on every host thread.
+without refinement, ``gamma = 1``, on a thread for each CPU the process may use
+(:func:`~mgmatch.bench._common.host_threads`: every host thread, unless the process is
+confined to some).
 
 Both sides are timed alike: untimed runs for at least :data:`WARMUP_S` seconds (at least one),
 then timed runs in alternating blocks of :data:`BLOCK` (each opened by untimed runs for at least
@@ -14,10 +16,10 @@ then timed runs in alternating blocks of :data:`BLOCK` (each opened by untimed r
 
 from __future__ import annotations
 
-import os
-
 from .._array import resolve_device
-from ._common import announce, device_bytes, gpu_peak_bytes, named_graph, networkit_graph, time_alternating
+from ._common import (
+    announce, device_bytes, gpu_peak_bytes, host_threads, named_graph, networkit_graph, time_alternating,
+)
 
 __all__ = ["run", "DEFAULT_GRAPHS", "QUICK_GRAPHS"]
 
@@ -49,7 +51,7 @@ def _plm(graph):
         import networkit as nk  # noqa: PLC0415
     except ImportError:
         return None
-    nk.setNumberOfThreads(os.cpu_count() or 1)
+    nk.setNumberOfThreads(host_threads())
     g = graph.to("cpu")
     G = networkit_graph(g)
 

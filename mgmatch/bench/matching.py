@@ -2,7 +2,8 @@
 
 Rows per graph: our Suitor, b-Suitor (b=3), LD and handshaking, and NetworKit's
 ``SuitorMatcher`` (the generic Suitor; ``sortSuitor=False`` because SortSuitor needs rows sorted
-by weight) and ``BSuitorMatcher`` run with all host threads. ``time_s`` is end to end (host
+by weight) and ``BSuitorMatcher`` run with a thread for each CPU the process may use
+(:func:`~mgmatch.bench._common.host_threads`). ``time_s`` is end to end (host
 graph in, host result out), ``kernel_time_s`` the run on a graph already resident and
 partitioned on the device (GPU: kernels and their few scalar reads); ``speedup`` is peer time /
 our end-to-end time and ``speedup_kernel`` peer time / our kernel time; ``weight_rel_diff``
@@ -14,10 +15,7 @@ what the run allocates on top of the graph.
 
 from __future__ import annotations
 
-import os
-
-
-from ._common import announce, device_bytes, gpu_peak_bytes, named_graph, networkit_graph, time_call
+from ._common import announce, device_bytes, gpu_peak_bytes, host_threads, named_graph, networkit_graph, time_call
 
 __all__ = ["run", "DEFAULT_GRAPHS"]
 
@@ -34,7 +32,7 @@ def _peers(graph, repeats):
         import networkit as nk  # noqa: PLC0415
     except ImportError:
         return {}
-    nk.setNumberOfThreads(os.cpu_count() or 1)
+    nk.setNumberOfThreads(host_threads())
     g = networkit_graph(graph, weighted=True)  # unit weights on an unweighted graph
 
     def suitor():
