@@ -643,6 +643,26 @@ def test_fused_kernels_after_the_first_launch_early_or_plain(data_dir, mid, monk
         _assert_same(c, louvain(graphs[name], device="gpu"))
         assert len(plain) == (3 if mid is None else 2), name  # every kernel, now by the plain path
 
+
+@pytest.mark.gpu
+def test_fused_early_launch_refused_goes_plain_on_that_device(data_dir, monkeypatch):
+    # a device that refuses the early launch's attribute gets plain launches, that call and after
+    # (the refusal is kept for that device only), with the same decisions
+    import cupy
+
+    from mgmatch.gpu import louvain as gl
+
+    monkeypatch.setattr(gl, "_AFTER_REFUSED", set())
+    tries = []
+    monkeypatch.setattr(gl, "_launch_ex", lambda: lambda *a: tries.append(a) or 1)  # CUDA error 1: refused
+    g = _fused_graphs(data_dir)["4elt"]
+    c = louvain(g, device="cpu")
+    _assert_same(c, louvain(g, device="gpu"))
+    assert len(tries) == 1 and gl._AFTER_REFUSED == {cupy.cuda.runtime.getDevice()}
+    _assert_same(c, louvain(g, device="gpu"))
+    assert len(tries) == 1  # not asked again on that device
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize(("cluster", "threads"), [(8, 1024), (16, 1024), (16, 512), (8, 256)])
 def test_fused_cluster_shapes(data_dir, cluster, threads, monkeypatch):

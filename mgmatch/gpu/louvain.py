@@ -868,21 +868,23 @@ def _after_config(grid: int, threads: int, smem: int, stream: int) -> _LaunchCon
     return cfg
 
 
-#: Set once a launch with programmatic stream serialization has been refused: plain launches.
+#: Devices that refused a launch with programmatic stream serialization (they get plain launches),
+#: as :data:`_CLUSTER_REFUSED` keeps those that refused the cluster size.
 _AFTER_REFUSED: set = set()
 
 
-def _launch_after(handle: int, grid: int, threads: int, smem: int, stream: int, kp: int) -> None:
+def _launch_after(handle: int, grid: int, threads: int, smem: int, stream: int, kp: int, device: int) -> None:
     """Launch a fused kernel that follows another on ``stream`` with programmatic stream
     serialization: its blocks may be placed on free SMs while the kernel before it runs, and
     wait in the kernel (``griddepcontrol.wait``, fused_head in ``kernels/louvain.cu``) for that one
     to end. This hides the gap between the two kernels. Where the driver lacks the entry point or
-    refuses the attribute, a plain launch, which the kernel's wait then passes at once."""
-    fn = None if _AFTER_REFUSED else _launch_ex()
+    refuses the attribute (``device``, the current one), a plain launch, which the kernel's wait
+    then passes at once."""
+    fn = None if device in _AFTER_REFUSED else _launch_ex()
     if fn is not None:
         if fn(_after_config(grid, threads, smem, stream), handle, kp, None) == 0:
             return
-        _AFTER_REFUSED.add(True)
+        _AFTER_REFUSED.add(device)
     _driver().launchKernel(handle, grid, 1, 1, threads, 1, 1, smem, stream, kp, 0)
 
 
@@ -920,6 +922,7 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
     pointers = (indptr.data.ptr, indices.data.ptr, weights.data.ptr, *(base + off for off in offsets[:4]),
                 ts.data.ptr, base + offsets[4], at + 8 * head, at)
     stream = cp.cuda.get_current_stream()
+    device = int(cp.cuda.runtime.getDevice())
 
     def launch(cluster):
         handles, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster, hub_cap > 0)
@@ -931,9 +934,9 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
                             kp, 0)
         # each of the next does nothing unless the kernel before it handed its levels over
         if mid >= 0:
-            _launch_after(handles[1], cluster, solo_threads, _fused_smem(solo_threads), stream.ptr, kp)
+            _launch_after(handles[1], cluster, solo_threads, _fused_smem(solo_threads), stream.ptr, kp, device)
         if solo_edges >= 0:
-            _launch_after(handles[2], 1, solo_threads, solo_smem, stream.ptr, kp)
+            _launch_after(handles[2], 1, solo_threads, solo_smem, stream.ptr, kp, device)
 
     cluster = _fused_cluster()
     try:
@@ -941,7 +944,7 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
     except Exception as exc:  # a device without non-portable clusters: the portable size
         if cluster <= 8 or "CLUSTER" not in str(exc).upper():
             raise
-        _CLUSTER_REFUSED.add((int(cp.cuda.runtime.getDevice()), FUSED_CLUSTER))
+        _CLUSTER_REFUSED.add((device, FUSED_CLUSTER))
         launch(8)
     stream.synchronize()
     st = host[:head].copy()
