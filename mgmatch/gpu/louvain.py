@@ -117,11 +117,11 @@ def _device_table_sizes(max_degree: int):
     return _device_table_array(max_degree)[: max_degree + 1]
 
 
-def _device_table_array(max_degree: int):
-    """The device's copy of :func:`~mgmatch.cpu.louvain.table_sizes`, of more than ``max_degree``
-    entries (a kernel that reads it by degree needs no slice of it: making one costs as much as
-    a small graph's level start)."""
-    key = int(_cp().cuda.runtime.getDevice())
+def _device_table_array(max_degree: int, device: int | None = None):
+    """The copy on ``device`` (default: the current one) of :func:`~mgmatch.cpu.louvain.table_sizes`,
+    of more than ``max_degree`` entries (a kernel that reads it by degree needs no slice of it:
+    making one costs as much as a small graph's level start)."""
+    key = int(_cp().cuda.runtime.getDevice()) if device is None else device
     dev = _TABLE_SIZES.get(key)
     if dev is None or dev.shape[0] <= max_degree:
         dev = _TABLE_SIZES[key] = _cp().asarray(table_sizes(max(2 * max_degree, 1024)))
@@ -474,6 +474,7 @@ _FUSED_BUCKETS = (4, 8, 16, 32, 84, 319)  # the kernel's computeMove buckets (it
 _FUSED_MAX_BATCHES = 64
 _FUSED_STAT_HEAD = 9
 _FUSED_STAT_W = 8
+_INT32, _INT64, _FLOAT64 = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float64)
 _FUSED_HEAD_BYTES = 128  # the stats header's device copy, at the start of the scratch
 _FUSED_PART = 8
 #: (group size, table slots) of the kernel's computeMove buckets: its shared-memory tables
@@ -494,15 +495,16 @@ def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int) -> bool:
     )
 
 
-def _fused_kernel(cluster: int, hubs: bool = False):
+def _fused_kernel(cluster: int, hubs: bool = False, device: int | None = None):
     """``(driver handles of the cluster kernel, of the cluster kernel that goes on from its
     FUSED_MID handover (0: none) and of the one-block kernel; the one-block kernel's threads, its
     dynamic shared bytes, where its level copy starts and how many bytes it may take)``, built
     with code for hubs or without;
-    the cluster kernel's dynamic shared memory is :func:`_fused_smem` of :data:`FUSED_THREADS`."""
+    the cluster kernel's dynamic shared memory is :func:`_fused_smem` of :data:`FUSED_THREADS`;
+    ``device`` the current device's id, if the caller has it."""
     return _configured_fused_kernel(
-        int(_cp().cuda.runtime.getDevice()), cluster, FUSED_THREADS, FUSED_RANGE_STEPS, FUSED_SOLO_BYTES,
-        FUSED_SOLO_THREADS or FUSED_THREADS, bool(hubs),
+        int(_cp().cuda.runtime.getDevice()) if device is None else device, cluster, FUSED_THREADS,
+        FUSED_RANGE_STEPS, FUSED_SOLO_BYTES, FUSED_SOLO_THREADS or FUSED_THREADS, bool(hubs),
     )
 
 
@@ -547,8 +549,8 @@ def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_s
 _CLUSTER_REFUSED: set = set()
 
 
-def _fused_cluster() -> int:
-    key = (int(_cp().cuda.runtime.getDevice()), FUSED_CLUSTER)
+def _fused_cluster(device: int | None = None) -> int:
+    key = (int(_cp().cuda.runtime.getDevice()) if device is None else device, FUSED_CLUSTER)
     return min(FUSED_CLUSTER, 8) if key in _CLUSTER_REFUSED else FUSED_CLUSTER
 
 
@@ -680,37 +682,39 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     n = int(indptr.shape[0]) - 1
     nnz = int(indices.shape[0])
     # int32 offsets go as they are (the kernel widens them; a copy here costs more than the run's
-    # level start on small graphs)
-    if indptr.dtype != cp.int32 and indptr.dtype != cp.int64:
+    # level start on small graphs). (The host's work before the launch is the run's critical path
+    # on small graphs: dtypes are compared with dtype objects, the device is asked once.)
+    if indptr.dtype != _INT32 and indptr.dtype != _INT64:
         indptr = indptr.astype(cp.int64)
-    if indices.dtype != cp.int32:
+    if indices.dtype != _INT32:
         indices = indices.astype(cp.int32)
-    if weights.dtype != cp.float64:
+    if weights.dtype != _FLOAT64:
         weights = weights.astype(cp.float64)
+    device = int(cp.cuda.runtime.getDevice())
     record_cap = min(int(params["max_levels"]), _FUSED_MAX_RECORDS)
     rows = _fused_level_rows(n)
-    ts = _device_table_array(max(n, 320))
+    ts = _device_table_array(max(n, 320), device)
     blocks = max(FUSED_CLUSTER, 8)  # the scratch has room for either cluster size
-    table_cap, bound = _fused_table_first(n, nnz), _fused_table_cap(n, nnz)
+    table_cap = _fused_table_first(n, nnz)
     hub_need = 0  # the kernel without hub code until a level meets hubs
     while True:
         hub_cap = _fused_hub_slots(n, table_cap, blocks, hub_need, nnz)
         out = None  # a try's memory goes back before the next takes its own
         out = _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, rows,
-                         (slices, slice_min, bin_vertices, fixed_bits))
+                         (slices, slice_min, bin_vertices, fixed_bits), device)
         need = int(out[1][8])  # the hub table slots a level found too few
-        if out[0] == "no_room" and table_cap < bound:
-            table_cap = bound
+        if out[0] == "no_room" and table_cap < _fused_table_cap(n, nnz):
+            table_cap = _fused_table_cap(n, nnz)
         elif out[0] == "handover" and need > hub_cap and _fused_hub_slots(n, table_cap, blocks, need, nnz):
             # A graph with hubs is one whose first levels leave most vertices alone, so that its
             # aggregations need nearly the tables' bound: with the first try's tables, kron k=12
             # and k=13 ran out of them after a whole first level, half their time.
-            hub_need, table_cap = need, bound
+            hub_need, table_cap = need, _fused_table_cap(n, nnz)
         else:
             break
     status, st, recs, level_rows, level_graph_buffers = out
     written, level, n_at, nnz_at = st[1:5].tolist()
-    q = recs[:, 3].copy().view(np.float64).tolist()
+    q = recs[:, 3].view(np.float64).tolist()
     recs = recs.tolist()
     rows_written = level_rows[: written * n].reshape(written, n)
     # small rows stay in the pinned buffer, which the result then holds (FUSED_VIEW_BYTES): copying
@@ -888,11 +892,12 @@ def _launch_after(handle: int, grid: int, threads: int, smem: int, stream: int, 
     _driver().launchKernel(handle, grid, 1, 1, threads, 1, 1, smem, stream, kp, 0)
 
 
-def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, rows, ints) -> tuple:
-    """One run of the fused kernels with ``table_cap`` slots of aggregation tables,
-    ``hub_cap`` for the hub tables (0: the kernel without hub code) and ``rows`` rows for the
-    levels: ``(status, stats header, records, the levels' rows (host, flat), a function giving
-    the level graph's buffers)``."""
+def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, rows, ints,
+               device) -> tuple:
+    """One run of the fused kernels on ``device`` (the current one) with ``table_cap`` slots of
+    aggregation tables, ``hub_cap`` for the hub tables (0: the kernel without hub code) and
+    ``rows`` rows for the levels: ``(status, stats header, records, the levels' rows (host,
+    flat), a function giving the level graph's buffers)``."""
     driver = _driver()
     cp = _cp()
     # room for the fallback cluster size too
@@ -909,7 +914,7 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
     head = _FUSED_STAT_HEAD + _FUSED_STAT_W * (record_cap + 1)
     host_mem = cp.cuda.alloc_pinned_memory(8 * (head + rows * n))
     host = np.ndarray((head + rows * n,), dtype=np.int64, buffer=host_mem)
-    host[:head] = 0
+    host[:_FUSED_STAT_HEAD] = 0  # (the host reads only the records that the header counts)
     slices, slice_min, bin_vertices, fixed_bits = ints
     values = (
         ("indptr0_bytes", indptr.dtype.itemsize), ("n0", n), ("nnz0", nnz), ("work_bytes", work_bytes),
@@ -922,10 +927,9 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
     pointers = (indptr.data.ptr, indices.data.ptr, weights.data.ptr, *(base + off for off in offsets[:4]),
                 ts.data.ptr, base + offsets[4], at + 8 * head, at)
     stream = cp.cuda.get_current_stream()
-    device = int(cp.cuda.runtime.getDevice())
 
     def launch(cluster):
-        handles, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster, hub_cap > 0)
+        handles, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster, hub_cap > 0, device)
         solo_edges = FUSED_SOLO_EDGES if solo_cap > 0 and FUSED_SOLO_EDGES > 0 else -1  # -1: none
         mid = FUSED_MID_VERTICES if handles[1] and FUSED_MID_VERTICES > 0 else -1  # -1: none
         kp = _fused_pack(_fused_slots(values + (("solo_off", solo_off), ("solo_cap", solo_cap),
@@ -938,7 +942,7 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
         if solo_edges >= 0:
             _launch_after(handles[2], 1, solo_threads, solo_smem, stream.ptr, kp, device)
 
-    cluster = _fused_cluster()
+    cluster = _fused_cluster(device)
     try:
         launch(cluster)
     except Exception as exc:  # a device without non-portable clusters: the portable size
@@ -947,8 +951,8 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
         _CLUSTER_REFUSED.add((device, FUSED_CLUSTER))
         launch(8)
     stream.synchronize()
-    st = host[:head].copy()
-    records = int(st[5])
+    records = int(host[5])
+    st = host[: _FUSED_STAT_HEAD + _FUSED_STAT_W * records].copy()
     recs = st[_FUSED_STAT_HEAD: _FUSED_STAT_HEAD + _FUSED_STAT_W * records].reshape(records, _FUSED_STAT_W)
 
     def level_graph_buffers():
