@@ -60,7 +60,20 @@ typedef unsigned long long u64;
 // 24 and 14 us against 65, 35, 28 and 15 (H100), delaunay k=14's 96, 35 and 30 against 100, 37
 // and 34, the same decisions. (The launch-per-phase kernels keep the load; the change was not
 // measured there.)
-template <bool PEEK = true>
+// a += x on a 64-bit integer in shared memory, by two native 32-bit atomics: the low word's, then
+// the high word's with the carry out of the low word. (A 64-bit atomicAdd on shared memory is a
+// load and a compare-and-swap loop on sm_90, ATOMS.CAST.SPIN.64, which every collision retries.)
+// The carries of concurrent adds sum to the low word's overflow, so their total is exact; the
+// word pair is read only after a barrier.
+__device__ __forceinline__ void shared_add(i64* a, i64 x) {
+    unsigned int* w = (unsigned int*)a;  // little-endian: w[0] is the low word
+    const unsigned int lo = (unsigned int)(u64)x, hi = (unsigned int)((u64)x >> 32);
+    const unsigned int old = atomicAdd(w, lo);
+    atomicAdd(w + 1, hi + (old + lo < old ? 1u : 0u));
+}
+
+// SHARED: the table is in shared memory (its weights added by shared_add).
+template <bool PEEK = true, bool SHARED = false>
 __device__ __forceinline__ bool hash_add(int* keys, i64* vals, unsigned int p, int c, i64 w) {
     unsigned int uc = (unsigned int)c;
     unsigned int pos = uc % p;
@@ -68,13 +81,19 @@ __device__ __forceinline__ bool hash_add(int* keys, i64* vals, unsigned int p, i
     while (true) {
         const int k = PEEK ? ((volatile int*)keys)[pos] : EMPTY_SLOT;
         if (PEEK && k == c) {
-            atomicAdd((u64*)&vals[pos], (u64)w);
+            if constexpr (SHARED)
+                shared_add(&vals[pos], w);
+            else
+                atomicAdd((u64*)&vals[pos], (u64)w);
             return false;
         }
         if (k == EMPTY_SLOT) {
             int old = atomicCAS(&keys[pos], EMPTY_SLOT, c);
             if (old == EMPTY_SLOT || old == c) {
-                atomicAdd((u64*)&vals[pos], (u64)w);
+                if constexpr (SHARED)
+                    shared_add(&vals[pos], w);
+                else
+                    atomicAdd((u64*)&vals[pos], (u64)w);
                 return old == EMPTY_SLOT;
             }
         }
@@ -196,7 +215,7 @@ __global__ void compute_move_group(const i64* __restrict__ indptr, const int* __
             vals[s] = 0;
         }
         __syncwarp();
-        for (i64 e = start + lane; e < stop; e += G) hash_add(keys, vals, p, comm[indices[e]], wfix[e]);
+        for (i64 e = start + lane; e < stop; e += G) hash_add<true, true>(keys, vals, p, comm[indices[e]], wfix[e]);
         __syncwarp();
         double best = NEG_INF;
         int best_c = -1;
@@ -237,7 +256,7 @@ extern "C" __global__ void compute_move_block(const i64* __restrict__ indptr, co
         }
         __syncthreads();
         for (i64 e = start + threadIdx.x; e < stop; e += blockDim.x)
-            hash_add(keys, vals, p, comm[indices[e]], wfix[e]);
+            hash_add<true, true>(keys, vals, p, comm[indices[e]], wfix[e]);
         __syncthreads();
         const int own = comm[v];
         const i64 kv = kfix[v];
@@ -255,9 +274,16 @@ extern "C" __global__ void compute_move_block(const i64* __restrict__ indptr, co
 
 // Vertex v (strength kv) moves from community o to c in one community state: C[v], comSize and
 // a_c (integer atomics: the same values as recomputing them from scratch).
+// SHARED: the state is in shared memory (a_c added by shared_add).
+template <bool SHARED = false>
 __device__ __forceinline__ void move_vertex(int v, int o, int c, i64 kv, int* comm, int* csize, i64* afix) {
-    atomicAdd((u64*)&afix[c], (u64)kv);
-    atomicAdd((u64*)&afix[o], (u64)(-kv));
+    if constexpr (SHARED) {
+        shared_add(&afix[c], kv);
+        shared_add(&afix[o], -kv);
+    } else {
+        atomicAdd((u64*)&afix[c], (u64)kv);
+        atomicAdd((u64*)&afix[o], (u64)(-kv));
+    }
     atomicAdd(&csize[c], 1);
     atomicSub(&csize[o], 1);
     comm[v] = c;
@@ -1318,7 +1344,7 @@ __device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_ne
                                                i64* afix_old) {
 #pragma unroll
     for (int j = 0; j < FUSED_PENDING; ++j) {
-        if (pend.c[j] >= 0) move_vertex(pend.v[j], pend.o[j], pend.c[j], pend.k[j], comm_old, csize_old, afix_old);
+        if (pend.c[j] >= 0) move_vertex<NB == 1>(pend.v[j], pend.o[j], pend.c[j], pend.k[j], comm_old, csize_old, afix_old);
         pend.c[j] = -1;
     }
     for (i64 i = pend.from + (i64)blockIdx.x * FUSED_THREADS + threadIdx.x; i < pend.nv;
@@ -1326,7 +1352,7 @@ __device__ __forceinline__ void fused_catch_up(Pending& pend, const int* comm_ne
         const BatchVertex bv = pend.verts[i];
         const int v = bv.v();
         const int c = comm_new[v], o = comm_old[v];
-        if (c != o) move_vertex(v, o, c, bv.k, comm_old, csize_old, afix_old);
+        if (c != o) move_vertex<NB == 1>(v, o, c, bv.k, comm_old, csize_old, afix_old);
     }
     pend.nv = 0;
 }
@@ -1383,13 +1409,14 @@ __device__ __forceinline__ void score_slots(const int (&kc)[N], const i64 (&kw)[
 
 // decide() on the reduced candidates, in the group's first thread: a move goes to buffer w at
 // once, and is held in `pend` (slot `round`) for the other buffer.
+template <int NB>
 __device__ __forceinline__ void fused_decide(int v, int own, i64 kv, i64 a_own, double gk, double best, int best_c,
                                              i64 e_own, int round, int* comm_w, int* csize_w, i64* afix_w,
                                              Pending& pend) {
     const double stay = move_score(e_own, gk, a_own - kv);
     const int c = (best_c >= 0 && best > stay) ? best_c : own;
     if (c == own) return;
-    move_vertex(v, own, c, kv, comm_w, csize_w, afix_w);
+    move_vertex<NB == 1>(v, own, c, kv, comm_w, csize_w, afix_w);
 #pragma unroll
     for (int j = 0; j < FUSED_PENDING; ++j) {
         if (j == round) {
@@ -1535,7 +1562,7 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
             group_sync<G>();
 #pragma unroll
             for (int j = 0; j < EDGES; ++j)
-                if (cu[j] >= 0) hash_add(keys, vals, p, cu[j], wu[j]);
+                if (cu[j] >= 0) hash_add<true, NB == 1 || FUSED_HUBS>(keys, vals, p, cu[j], wu[j]);
             group_sync<G>();
             load_slots<false>(keys, vals, p, lane, G, kc, kw);
         }
@@ -1546,7 +1573,7 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
         score_slots(kc, kw, own, cs_own == 1, gk, csize_r, afix_r, best, best_c, e_own);
         fused_group_reduce<G>(best, best_c, e_own, s_best, s_bc, s_eo);
         if (active && lane == 0)
-            fused_decide(v, own, kv, a_own, gk, best, best_c, e_own, round, comm_w, csize_w, afix_w, pend);
+            fused_decide<NB>(v, own, kv, a_own, gk, best, best_c, e_own, round, comm_w, csize_w, afix_w, pend);
         group_sync<G>();
     }
     pend.verts = verts;
@@ -1592,7 +1619,7 @@ __device__ __forceinline__ void fused_move_hub(const i64* indptr, const int* ind
         }
         fused_group_reduce<FUSED_THREADS>(best, best_c, e_own, s_best, s_bc, s_eo);
         if (threadIdx.x == 0)
-            fused_decide(v, own, kv, afix_r[own], gk, best, best_c, e_own, round, comm_w, csize_w, afix_w, pend);
+            fused_decide<NB>(v, own, kv, afix_r[own], gk, best, best_c, e_own, round, comm_w, csize_w, afix_w, pend);
     }
     pend.verts = verts;
     pend.from = FUSED_PENDING * NB;
