@@ -50,16 +50,6 @@ typedef unsigned long long u64;
 #define FULL_MASK 0xffffffffu
 #define NO_COMM 0x7fffffff
 
-// Add weight w under key c: find c or claim an empty slot with CAS (Algorithm 2, lines 2-13).
-// True when this call claimed the slot (c was not in the table yet).
-//
-// PEEK = false drops the load before the compare-and-swap, for tables in global memory that many
-// keys share: each probe is one atomic round trip (the key's slot, or the first empty one,
-// answers it) instead of a load and then an atomic. In the fused kernel's aggregation, where
-// a warp's lanes wait for the longest of their probe chains, 4elt's aggregations took 61, 33,
-// 24 and 14 us against 65, 35, 28 and 15 (H100), delaunay k=14's 96, 35 and 30 against 100, 37
-// and 34, the same decisions. (The launch-per-phase kernels keep the load; the change was not
-// measured there.)
 // a += x on a 64-bit integer in shared memory, by two native 32-bit atomics: the low word's, then
 // the high word's with the carry out of the low word. (A 64-bit atomicAdd on shared memory is a
 // load and a compare-and-swap loop on sm_90, ATOMS.CAST.SPIN.64, which every collision retries.)
@@ -72,7 +62,16 @@ __device__ __forceinline__ void shared_add(i64* a, i64 x) {
     atomicAdd(w + 1, hi + (old + lo < old ? 1u : 0u));
 }
 
-// SHARED: the table is in shared memory (its weights added by shared_add).
+// Add weight w under key c: find c or claim an empty slot with CAS (Algorithm 2, lines 2-13).
+// True when this call claimed the slot (c was not in the table yet).
+//
+// PEEK = false drops the load before the compare-and-swap, for tables in global memory that many
+// keys share: each probe is one atomic round trip (the key's slot, or the first empty one,
+// answers it) instead of a load and then an atomic. In the fused kernel's aggregation, where
+// a warp's lanes wait for the longest of their probe chains, 4elt's aggregations took 61, 33,
+// 24 and 14 us against 65, 35, 28 and 15 (H100), delaunay k=14's 96, 35 and 30 against 100, 37
+// and 34, the same decisions. (The launch-per-phase kernels keep the load; the change was not
+// measured there.) SHARED: the table is in shared memory (its weights added by shared_add).
 template <bool PEEK = true, bool SHARED = false>
 __device__ __forceinline__ bool hash_add(int* keys, i64* vals, unsigned int p, int c, i64 w) {
     unsigned int uc = (unsigned int)c;
@@ -1561,6 +1560,10 @@ __device__ __forceinline__ void fused_move(const int* indices, const i64* wfix, 
             }
             group_sync<G>();
 #pragma unroll
+            // (shared_add on one block and in the hub builds; the cluster builds without hubs keep
+            // the 64-bit atomic, since shared_add there moved their register allocation and slowed
+            // their level-0 aggregation: rgg k=14 121 against 107 us, delaunay k=18 1.32 against
+            // 1.18 ms on an H200)
             for (int j = 0; j < EDGES; ++j)
                 if (cu[j] >= 0) hash_add<true, NB == 1 || FUSED_HUBS>(keys, vals, p, cu[j], wu[j]);
             group_sync<G>();
