@@ -619,12 +619,11 @@ def _start_level(state: LouvainState) -> None:
 def _move_slices(buckets) -> list:
     """Batches per bucket: :data:`MOVE_SLICES`, or 1 for buckets below :data:`MOVE_SLICE_MIN` vertices."""
     s, lo = MOVE_SLICES, MOVE_SLICE_MIN
-    if type(s) is int and type(lo) is int and s >= 1 and lo >= 0:  # (every small graph's call asks)
-        return [s if int(b.shape[0]) >= lo else 1 for b in buckets]
-    for name, value, least in (("MOVE_SLICES", s, 1), ("MOVE_SLICE_MIN", lo, 0)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-            what = "a positive" if least else "a non-negative"
-            raise ParameterError(f"{name} must be {what} integer, not {value!r}")
+    if not (type(s) is int and type(lo) is int and s >= 1 and lo >= 0):  # (plain ints pass: every call asks)
+        for name, value, least in (("MOVE_SLICES", s, 1), ("MOVE_SLICE_MIN", lo, 0)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+                what = "a positive" if least else "a non-negative"
+                raise ParameterError(f"{name} must be {what} integer, not {value!r}")
     return [int(s) if int(b.shape[0]) >= lo else 1 for b in buckets]
 
 

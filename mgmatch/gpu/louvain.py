@@ -112,6 +112,11 @@ def _chunks(tpre, *also) -> tuple[list, int]:
     return runs, max((run[2] for run in runs), default=0)
 
 
+def _device_id(device: int | None = None) -> int:
+    """``device``, or the current device's id when the caller does not have it."""
+    return int(_cp().cuda.runtime.getDevice()) if device is None else device
+
+
 def _device_table_sizes(max_degree: int):
     """:func:`~mgmatch.cpu.louvain.table_sizes` on the current device, copied once per size range."""
     return _device_table_array(max_degree)[: max_degree + 1]
@@ -121,7 +126,7 @@ def _device_table_array(max_degree: int, device: int | None = None):
     """The copy on ``device`` (default: the current one) of :func:`~mgmatch.cpu.louvain.table_sizes`,
     of more than ``max_degree`` entries (a kernel that reads it by degree needs no slice of it:
     making one costs as much as a small graph's level start)."""
-    key = int(_cp().cuda.runtime.getDevice()) if device is None else device
+    key = _device_id(device)
     dev = _TABLE_SIZES.get(key)
     if dev is None or dev.shape[0] <= max_degree:
         dev = _TABLE_SIZES[key] = _cp().asarray(table_sizes(max(2 * max_degree, 1024)))
@@ -503,8 +508,8 @@ def _fused_kernel(cluster: int, hubs: bool = False, device: int | None = None):
     the cluster kernel's dynamic shared memory is :func:`_fused_smem` of :data:`FUSED_THREADS`;
     ``device`` the current device's id, if the caller has it."""
     return _configured_fused_kernel(
-        int(_cp().cuda.runtime.getDevice()) if device is None else device, cluster, FUSED_THREADS,
-        FUSED_RANGE_STEPS, FUSED_SOLO_BYTES, FUSED_SOLO_THREADS or FUSED_THREADS, bool(hubs),
+        _device_id(device), cluster, FUSED_THREADS, FUSED_RANGE_STEPS, FUSED_SOLO_BYTES,
+        FUSED_SOLO_THREADS or FUSED_THREADS, bool(hubs),
     )
 
 
@@ -550,7 +555,7 @@ _CLUSTER_REFUSED: set = set()
 
 
 def _fused_cluster(device: int | None = None) -> int:
-    key = (int(_cp().cuda.runtime.getDevice()) if device is None else device, FUSED_CLUSTER)
+    key = (_device_id(device), FUSED_CLUSTER)
     return min(FUSED_CLUSTER, 8) if key in _CLUSTER_REFUSED else FUSED_CLUSTER
 
 
@@ -690,12 +695,12 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         indices = indices.astype(cp.int32)
     if weights.dtype != _FLOAT64:
         weights = weights.astype(cp.float64)
-    device = int(cp.cuda.runtime.getDevice())
+    device = _device_id()
     record_cap = min(int(params["max_levels"]), _FUSED_MAX_RECORDS)
     rows = _fused_level_rows(n)
     ts = _device_table_array(max(n, 320), device)
     blocks = max(FUSED_CLUSTER, 8)  # the scratch has room for either cluster size
-    table_cap = _fused_table_first(n, nnz)
+    table_cap, bound = _fused_table_first(n, nnz), _fused_table_cap(n, nnz)
     hub_need = 0  # the kernel without hub code until a level meets hubs
     while True:
         hub_cap = _fused_hub_slots(n, table_cap, blocks, hub_need, nnz)
@@ -703,13 +708,13 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         out = _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, rows,
                          (slices, slice_min, bin_vertices, fixed_bits), device)
         need = int(out[1][8])  # the hub table slots a level found too few
-        if out[0] == "no_room" and table_cap < _fused_table_cap(n, nnz):
-            table_cap = _fused_table_cap(n, nnz)
+        if out[0] == "no_room" and table_cap < bound:
+            table_cap = bound
         elif out[0] == "handover" and need > hub_cap and _fused_hub_slots(n, table_cap, blocks, need, nnz):
             # A graph with hubs is one whose first levels leave most vertices alone, so that its
             # aggregations need nearly the tables' bound: with the first try's tables, kron k=12
             # and k=13 ran out of them after a whole first level, half their time.
-            hub_need, table_cap = need, _fused_table_cap(n, nnz)
+            hub_need, table_cap = need, bound
         else:
             break
     status, st, recs, level_rows, level_graph_buffers = out
