@@ -62,6 +62,15 @@ __device__ __forceinline__ void shared_add(i64* a, i64 x) {
     atomicAdd(w + 1, hi + (old + lo < old ? 1u : 0u));
 }
 
+// a += x: by shared_add where SHARED says a is in shared memory, else by one 64-bit atomic.
+template <bool SHARED>
+__device__ __forceinline__ void add_i64(i64* a, i64 x) {
+    if constexpr (SHARED)
+        shared_add(a, x);
+    else
+        atomicAdd((u64*)a, (u64)x);
+}
+
 // Add weight w under key c: find c or claim an empty slot with CAS (Algorithm 2, lines 2-13).
 // True when this call claimed the slot (c was not in the table yet).
 //
@@ -80,19 +89,13 @@ __device__ __forceinline__ bool hash_add(int* keys, i64* vals, unsigned int p, i
     while (true) {
         const int k = PEEK ? ((volatile int*)keys)[pos] : EMPTY_SLOT;
         if (PEEK && k == c) {
-            if constexpr (SHARED)
-                shared_add(&vals[pos], w);
-            else
-                atomicAdd((u64*)&vals[pos], (u64)w);
+            add_i64<SHARED>(&vals[pos], w);
             return false;
         }
         if (k == EMPTY_SLOT) {
             int old = atomicCAS(&keys[pos], EMPTY_SLOT, c);
             if (old == EMPTY_SLOT || old == c) {
-                if constexpr (SHARED)
-                    shared_add(&vals[pos], w);
-                else
-                    atomicAdd((u64*)&vals[pos], (u64)w);
+                add_i64<SHARED>(&vals[pos], w);
                 return old == EMPTY_SLOT;
             }
         }
@@ -276,13 +279,8 @@ extern "C" __global__ void compute_move_block(const i64* __restrict__ indptr, co
 // SHARED: the state is in shared memory (a_c added by shared_add).
 template <bool SHARED = false>
 __device__ __forceinline__ void move_vertex(int v, int o, int c, i64 kv, int* comm, int* csize, i64* afix) {
-    if constexpr (SHARED) {
-        shared_add(&afix[c], kv);
-        shared_add(&afix[o], -kv);
-    } else {
-        atomicAdd((u64*)&afix[c], (u64)kv);
-        atomicAdd((u64*)&afix[o], (u64)(-kv));
-    }
+    add_i64<SHARED>(&afix[c], kv);
+    add_i64<SHARED>(&afix[o], -kv);
     atomicAdd(&csize[c], 1);
     atomicSub(&csize[o], 1);
     comm[v] = c;
