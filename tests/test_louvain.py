@@ -794,6 +794,22 @@ def test_fused_goes_again_with_room_for_hubs(monkeypatch):
         assert [lv["n"] for lv in d.timings["levels"]] == [lv["n"] for lv in c.timings["levels"]]
 
 
+def test_fused_layout_constants_follow_the_kernel():
+    # the host sizes the scratch, reads the stats header and names the statuses by constants that
+    # the kernel defines too: a mismatch would carve the scratch or read the header wrongly
+    import pathlib
+    import re
+
+    from mgmatch.gpu import louvain as gl
+
+    src = (pathlib.Path(gl.__file__).parents[2] / "kernels" / "louvain.cu").read_text()
+    define = {m.group(1): int(m.group(2)) for m in re.finditer(r"^#define (FUSED_\w+) (\d+)\b", src, re.M)}
+    for name in ("STAT_HEAD", "STAT_W", "HEAD_BYTES", "PART", "MAX_BATCHES"):
+        assert getattr(gl, f"_FUSED_{name}") == define[f"FUSED_{name}"], name
+    assert gl._FUSED_STATUS == {define["FUSED_DONE"]: "done", define["FUSED_HANDOVER"]: "handover",
+                                define["FUSED_NO_ROOM"]: "no_room"}
+
+
 def test_fused_packed_parameters_follow_the_kernel():
     # a launch packs the fused kernels' parameters in the order of FUSED_ARGS, 8 bytes each, an
     # int parameter in its slot's low bytes and a double's bits in its slot, as the kernel declares them
