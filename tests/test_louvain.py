@@ -797,12 +797,12 @@ def test_fused_goes_again_with_room_for_hubs(monkeypatch):
 def test_fused_layout_constants_follow_the_kernel():
     # the host sizes the scratch, reads the stats header and names the statuses by constants that
     # the kernel defines too: a mismatch would carve the scratch or read the header wrongly
-    import pathlib
     import re
 
+    from mgmatch._kernels import kernel_source
     from mgmatch.gpu import louvain as gl
 
-    src = (pathlib.Path(gl.__file__).parents[2] / "kernels" / "louvain.cu").read_text()
+    src = kernel_source("louvain")
     define = {m.group(1): int(m.group(2)) for m in re.finditer(r"^#define (FUSED_\w+) (\d+)\b", src, re.M)}
     for name in ("STAT_HEAD", "STAT_W", "HEAD_BYTES", "PART", "MAX_BATCHES"):
         assert getattr(gl, f"_FUSED_{name}") == define[f"FUSED_{name}"], name
@@ -813,12 +813,12 @@ def test_fused_layout_constants_follow_the_kernel():
 def test_fused_packed_parameters_follow_the_kernel():
     # a launch packs the fused kernels' parameters in the order of FUSED_ARGS, 8 bytes each, an
     # int parameter in its slot's low bytes and a double's bits in its slot, as the kernel declares them
-    import pathlib
     import re
 
+    from mgmatch._kernels import kernel_source
     from mgmatch.gpu import louvain as gl
 
-    src = (pathlib.Path(gl.__file__).parents[2] / "kernels" / "louvain.cu").read_text()
+    src = kernel_source("louvain")
     args = re.search(r"#define FUSED_ARGS(.*?)\n#define", src, re.S).group(1).replace("\\", " ")
     names = [re.split(r"[\s*]+", a.strip())[-1] for a in args.split(",")]
     assert [name for name, _ in gl._fused_params()] == names
