@@ -23,7 +23,8 @@ from .errors import InputError, MgmatchError, ParameterError
 MATCHING = ("suitor", "bsuitor", "ld", "handshake")
 BIPARTITE = ("gpr", "apfb", "apsb")
 COMMUNITY = ("louvain",)
-ALGORITHM_CHOICES = ("auto",) + MATCHING + BIPARTITE + COMMUNITY
+STABLE = ("stable-marriage", "gale-shapley", "mcvitie-wilson")
+ALGORITHM_CHOICES = ("auto",) + MATCHING + BIPARTITE + COMMUNITY + STABLE
 
 
 class _Exit(click.ClickException):
@@ -156,8 +157,10 @@ def main():
 @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
 @click.option("--algorithm", "-a", type=click.Choice(ALGORITHM_CHOICES), default="auto", show_default=True,
               help="suitor/bsuitor/ld/handshake: 1/2-approximate weighted (b-)matching; gpr/apfb/apsb: "
-                   "maximum cardinality bipartite matching; louvain: communities. auto: the fastest "
-                   "weighted matching (suitor, on a GPU as on a CPU).")
+                   "maximum cardinality bipartite matching; louvain: communities; stable-marriage (the fastest "
+                   "for the device), gale-shapley, mcvitie-wilson: the man-optimal stable matching of a preference "
+                   "table (man, woman, man_rank, woman_rank) or of a weighted graph. auto: the fastest weighted "
+                   "matching (suitor, on a GPU as on a CPU).")
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
               help="Result table (.parquet, .pq, .csv or .tsv); the JSON summary goes beside it (.json). Required "
                    "unless INPUT is a pipeline file.")
@@ -243,6 +246,10 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         raise ParameterError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHM_CHOICES)}")
     if not isinstance(deterministic, bool):
         raise ParameterError(f"deterministic must be true or false, not {deterministic!r}")
+    if algorithm in STABLE:
+        return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
+                               quiet=quiet, on_cluster=client is not None if on_cluster is None else on_cluster,
+                               read_options=read_options)
     if algorithm == "louvain":  # before the graph is read, which may take long
         from .algorithms.louvain import validate_louvain_params  # noqa: PLC0415
 
@@ -289,6 +296,32 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     t1 = time.perf_counter()
     _write_outputs(output, table, summary_path, record)
     record["time_s"]["write"] = time.perf_counter() - t1
+    if not quiet:
+        _print_summary(record, output, summary_path)
+    return record
+
+
+def _run_stable_job(input_path, output, summary_path, algorithm, *, device, partitions, quiet, on_cluster,
+                    read_options):
+    """A stable-marriage job: a preference table (or a weighted graph) in, ``man, woman`` out."""
+    from .algorithms.stable_marriage import stable_marriage  # noqa: PLC0415
+    from .io.preferences import read_instance  # noqa: PLC0415
+
+    if on_cluster:
+        raise ParameterError(f"--algorithm {algorithm} runs in this process; the cluster options (--workers, "
+                             f"--scheduler, --scheduler-file, --report) apply to {', '.join(MATCHING)}")
+    opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
+            "random_weights": None, "bipartite": None, "weighted": True} | (read_options or {})
+    t0 = time.perf_counter()
+    prefs = read_instance(input_path, graph_reader=lambda path: _read(path, **opts))
+    t_read = time.perf_counter() - t0
+    with _progress(algorithm, quiet) as callback:
+        result = stable_marriage(prefs, algorithm=algorithm, device=device, partitions=partitions,
+                                 progress=None if callback is None else
+                                 (lambda r: callback(r["round"], r["messages"], r.get("matched"))))
+    record = result.summary() | {"input": str(input_path), "versions": versions()}
+    record.setdefault("time_s", {})["read"] = t_read
+    _write_outputs(output, result.to_table(), summary_path, record)
     if not quiet:
         _print_summary(record, output, summary_path)
     return record
@@ -524,7 +557,8 @@ def info(input_path, as_json, fmt, bipartite, weighted):
               help="Generator parameter, e.g. -p k=18 -p seed=1 (see the generator's docs).")
 @_friendly
 def generate(name, output, params):
-    """Generate a graph of family NAME (delaunay, rgg, kron, grid2d, random_bipartite, erdos_renyi).
+    """Generate a graph of family NAME (delaunay, rgg, kron, grid2d, random_bipartite, erdos_renyi), or a
+    stable-marriage preference table (sm_easy, sm_hard, sm_random; .parquet, .csv or .tsv).
 
     Example: mgmatch generate kron -p k=18 -p seed=1 -o kron18.parquet
     """
@@ -532,6 +566,16 @@ def generate(name, output, params):
     from .io import write_graph  # noqa: PLC0415
 
     spec = name + (":" + ",".join(params) if params else "")
+    if name in generators.PREFERENCE_GENERATORS:
+        from .io.preferences import write_preferences  # noqa: PLC0415
+        from .io.writers import TABLE_FORMATS  # noqa: PLC0415
+
+        if output.suffix.lower() not in TABLE_FORMATS:
+            raise ParameterError(f"a preference table is written as {', '.join(TABLE_FORMATS)}, not {output.name}")
+        prefs = generators.parse_preferences_spec(spec)
+        write_preferences(output, prefs)
+        click.echo(f"wrote {output}: {prefs!r}")
+        return
     graph = generators.parse_graph_spec(spec)
     write_graph(output, graph)
     click.echo(f"wrote {output}: {graph!r}")
@@ -550,7 +594,8 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
 
     A matching (u, v, weight) must be valid, maximal, with the graph's weights (or a b-matching
     with --b); a bipartite matching (row, col) valid and of maximum cardinality (against SciPy);
-    communities (vertex, community[, level]) must give every vertex one community. Exit status
+    communities (vertex, community[, level]) must give every vertex one community; marriages (man, woman)
+    must be stable and man-optimal for GRAPH, a preference table or a weighted graph. Exit status
     0 when the result passes, 1 when it does not.
     """
     from .io import read_table  # noqa: PLC0415
@@ -559,7 +604,12 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
     columns = read_table(result_path)
     opts = dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros, duplicates=duplicates,
                 random_weights=random_weights, bipartite=bipartite, weighted=weighted)
-    if {"row", "col"} <= set(columns):
+    if {"man", "woman"} <= set(columns):
+        from .io.preferences import read_instance  # noqa: PLC0415
+        from .verify_stable import verify_stable_result  # noqa: PLC0415
+
+        report = verify_stable_result(read_instance(graph_path, graph_reader=lambda p: _read(p, **opts)), columns)
+    elif {"row", "col"} <= set(columns):
         report = verify_bipartite_result(_read(graph_path, **_as_matrix_pattern(opts)), columns)
     elif {"vertex", "community"} <= set(columns):
         report = verify_communities(_read(graph_path, **opts), columns)
@@ -568,7 +618,7 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
         report = verify_result(graph, columns, b=None if b is None else _parse_b(b, graph.n))
     else:
         raise InputError(f"result has columns {', '.join(columns)}; expected u, v[, weight], or row, col, "
-                         "or vertex, community", path=result_path)
+                         "or vertex, community, or man, woman", path=result_path)
     click.echo(json.dumps(report, indent=2))
     if not report["ok"]:
         sys.exit(1)
@@ -576,7 +626,8 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
 
 # -------------------------------------------------------------------------------- bench
 @main.command()
-@click.option("--family", type=click.Choice(["matching", "bipartite", "louvain", "distributed", "all"]),
+@click.option("--family", type=click.Choice(["matching", "bipartite", "louvain", "distributed", "stable-marriage",
+                                            "all"]),
               default="matching", show_default=True,
               help="distributed: local mode against Dask clusters of 1, 2, ... workers.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
@@ -593,7 +644,7 @@ def bench(family, device, graphs, repeats, quick, output, workers):
     from .bench import run_family, write_report  # noqa: PLC0415
 
     specs = [s for s in graphs.split(";") if s] if graphs else None
-    families = ["matching", "bipartite", "louvain", "distributed"] if family == "all" else [family]
+    families = ["matching", "bipartite", "louvain", "distributed", "stable-marriage"] if family == "all" else [family]
     counts = _parse_counts(workers)
     rows = []
     for fam in families:

@@ -246,3 +246,52 @@ def sm_inbox(lo, hi, wlo, ghosts, key, ghost_key, in_i):
             work[n_work] = dst - lo
             n_work += 1
     return work[:n_work], rejects[:n_rej], held_w[:n_held], held_m[:n_held]
+
+
+# ------------------------------------------------------------------------ instance building
+@njit(cache=True, parallel=True)
+def repeated_entries(indptr, women):
+    """Mask of the list entries naming a woman already named earlier in the same list."""
+    out = np.zeros(women.shape[0], np.bool_)
+    for m in prange(indptr.shape[0] - 1):
+        for e in range(indptr[m] + 1, indptr[m + 1]):
+            for f in range(indptr[m], e):
+                if women[f] == women[e]:
+                    out[e] = True
+                    break
+    return out
+
+
+@njit(cache=True)
+def _bucket_order(women, n_women):
+    """Entries grouped by woman (a stable counting sort): ``(wptr, order)``."""
+    wptr = np.zeros(n_women + 1, np.int64)
+    for e in range(women.shape[0]):
+        wptr[women[e] + 1] += 1
+    for w in range(n_women):
+        wptr[w + 1] += wptr[w]
+    fill = wptr[:-1].copy()
+    order = np.empty(women.shape[0], np.int64)
+    for e in range(women.shape[0]):
+        w = women[e]
+        order[fill[w]] = e
+        fill[w] += 1
+    return wptr, order
+
+
+@njit(cache=True, parallel=True)
+def _rank_buckets(wptr, order, keys, wrank):
+    for w in prange(wptr.shape[0] - 1):
+        seg = order[wptr[w]:wptr[w + 1]]
+        ranked = seg[np.argsort(keys[seg], kind="mergesort")]
+        for j in range(ranked.shape[0]):
+            wrank[ranked[j]] = j
+
+
+def rank_by_keys(women, keys, n_women):
+    """Each woman's dense rank of the men listing her, in the order of ``keys`` (ties by entry
+    order): ``wrank`` as int32."""
+    wptr, order = _bucket_order(women, n_women)
+    wrank = np.empty(women.shape[0], np.int32)
+    _rank_buckets(wptr, order, keys, wrank)
+    return wrank
