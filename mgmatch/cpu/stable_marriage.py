@@ -156,35 +156,51 @@ def _mw_parallel(lo, indptr, wrank, slot, n_wlocal, key, ghost_key, nxt, pending
 
 
 @njit(cache=True, parallel=True)
-def _gs_round(lo, indptr, wrank, slot, n_wlocal, key, ghost_key, nxt, pending, current, following, count):
-    """One Gale-Shapley round: the free men in ``current`` propose in parallel until taken;
-    the men they displace go to ``following`` (``count[0]`` of them)."""
+def _gs_parallel(lo, indptr, wrank, slot, n_wlocal, key, ghost_key, nxt, pending, work, n_chunks):
+    """Gale-Shapley on threads as the paper's OpenMP code: the men are split among the
+    threads, each runs the algorithm with a queue of its own, and a man displaced by a thread's
+    man joins that thread's queue."""
     n_owned = indptr.shape[0] - 1
-    for t in prange(current.shape[0]):
-        x = _advance(current[t], lo, n_owned, indptr, wrank, slot, n_wlocal, key, ghost_key, nxt, pending, True)
-        if x >= 0:
-            following[atomic_add(count, 0, 1)] = x
+    size = work.shape[0]
+    for c in prange(n_chunks):
+        a = c * size // n_chunks
+        count = (c + 1) * size // n_chunks - a
+        cap = count + 16
+        ring = np.empty(cap, np.int64)  # a growing ring: free men of this thread, in order
+        ring[:count] = work[a:a + count]
+        head = 0
+        while count > 0:
+            i = ring[head]
+            head = (head + 1) % cap
+            count -= 1
+            x = _advance(i, lo, n_owned, indptr, wrank, slot, n_wlocal, key, ghost_key, nxt, pending, True)
+            if x < 0:
+                continue
+            if count == cap:
+                grown = np.empty(2 * cap, np.int64)
+                for j in range(count):
+                    grown[j] = ring[(head + j) % cap]
+                ring = grown
+                head = 0
+                cap = 2 * cap
+            ring[(head + count) % cap] = x
+            count += 1
 
 
 def sm_run_parallel(lo, indptr, wrank, slot, n_wlocal, key, ghost_key, nxt, pending, work, queue):
-    """The parallel twins of :func:`sm_run`: a man per thread, each proposal an atomic
-    minimum on the woman's key.
+    """The parallel twins of :func:`sm_run`: each proposal an atomic minimum on the woman's
+    key, as the compare-and-swap of the paper's OpenMP codes.
 
-    McVitie-Wilson (``queue=False``): each thread follows its man and every man he displaces
-    until nobody is displaced. Gale-Shapley (``queue=True``): rounds; in each the free men
-    propose in parallel until taken, and the men they displace are the next round's queue (a
-    man is displaced at most once a round, so it holds at most ``n_owned`` men)."""
-    args = (lo, indptr, wrank, slot, n_wlocal, key, ghost_key, nxt, pending)
-    if not queue:
-        _mw_parallel(*args, work)
-        return
-    current = work
-    following = np.empty(max(indptr.shape[0] - 1, 1), np.int64)
-    count = np.zeros(1, np.int64)
-    while current.shape[0]:
-        count[0] = 0
-        _gs_round(*args, current, following, count)
-        current = following[: count[0]].copy()
+    McVitie-Wilson (``queue=False``): a man per loop iteration; the thread follows him and
+    every man he displaces until nobody is displaced. Gale-Shapley (``queue=True``): the men
+    split among the threads, each with a queue of its own."""
+    import numba  # noqa: PLC0415
+
+    args = (lo, indptr, wrank, slot, n_wlocal, key, ghost_key, nxt, pending, work)
+    if queue:
+        _gs_parallel(*args, max(1, min(numba.get_num_threads(), work.shape[0])))
+    else:
+        _mw_parallel(*args)
 
 
 # --------------------------------------------------------------------------------- inbox
@@ -263,16 +279,18 @@ def repeated_entries(indptr, women):
 
 
 @njit(cache=True)
-def _bucket_order(women, n_women):
-    """Entries grouped by woman (a stable counting sort): ``(wptr, order)``."""
+def _group_by_woman(women, n_women):
+    """Entries grouped by woman, a counting sort: ``(wptr, order)`` (one pass of scattered
+    writes; on threads, their atomic counters contend for the same cache lines)."""
+    nnz = women.shape[0]
     wptr = np.zeros(n_women + 1, np.int64)
-    for e in range(women.shape[0]):
+    for e in range(nnz):
         wptr[women[e] + 1] += 1
     for w in range(n_women):
         wptr[w + 1] += wptr[w]
     fill = wptr[:-1].copy()
-    order = np.empty(women.shape[0], np.int64)
-    for e in range(women.shape[0]):
+    order = np.empty(nnz, np.int64)
+    for e in range(nnz):
         w = women[e]
         order[fill[w]] = e
         fill[w] += 1
@@ -280,18 +298,37 @@ def _bucket_order(women, n_women):
 
 
 @njit(cache=True, parallel=True)
-def _rank_buckets(wptr, order, keys, wrank):
-    for w in prange(wptr.shape[0] - 1):
-        seg = order[wptr[w]:wptr[w + 1]]
-        ranked = seg[np.argsort(keys[seg], kind="mergesort")]
-        for j in range(ranked.shape[0]):
-            wrank[ranked[j]] = j
+def _rank_groups(wptr, order, keys, wrank, longest):
+    n_women = wptr.shape[0] - 1
+    n_chunks = min(n_women, 1024)
+    for c in prange(n_chunks):
+        entry = np.empty(longest, np.int64)  # one group at a time, sorted in cache
+        key = np.empty(longest, keys.dtype)
+        for w in range(c * n_women // n_chunks, (c + 1) * n_women // n_chunks):
+            a = wptr[w]
+            k = wptr[w + 1] - a
+            for j in range(k):
+                entry[j] = order[a + j]
+                key[j] = keys[entry[j]]
+            for j in range(1, k):  # insertion sort: the groups are short (about ln n)
+                e = entry[j]
+                v = key[j]
+                i = j - 1
+                while i >= 0 and (key[i] > v or (key[i] == v and entry[i] > e)):
+                    entry[i + 1] = entry[i]
+                    key[i + 1] = key[i]
+                    i -= 1
+                entry[i + 1] = e
+                key[i + 1] = v
+            for j in range(k):
+                wrank[entry[j]] = j
 
 
 def rank_by_keys(women, keys, n_women):
-    """Each woman's dense rank of the men listing her, in the order of ``keys`` (ties by entry
-    order): ``wrank`` as int32."""
-    wptr, order = _bucket_order(women, n_women)
+    """Each woman's dense rank of the men listing her, in the order of ``(keys[e], e)`` over
+    her entries ``e``: ``wrank`` as int32 (each group sorted on its own thread)."""
+    wptr, order = _group_by_woman(women, n_women)
     wrank = np.empty(women.shape[0], np.int32)
-    _rank_buckets(wptr, order, keys, wrank)
+    if women.shape[0]:
+        _rank_groups(wptr, order, keys, wrank, int(np.diff(wptr).max()))
     return wrank
