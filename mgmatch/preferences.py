@@ -71,6 +71,18 @@ class Preferences:
     n_men: int
     n_women: int
 
+    def __post_init__(self):
+        xp = get_namespace(self.indptr)
+        self.n_men, self.n_women = int(self.n_men), int(self.n_women)
+        self.indptr = xp.asarray(self.indptr, dtype=xp.int64)
+        women = xp.asarray(self.women)
+        self.women = women if women.dtype in (xp.int32, xp.int64) else women.astype(xp.int64)
+        self.wrank = xp.asarray(self.wrank, dtype=xp.int32)
+        if self.indptr.shape != (self.n_men + 1,) or self.women.shape != self.wrank.shape or self.women.ndim != 1:
+            raise ParameterError(f"Preferences needs {self.n_men + 1} row offsets and equally long women and "
+                                 f"wrank arrays, not shapes {self.indptr.shape}, {self.women.shape}, "
+                                 f"{self.wrank.shape}")
+
     # ------------------------------------------------------------ engine's view
     bipartite = True
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._array import to_numpy
 from ..cpu import stable_marriage as cpu
-from ..engine import Messages, RoundLog, execute
+from ..engine import Messages, RoundLog, execute, fork_state
 from ..errors import ParameterError
 from ..preferences import Preferences
 
@@ -163,6 +163,9 @@ class _StableMarriage:
 
     def matched(self, st) -> int:
         return int((st.key != cpu.EMPTY).sum())
+
+    def fork(self, st):
+        return fork_state(st, shared=("part",))
 
     def finish(self, st) -> dict:
         xp = st.part.xp
