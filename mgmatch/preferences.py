@@ -24,6 +24,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -284,6 +285,35 @@ class PreferencePartition:
     @property
     def n_wlocal(self) -> int:
         return self.whi - self.wlo
+
+    @property
+    def nnz(self) -> int:
+        return int(self.women.shape[0])
+
+    @property
+    def n_parts(self) -> int:
+        return len(self.bounds) - 1
+
+    def to(self, device: str, *, keep_pinned: bool = False) -> "PreferencePartition":
+        """A copy whose arrays live on ``"cpu"`` (NumPy) or ``"gpu"`` (CuPy) (``keep_pinned``
+        as in :meth:`mgmatch.graph.Graph.to`)."""
+        if device == "cpu":
+            conv = to_numpy
+        elif device == "gpu":
+            from ._array import to_device  # noqa: PLC0415
+
+            def conv(a):
+                return to_device(a, keep_pinned=keep_pinned)
+        else:
+            raise ParameterError(f"device must be 'cpu' or 'gpu', not {device!r}")
+        women = conv(self.women)
+        slot = women if self.slot is self.women else conv(self.slot)
+        return dataclasses.replace(self, indptr=conv(self.indptr), women=women, wrank=conv(self.wrank), slot=slot,
+                                   ghosts=conv(self.ghosts))
+
+    def __repr__(self) -> str:
+        return (f"PreferencePartition({self.index}/{self.n_parts}, men [{self.lo}, {self.hi}), "
+                f"women [{self.wlo}, {self.whi}), pairs={self.nnz}, ghosts={int(self.ghosts.shape[0])})")
 
     @classmethod
     def from_preferences(cls, prefs: Preferences, index: int, bounds, wbounds) -> "PreferencePartition":
