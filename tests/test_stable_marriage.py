@@ -86,7 +86,17 @@ def table_of(prefs):
     return prefs.to_table()
 
 
+def uneven_table(rng, n_men, n_women):
+    """Lists of very different lengths: most men list a few women, some list nearly all."""
+    density = np.where(rng.random(n_men) < 0.2, 0.95, 0.03)
+    mask = rng.random((n_men, n_women)) < density[:, None]
+    man, woman = np.nonzero(mask)
+    return {"man": man, "woman": woman, "man_rank": rng.permutation(man.size),
+            "woman_rank": rng.permutation(man.size)}
+
+
 INSTANCES = {
+    "uneven": lambda rng: (uneven_table(rng, 120, 150), 120, 150),
     "smi-square": lambda rng: (random_table(rng, 40, 40, 0.2), 40, 40),
     "smi-more-men": lambda rng: (random_table(rng, 50, 17, 0.3), 50, 17),
     "smi-more-women": lambda rng: (random_table(rng, 13, 60, 0.25), 13, 60),

@@ -313,8 +313,9 @@ def stable_marriage(prefs, *, algorithm: str = "auto", device: str = "auto", par
         per thread, proposals by atomic minimum, as the paper's OpenMP codes).
     mapping : {"auto", "thread", "warp"}
         GPU: a thread per man (the paper's kernel), a warp per man (scans 32 list entries at
-        a time: for long lists, where men skip many women), or ``auto`` (a warp per man when
-        the lists hold 64 women or more on average).
+        a time: for long lists, where men skip many women), or ``auto`` (McVitie-Wilson: a
+        warp for each man whose list holds 64 women or more, a thread for each other man;
+        Gale-Shapley: warps when the lists hold 64 women or more on average).
     progress : callable, optional
         Called after each round with the engine's round record.
     n_men, n_women : int, optional

@@ -2,8 +2,8 @@
 :mod:`mgmatch.cpu.stable_marriage`.
 
 Every function has the signature and semantics of its CPU twin and works in place on the CuPy
-state arrays of one partition. McVitie-Wilson is one launch: a thread (or a warp) per man,
-following every man it displaces [1]_ (section 4). Gale-Shapley runs in rounds, one launch each,
+state arrays of one partition. McVitie-Wilson is one launch per thread mapping: a thread (or a
+warp) per man, following every man it displaces [1]_ (section 4). Gale-Shapley runs in rounds, one launch each,
 the men displaced in a round forming the next round's queue; the host reads one scalar per
 round, the queue's length.
 
@@ -50,30 +50,42 @@ def _propose_kernel(slot_dtype, warp: bool, chain: bool):
 
 
 def use_warps(indptr, mapping: str, warp_min_length: int = 64) -> bool:
-    """Whether a run maps a warp to each man: asked for, or (``auto``) when the lists hold
-    ``warp_min_length`` women or more on average, where a thread per man would scan long runs
-    of women it may skip while its warp's other lanes wait."""
+    """Whether a Gale-Shapley round maps a warp to each man: asked for, or (``auto``) when the
+    lists hold ``warp_min_length`` women or more on average, where a thread per man would scan
+    long runs of women it may skip while its warp's other lanes wait."""
     if mapping != "auto":
         return mapping == "warp"
     n = int(indptr.shape[0]) - 1
     return n > 0 and int(indptr[-1]) >= warp_min_length * n
 
 
-def sm_run(lo, indptr, wrank, slot, n_wlocal, key, ghost_key, nxt, pending, work, queue, *, mapping="auto"):
+def sm_run(lo, indptr, wrank, slot, n_wlocal, key, ghost_key, nxt, pending, work, queue, *, mapping="auto",
+           warp_min_length=64):
     """Gale-Shapley (``queue``) or McVitie-Wilson over the men in ``work``, to local
-    quiescence; GPU twin of :func:`mgmatch.cpu.stable_marriage.sm_run` (``mapping``: ``thread``,
-    ``warp`` or ``auto``, see :func:`use_warps`)."""
+    quiescence; GPU twin of :func:`mgmatch.cpu.stable_marriage.sm_run`.
+
+    ``mapping``: ``thread`` (a thread per man), ``warp`` (a warp per man) or ``auto``. For
+    McVitie-Wilson ``auto`` gives a warp to each man whose list holds ``warp_min_length`` women
+    or more and a thread to each other man (two launches, the warps' first: lists of very
+    different lengths); for Gale-Shapley's rounds it picks one mapping by :func:`use_warps`."""
     cp = _cp()
-    warp = use_warps(indptr, mapping)
-    per_block = BLOCK // 32 if warp else BLOCK
     n_owned = int(indptr.shape[0]) - 1
     args = (np.int64(lo), np.int64(n_owned), indptr, wrank, slot, np.int64(n_wlocal), key, ghost_key, nxt, pending)
     work = cp.ascontiguousarray(work, dtype=cp.int64)
     count = cp.zeros(1, dtype=cp.uint64)
     if not queue:
-        _propose_kernel(slot.dtype, warp, True)((_grid(work.size, per_block),), (BLOCK,),
-                                        args + (work, np.int64(work.size), work, count))
+        if mapping == "auto":
+            long_list = (indptr[work + 1] - indptr[work]) >= warp_min_length
+            groups = ((True, work[long_list]), (False, work[~long_list]))
+        else:
+            groups = ((mapping == "warp", work),)
+        for warp, men in groups:
+            if men.size:
+                _propose_kernel(slot.dtype, warp, True)((_grid(men.size, BLOCK // 32 if warp else BLOCK),), (BLOCK,),
+                                                        args + (men, np.int64(men.size), men, count))
         return
+    warp = use_warps(indptr, mapping, warp_min_length)
+    per_block = BLOCK // 32 if warp else BLOCK
     following = cp.empty(max(n_owned, 1), dtype=cp.int64)
     current, n_current = work, int(work.size)
     round_kernel = _propose_kernel(slot.dtype, warp, False)
