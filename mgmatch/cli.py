@@ -246,10 +246,6 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         raise ParameterError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHM_CHOICES)}")
     if not isinstance(deterministic, bool):
         raise ParameterError(f"deterministic must be true or false, not {deterministic!r}")
-    if algorithm in STABLE:
-        return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
-                               quiet=quiet, on_cluster=client is not None if on_cluster is None else on_cluster,
-                               read_options=read_options)
     if algorithm == "louvain":  # before the graph is read, which may take long
         from .algorithms.louvain import validate_louvain_params  # noqa: PLC0415
 
@@ -262,6 +258,9 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
     opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
             "random_weights": None, "bipartite": None, "weighted": True} | (read_options or {})
+    if algorithm in STABLE:
+        return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
+                               quiet=quiet, read_options=opts)
     if algorithm in BIPARTITE:
         opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
@@ -301,19 +300,13 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     return record
 
 
-def _run_stable_job(input_path, output, summary_path, algorithm, *, device, partitions, quiet, on_cluster,
-                    read_options):
+def _run_stable_job(input_path, output, summary_path, algorithm, *, device, partitions, quiet, read_options):
     """A stable-marriage job: a preference table (or a weighted graph) in, ``man, woman`` out."""
     from .algorithms.stable_marriage import stable_marriage  # noqa: PLC0415
     from .io.preferences import read_instance  # noqa: PLC0415
 
-    if on_cluster:
-        raise ParameterError(f"--algorithm {algorithm} runs in this process; the cluster options (--workers, "
-                             f"--scheduler, --scheduler-file, --report) apply to {', '.join(MATCHING)}")
-    opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
-            "random_weights": None, "bipartite": None, "weighted": True} | (read_options or {})
     t0 = time.perf_counter()
-    prefs = read_instance(input_path, graph_reader=lambda path: _read(path, **opts))
+    prefs = read_instance(input_path, graph_reader=lambda path: _read(path, **read_options))
     t_read = time.perf_counter() - t0
     with _progress(algorithm, quiet) as callback:
         result = stable_marriage(prefs, algorithm=algorithm, device=device, partitions=partitions,
