@@ -194,9 +194,9 @@ class _StableMarriage:
         return result
 
     def gpu_bytes(self, prefs) -> int:
-        """Device memory of a one-GPU run: the lists (unless already there), keys and men's
-        state."""
-        need = 8 * prefs.n_women + 24 * prefs.n_men
+        """Device memory of a one-GPU run: the lists (unless already there), the women's keys,
+        and per man his row offset, resume entry, pending entry and work-list place."""
+        need = 8 * prefs.n_women + 32 * prefs.n_men
         if prefs.xp is np:
             need += prefs.indptr.nbytes + prefs.women.nbytes + prefs.wrank.nbytes
         return int(need)
