@@ -35,8 +35,8 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["PROPOSE", "REJECT", "EMPTY", "MAN_MASK", "sm_run", "sm_run_parallel", "sm_inbox",
-           "atomic_min", "atomic_add"]
+__all__ = ["PROPOSE", "REJECT", "EMPTY", "MAN_MASK", "sm_run", "sm_run_parallel", "sm_inbox", "rank_by_keys",
+           "repeated_entries", "atomic_min", "atomic_add"]
 
 PROPOSE, REJECT = 0, 1
 #: The key of a woman without a suitor.
