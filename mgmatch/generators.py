@@ -991,6 +991,7 @@ def sm_easy(n, *, seed=0, n_women=None):
         Men (and women, unless ``n_women`` is given), at least 1.
     seed : int
     n_women : int, optional
+        Women (default ``n``); the lists then hold ``(1 + eps) ln n_women`` women.
 
     Returns
     -------
