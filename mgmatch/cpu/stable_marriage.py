@@ -36,7 +36,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["PROPOSE", "REJECT", "EMPTY", "MAN_MASK", "sm_run", "sm_run_parallel", "sm_inbox", "rank_by_keys",
-           "repeated_entries", "atomic_min", "atomic_add"]
+           "repeated_entries", "atomic_min", "atomic_add", "atomic_load"]
 
 PROPOSE, REJECT = 0, 1
 #: The key of a woman without a suitor.
@@ -66,6 +66,21 @@ def _atomic_rmw(op):
     return intrinsic(typer)
 
 
+@intrinsic
+def atomic_load(typingctx, arr, idx):
+    """``atomic_load(array, index)``: a relaxed (monotonic) atomic read of one element, for
+    reading a key that other threads may be lowering at the same time."""
+
+    def codegen(context, builder, sig, args):
+        aty = sig.args[0]
+        ary = context.make_array(aty)(context, builder, args[0])
+        i = context.cast(builder, args[1], sig.args[1], types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [i], wraparound=False)
+        return builder.load_atomic(ptr, "monotonic", context.get_abi_sizeof(context.get_value_type(aty.dtype)))
+
+    return arr.dtype(arr, idx), codegen
+
+
 #: ``atomic_min(keys, i, v)``: unsigned minimum on a uint64 array; returns the old value.
 atomic_min = _atomic_rmw("umin")
 #: ``atomic_add(counts, i, v)``: addition on an integer array; returns the old value.
@@ -90,7 +105,8 @@ def _advance(i, lo, n_owned, indptr, wrank, slot, n_wlocal, key, ghost_key, nxt,
         mine = _key(wrank[e], man)
         s = slot[e]
         if s < n_wlocal:
-            if key[s] < mine:  # she holds a suitor she prefers: he would be refused
+            current = atomic_load(key, s) if atomic else key[s]
+            if current < mine:  # she holds a suitor she prefers: he would be refused
                 e += 1
                 continue
             nxt[i] = e + 1  # before the proposal: whoever displaces him resumes from here
