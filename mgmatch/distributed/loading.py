@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import ClusterError, InputError, ParameterError
 from ..graph import CanonSummary, Graph, Partition, _check_choice, check_bounds, index_dtype_for
+from .workers import check_worker, worker_addresses
 
 __all__ = ["DistributedGraph", "place", "place_async", "read_partitions", "read_partitions_async"]
 
@@ -103,9 +104,7 @@ class DistributedGraph:
 
 # ------------------------------------------------------------------------- worker tasks
 def _check_worker(expected: str) -> None:
-    from .coordinator import _check_worker as check  # noqa: PLC0415
-
-    check(expected)
+    check_worker(expected)
 
 
 def _read_chunk(plan: _ReadPlan, c: int, *, first_pass: bool):
@@ -262,9 +261,7 @@ def _owned_entries(part: Partition) -> int:
 
 # ------------------------------------------------------------------------------- client side
 async def _worker_list(client) -> list[str]:
-    from .coordinator import _worker_addresses  # noqa: PLC0415
-
-    workers = await _worker_addresses(client)
+    workers = await worker_addresses(client)
     if not workers:
         raise ClusterError("the Dask cluster has no workers")
     return workers
@@ -324,11 +321,14 @@ async def _place_async(client, plan: _ReadPlan, bounds: np.ndarray, n: int, work
     run = uuid.uuid4().hex[:8]
     k = len(bounds) - 1
     owner = {p: workers[p % len(workers)] for p in range(k)}
-    split_f = [client.submit(_split_task, plan, c, bounds, key=f"read-split-c{c}-{run}", pure=False)
+    # only on the workers given: after a worker stopped, the scheduler may still list it
+    split_f = [client.submit(_split_task, plan, c, bounds, key=f"read-split-c{c}-{run}", workers=workers,
+                             allow_other_workers=False, pure=False)
                for c in range(len(plan.chunks))]
     merged_f = {}
     for p in range(k):
-        pieces = [client.submit(_piece_task, split_f[c], p, key=f"read-piece-c{c}-p{p}-{run}", pure=False)
+        pieces = [client.submit(_piece_task, split_f[c], p, key=f"read-piece-c{c}-p{p}-{run}", workers=workers,
+                                allow_other_workers=False, pure=False)
                   for c in range(len(plan.chunks))]
         merged_f[p] = client.submit(_merge_task, plan, p, bounds, pieces, owner[p], key=f"read-merge-p{p}-{run}",
                                     workers=[owner[p]], allow_other_workers=False, pure=False)
@@ -543,7 +543,7 @@ def read_partitions(client, path, *, partitions=None, format=None, one_based=Non
     Notes
     -----
     If a worker holding a partition is lost while an algorithm runs on the graph, the
-    coordinator builds the partitions again from the file on the remaining workers (same
+    engine builds the partitions again from the file on the remaining workers (same
     bounds, same result) and runs the algorithm again.
 
     Examples
