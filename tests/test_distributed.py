@@ -194,11 +194,13 @@ def test_distributed_benchmark_rows(tmp_path):
     from mgmatch.bench import distributed as bench
 
     rows = bench.run(graphs=["kron:k=8,seed=1"], device="cpu", repeats=1, workers=[1, 2])
-    impls = [r["impl"] for r in rows]
-    assert impls == ["local", "dask-1w", "dask-2w"]
+    assert [(r["impl"], r["algorithm"]) for r in rows] == [
+        ("local", "suitor"), ("local", "bsuitor"), ("dask-1w", "suitor"), ("dask-1w", "bsuitor"),
+        ("dask-2w", "suitor"), ("dask-2w", "bsuitor")]
     assert all(r["identical"] for r in rows)
-    two = rows[-1]
-    assert two["rounds"] >= 2 and two["messages"] > 0 and 0 <= two["exchange_share"] <= 1
+    two = rows[-2]
+    assert two["transport"] == "tcp" and two["rounds"] >= 2 and two["messages"] > 0
+    assert 0 <= two["exchange_share"] <= 1 and 0 < two["exchange_ms_per_round"] <= two["exchange_ms_max"]
     assert two["ratio_vs"] == "dask-1w" and two["speedup"] > 0 and rows[0]["dask_1w_over_local"] > 0
 
 
