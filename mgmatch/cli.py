@@ -251,16 +251,16 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
 
         validate_louvain_params(resolution, device=device)
     on_cluster = client is not None if on_cluster is None else on_cluster
-    if (on_cluster or report is not None) and algorithm not in MATCHING:
+    if (on_cluster or report is not None) and algorithm not in MATCHING + STABLE:
         raise ParameterError(f"--algorithm {algorithm} runs on one device; the cluster options (--workers, "
-                             f"--scheduler, --scheduler-file, --report) apply to {', '.join(MATCHING)}")
+                             f"--scheduler, --scheduler-file, --report) apply to {', '.join(MATCHING + STABLE)}")
     if report is not None and not on_cluster:
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
     opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
             "random_weights": None, "bipartite": None, "weighted": True} | (read_options or {})
     if algorithm in STABLE:
         return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
-                               quiet=quiet, read_options=opts)
+                               quiet=quiet, read_options=opts, client=client)
     if algorithm in BIPARTITE:
         opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
@@ -300,7 +300,8 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     return record
 
 
-def _run_stable_job(input_path, output, summary_path, algorithm, *, device, partitions, quiet, read_options):
+def _run_stable_job(input_path, output, summary_path, algorithm, *, device, partitions, quiet, read_options,
+                    client=None):
     """A stable-marriage job: a preference table (or a weighted graph) in, ``man, woman`` out."""
     from .algorithms.stable_marriage import stable_marriage  # noqa: PLC0415
     from .io.preferences import read_instance  # noqa: PLC0415
@@ -309,7 +310,7 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
     prefs = read_instance(input_path, graph_reader=lambda path: _read(path, **read_options))
     t_read = time.perf_counter() - t0
     with _progress(algorithm, quiet) as callback:
-        result = stable_marriage(prefs, algorithm=algorithm, device=device, partitions=partitions,
+        result = stable_marriage(prefs, algorithm=algorithm, device=device, partitions=partitions, client=client,
                                  progress=None if callback is None else
                                  (lambda r: callback(r["round"], r["messages"], r.get("matched"))))
     record = result.summary() | {"input": str(input_path), "versions": versions()}

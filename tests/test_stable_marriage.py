@@ -175,7 +175,7 @@ def test_explicit_bounds_and_a_partition_without_men(device):
     rng = np.random.default_rng(11)
     table = random_table(rng, 12, 12, 0.5)
     expected = reference_gale_shapley(table, 12, 12)
-    for bounds in ([0, 0, 5, 12], [0, 12, 12], [0, 1, 2, 3, 12]):
+    for bounds in ([0, 0, 5, 12], [0, 12, 12], [0, 1, 2, 3, 12], 20):  # 20: more partitions than men
         r = mgmatch.stable_marriage(table, device=device, partitions=bounds)
         np.testing.assert_array_equal(r.wife, expected)
 
@@ -286,7 +286,7 @@ def test_bad_parameters():
     with pytest.raises(ParameterError, match="mapping"):
         mgmatch.stable_marriage(_good(), mapping="block")
     with pytest.raises(ParameterError, match="partitions"):
-        mgmatch.stable_marriage(_good(), partitions=5, device="cpu")
+        mgmatch.stable_marriage(_good(), partitions=100, device="cpu")
     with pytest.raises(InputError, match="n_men=1"):
         mgmatch.stable_marriage(_good(), n_men=1)
 
@@ -444,3 +444,32 @@ def test_bench_quick_rows():
     assert {r["impl"].split()[1] for r in rows} == {"gale-shapley", "mcvitie-wilson"}
     assert all(r["identical"] for r in rows)
     assert all(r["speedup"] > 0 for r in rows if "speedup" in r)
+
+
+# ------------------------------------------------------------------------ on a Dask cluster
+@pytest.mark.parametrize("exchange", ["direct", "tasks"])
+def test_on_a_dask_cluster(dask_client, exchange):
+    from mgmatch.engine import config_context
+
+    rng = np.random.default_rng(31)
+    table, n_men, n_women = uneven_table(rng, 60, 70), 60, 70
+    expected = reference_gale_shapley(table, n_men, n_women)
+    with config_context(exchange=exchange):
+        for algorithm, partitions in (("gale-shapley", None), ("mcvitie-wilson", 3), ("stable-marriage", [0, 0, 9, 60])):
+            r = mgmatch.stable_marriage(table, n_men=n_men, n_women=n_women, algorithm=algorithm,
+                                        partitions=partitions, client=dask_client, device="cpu")
+            np.testing.assert_array_equal(r.wife, expected)
+            assert r.rounds.rounds >= 1
+
+
+def test_cli_on_an_embedded_cluster(runner, tmp_path):
+    from mgmatch.cli import main
+
+    prefs = tmp_path / "hard.csv"
+    assert runner.invoke(main, ["generate", "sm_hard", "-p", "n=30", "-o", str(prefs)]).exit_code == 0
+    out = tmp_path / "m.parquet"
+    res = runner.invoke(main, ["run", "-a", "mcvitie-wilson", "--device", "cpu", "--workers", "2", "-q", str(prefs),
+                               "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(out.with_suffix(".json").read_text())
+    assert summary["partitions"] == 2 and summary["proposals"] == 30 * 31 // 2 and summary["matched"] == 30
