@@ -389,9 +389,6 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     return out.result()
 
 
-_DISPLACE = 1  # the message kind MGM_DISPLACE of kernels/matching.cu
-
-
 def _segments(keys):
     """Start of each run of equal values in the sorted ``keys``, and the end."""
     cp = _cp()
@@ -418,7 +415,7 @@ def _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, 
     k.bsuitor_inbox_grouped((_grid(n_seg),), (BLOCK,), (
         _i64(lo), _i64(hi), b, hw, hs, hcnt, hoff, tid, tcnt, toff, in_i, in_w, order, seg, _i64(n_seg),
         work, counter, removed, n_removed, *out.args()))
-    displace = cp.flatnonzero(in_i[:, 0] == _DISPLACE)
+    displace = cp.flatnonzero(in_i[:, 0] == DISPLACE)
     if displace.size:
         g = cp.searchsorted(ghosts_d, in_i[displace, 2]).astype(cp.int64)
         by_ghost = cp.argsort(g * n_in + displace)
