@@ -803,8 +803,8 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 // A whole Louvain run in one kernel, for graphs small enough that launching a kernel per batch
 // costs more than the batch's work (4elt: 176 batches, 38 sweeps and 5 aggregations over 6
 // levels). The measurements in this kernel's comments that count 4elt's batches (9 a sweep on
-// levels 0 and 2, 288 in all) were taken with 4 batches a bucket (MOVE_SLICES in
-// algorithms/louvain.py), the default until 2 replaced it. One thread-block cluster of FUSED_CLUSTER blocks of FUSED_THREADS threads runs every
+// levels 0 and 2, 288 in all) were taken with 4 batches a bucket (LouvainConfig.move_slices in
+// algorithms/louvain_program.py), the default until 2 replaced it. One thread-block cluster of FUSED_CLUSTER blocks of FUSED_THREADS threads runs every
 // phase of Algorithms 1 to 3, level after level, and separates the phases with the cluster's
 // hardware barrier (barrier.cluster, release/acquire) instead of kernel boundaries; the last,
 // small levels go on in a second kernel on one block (louvain_fused_solo, see fused_levels). Its

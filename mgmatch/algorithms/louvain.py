@@ -6,9 +6,9 @@ The method alternates two phases until modularity stops improving:
 1. **Modularity optimisation** (Algorithm 1): every vertex starts in a community of its own;
    the vertices are split into seven buckets by degree (``[1, 4]``, ``[5, 8]``, ``[9, 16]``,
    ``[17, 32]``, ``[33, 84]``, ``[85, 319]``, ``> 319``) and the buckets are processed in turn.
-   Each bucket of at least ``move_slice_min`` vertices is split into ``move_slices``
-   interleaved batches (vertices ``0, s, 2s, ...`` of the bucket, then ``1, s + 1, ...``),
-   processed in turn; a smaller bucket is one batch (:class:`LouvainConfig`). Each vertex of a
+   Each bucket is split into ``move_slices`` interleaved batches (vertices ``0, s, 2s, ...`` of
+   the bucket, then ``1, s + 1, ...``), processed in turn (:class:`LouvainConfig`; buckets of
+   fewer than ``move_slice_min`` vertices, none by default, move whole). Each vertex of a
    batch computes its best move (computeMove, Algorithm 2, the gain of Eq. (2)) from the
    communities as they stood at the start of the batch; the moves are then applied and
    ``a_c`` updated before the next batch. Sweeps repeat until the modularity gain of a sweep
@@ -20,7 +20,8 @@ The method alternates two phases until modularity stops improving:
    many move towards the same communities at the same time and overshoot, the sweep lowers
    modularity, it is undone and the level ends early. Applying the moves after each of
    ``move_slices`` batches lets later batches see the earlier ones' moves and closes most of
-   that gap. Buckets of fewer than ``move_slice_min`` vertices move whole, as in the paper.
+   that gap. Small buckets are split too: on small weighted graphs a bucket moved whole sends
+   vertices after neighbours that leave at the same time.
 2. **Aggregation** (Algorithm 3): every community becomes one vertex; edges between two
    communities merge into one edge with the summed weight, edges inside a community into a
    self-loop.

@@ -54,6 +54,7 @@ References
 from __future__ import annotations
 
 import contextlib
+import copy
 import contextvars
 import dataclasses
 import functools
@@ -74,6 +75,11 @@ __all__ = ["LouvainConfig", "LouvainProgram", "LouvainState", "MOVE_BUCKETS", "F
 MOVE_BUCKETS = (4, 8, 16, 32, 84, 319)
 #: Bits of the fixed-point weights: the total weight ``2m`` stays below ``2**FIXED_BITS``.
 FIXED_BITS = 60
+
+#: Coarse graphs of at most this many stored entries are gathered on one partition (CPU, GPU)
+#: when ``LouvainConfig.gather_edges`` is ``None``.
+GATHER_EDGES_CPU = 1 << 18
+GATHER_EDGES_GPU = 1 << 22
 
 # message kinds (``Messages.ints[:, 0]``); the other columns as named in the module notes
 GHOST, DELTA, TOUCH, TOTAL, BIGDEG, NEWID, EDGE, LOOP = range(1, 9)
@@ -96,28 +102,40 @@ class LouvainConfig:
         sweep is undone and the level ends early). The README's performance notes give the
         measurements behind the default.
     move_slice_min : int
-        Buckets of fewer vertices than this move as one batch, as in the paper: too few vertices
-        move together to overshoot, and splitting them only reorders the moves.
+        Buckets of fewer vertices than this move as one batch, as in the paper. The default, 0,
+        splits every bucket: moved from one snapshot, even a small bucket's vertices follow
+        neighbours that leave at the same time (a vertex joins a lone neighbour's community
+        while that neighbour joins a third one), and on small weighted graphs such chains leave
+        the first level far from a local optimum (Zachary's karate club with its weights: 0.4036
+        with whole buckets below 64 vertices, 0.4449 split, the value of NetworkX, igraph and
+        NetworKit).
     bin_vertices : int
         Level graphs of more vertices than this stop a level at ``t_bin``, others at ``t_final``.
-    gather_edges : int
+    gather_edges : int or None
         With several partitions, a coarse graph of at most this many stored entries is gathered
-        on partition 0, which finishes alone (0: never gather).
+        on partition 0, which finishes alone (0: never gather). ``None`` (the default) takes
+        :data:`GATHER_EDGES_CPU` or :data:`GATHER_EDGES_GPU` by the device. A sweep across
+        partitions is two exchanges per batch (about 14 batches), each at least a message
+        round trip and a step's host work; a sweep on one device costs in proportion to the
+        stored entries. The threshold is where the two meet: see the README's notes on
+        distributed Louvain for the figures.
     fused_max_edges : int
         On one GPU, graphs of at most this many stored entries run every level in one fused
         kernel launch when the device allows it (0: never).
     """
 
     move_slices: int = 2
-    move_slice_min: int = 64
+    move_slice_min: int = 0
     bin_vertices: int = 100_000
-    gather_edges: int = 1 << 18
+    gather_edges: int | None = None
     fused_max_edges: int = 1 << 22
 
     def __post_init__(self):
         for name, least in (("move_slices", 1), ("move_slice_min", 0), ("bin_vertices", 0), ("gather_edges", 0),
                             ("fused_max_edges", 0)):
             value = getattr(self, name)
+            if name == "gather_edges" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
                 what = "a positive" if least else "a non-negative"
                 raise ParameterError(f"{name} must be {what} integer, not {value!r}")
@@ -486,8 +504,16 @@ class LouvainProgram:
                 "event": state.event}
 
     def fork(self, state: LouvainState) -> LouvainState:
-        return fork_state(state, shared=("part", "twin", "xp", "config", "params", "workspace", "graph", "buckets",
-                                         "indptr_g", "kfix", "kfix_g", "loop_g", "bnd_v", "bnd_q"))
+        """A copy for the per-round task mode: the arrays a step changes are new, the level's
+        read-only ones (graph, strengths, boundary, scratch) shared."""
+        new = fork_state(state, shared=("part", "twin", "xp", "config", "params", "workspace", "graph", "buckets",
+                                        "indptr_g", "kfix", "kfix_g", "loop_g", "bnd_v", "bnd_q", "saved", "timings",
+                                        "level_timing", "red_out", "red_in"))
+        if state.saved is not None:
+            new.saved = tuple(a.copy() for a in state.saved)
+        new.timings, new.level_timing = copy.deepcopy((state.timings, state.level_timing))
+        new.red_out = state.red_out.copy()
+        return new
 
     def finish(self, state: LouvainState) -> dict:
         if state.compose:
@@ -833,6 +859,7 @@ class LouvainProgram:
                 state.modularity.append(state.q_current)
             self._close_level(state)
             state.phase = "done"
+            state.event = True
             return
         counts = self._gathered(state, 0)
         state.nid_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
@@ -915,7 +942,10 @@ class LouvainProgram:
         nnz = self._gathered(state, 0)
         state.nnz_level = int(nnz.sum())
         state.n_level = state.n_new
-        if state.nnz_level <= state.config.gather_edges:  # small: partition 0 finishes alone
+        limit = state.config.gather_edges
+        if limit is None:
+            limit = GATHER_EDGES_GPU if state.device == "gpu" else GATHER_EDGES_CPU
+        if state.nnz_level <= limit:  # small: partition 0 finishes alone
             state.bounds = np.asarray([0] + [state.n_new] * state.n_parts, dtype=np.int64)
             state.phase = "agg_move"
         else:
@@ -927,7 +957,9 @@ class LouvainProgram:
         partition counts its own rows."""
         xp = state.xp
         counts = state.new_rows[4]
-        ends = xp.cumsum(counts.astype(xp.int64)) + int(state.edge_offsets[state.index])
+        # (entry counts below 2**53: exact as floats, compared with the float targets as
+        # Graph.partition compares them)
+        ends = (xp.cumsum(counts.astype(xp.int64)) + int(state.edge_offsets[state.index])).astype(xp.float64)
         P = state.n_parts
         targets = np.arange(1, P) * (state.nnz_level / P)
         if ends.shape[0]:

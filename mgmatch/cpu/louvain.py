@@ -17,7 +17,7 @@ twins.
 The move phase applies the moves after every batch of a bucket, not after every bucket as the
 paper's Algorithm 1 does: each degree bucket is split into ``slices`` interleaved batches
 ``bucket[j::slices]`` (one count per bucket, chosen by :mod:`mgmatch.algorithms.louvain`:
-``MOVE_SLICES = 2``, or 1 for buckets of fewer than ``MOVE_SLICE_MIN`` vertices). On R-MAT
+``LouvainConfig.move_slices``, or 1 for buckets of fewer than its ``move_slice_min`` vertices). On R-MAT
 graphs, after aggregation, most vertices share one bucket, and moving them all from one
 snapshot overshoots and lowers modularity; see :func:`move_sweep`.
 

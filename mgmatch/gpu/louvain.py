@@ -16,8 +16,8 @@ kernels back to back; nothing is read back until its modularity.
 
 Like the CPU twin, and unlike the paper's Algorithm 1 (which applies the moves once per
 bucket), a sweep applies the moves after each of the ``s = slices[b]`` interleaved batches
-``bucket[j::s]`` of bucket ``b`` (``MOVE_SLICES`` of :mod:`mgmatch.algorithms.louvain`, 1 for
-buckets below its ``MOVE_SLICE_MIN``): on R-MAT graphs after aggregation most vertices share
+``bucket[j::s]`` of bucket ``b`` (``LouvainConfig.move_slices``, 1 for
+buckets below its ``move_slice_min``): on R-MAT graphs after aggregation most vertices share
 one bucket, and moving them all from one snapshot overshoots. Each batch is one computeMove
 launch (the bucket's kernel) and one apply_moves launch; the batches are contiguous copies
 made once per level.
