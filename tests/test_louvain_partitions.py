@@ -29,6 +29,10 @@ def _read(data_dir, name: str) -> Graph:
 def _graph(data_dir, name: str) -> Graph:
     if name == "karate_weighted":
         return Graph.from_networkx(nx.karate_club_graph())
+    if name == "4elt":
+        from mgmatch.io import read_graph
+
+        return read_graph(data_dir / "4elt.graph")
     if name.startswith(("kron", "rgg", "delaunay")):
         kind, k = name.split("-")
         return getattr(generators, kind)(int(k), seed=1)
@@ -54,8 +58,8 @@ def _assert_same_levels(a, b):
     assert a.modularity == b.modularity
 
 
-GRAPHS = ["karate", "karate_weighted", "dolphins", "polbooks", "football", "netscience", "kron-11", "rgg-12",
-          "delaunay-12"]
+GRAPHS = ["karate", "karate_weighted", "dolphins", "polbooks", "football", "netscience", "4elt", "kron-11",
+          "rgg-12", "delaunay-12"]
 
 
 @pytest.mark.parametrize("name", GRAPHS)
