@@ -1053,3 +1053,35 @@ def test_partition_program_single_partition():
     piece = prog.finish(st)
     assert steps > 1 and not prog.active(st)
     assert np.array_equal(piece["levels"][-1], louvain(g, device="cpu").communities)
+
+
+def test_threshold_and_max_level_names():
+    # NetworkX's and cuGraph's names; the former ones still work this release, with a warning
+    g = _read_planted_small()
+    new = louvain(g, device="cpu", threshold=1e-2, max_level=2)
+    assert new.params["t_bin"] == new.params["t_final"] == 1e-2 and new.params["max_level"] == 2
+    with pytest.warns(FutureWarning, match="t_bin|t_final"):
+        old = louvain(g, device="cpu", t_bin=1e-2, t_final=1e-2)
+    assert np.array_equal(old.communities, louvain(g, device="cpu", threshold=1e-2).communities)
+    with pytest.warns(FutureWarning, match="max_levels is deprecated"):
+        assert len(louvain(g, device="cpu", max_levels=1).levels) == 1
+    with pytest.raises(ParameterError, match="not both"):
+        louvain(g, device="cpu", threshold=1e-2, t_bin=1e-2)
+    with pytest.raises(ParameterError, match="not both"):
+        louvain(g, device="cpu", max_level=2, max_levels=2)
+    # the default keeps the two thresholds by level size
+    p = L.validate_louvain_params()
+    assert (p["threshold"], p["t_bin"], p["t_final"]) == (None, 1e-3, 1e-6)
+
+
+def _read_planted_small() -> Graph:
+    return _planted(n_blocks=4, size=20, seed=9)
+
+
+def test_config_is_read_once_and_passed_down():
+    g = _planted(seed=4)
+    with louvain_config(move_slices=1, move_slice_min=64):
+        inside = louvain(g, device="cpu")
+    explicit = louvain(g, device="cpu", config=LouvainConfig(move_slices=1, move_slice_min=64))
+    assert np.array_equal(inside.communities, explicit.communities)
+    assert LouvainConfig().gather_edges is None and LouvainConfig(gather_edges=0).gather_edges == 0
