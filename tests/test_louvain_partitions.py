@@ -4,6 +4,7 @@ of a hub's leaves; the summary's per-level exchange figures."""
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import networkx as nx
@@ -206,3 +207,16 @@ def test_fork_leaves_the_state_it_copies(data_dir):
 
     got = prog.assemble(g, pieces, RunInfo(log=log, device="cpu", n_parts=3))
     _assert_same_levels(got, want)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mgmatch.engine.cluster_runner") is None,
+                    reason="the engine's cluster runner is not in this tree")
+def test_on_a_cluster_as_in_process(dask_client, data_dir):
+    # the same program on a Dask cluster's workers (one partition per worker, then 3): the
+    # in-process labels
+    g = _read(data_dir, "football")
+    one = louvain(g, device="cpu")
+    for parts in (None, 3):
+        res = louvain(g, device="cpu", client=dask_client, partitions=parts, config=DISTRIBUTED)
+        _check_levels(g, res)
+        _assert_same_levels(res, one)

@@ -399,7 +399,9 @@ def louvain(
     if progress is not None and not callable(progress):
         raise ParameterError(f"progress must be callable, not {type(progress).__name__}")
     t0 = time.perf_counter()
-    program = LouvainProgram(params, config, progress=progress)
+    # (the program travels to a cluster's workers; the callback, used only by the fused path's
+    # hand-over in this process, stays here)
+    program = LouvainProgram(params, config, progress=progress if client is None else None)
     result = execute(program, graph, partitions=partitions, device=params["device"], client=client,
                      progress=None if progress is None else _LevelProgress(progress))
     if isinstance(result, LouvainResult):

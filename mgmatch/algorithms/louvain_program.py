@@ -787,7 +787,6 @@ class LouvainProgram:
     def _make_batches(self, state, inbox) -> None:
         """This partition's share of every global batch (see the module notes)."""
         xp, cfg = state.xp, state.config
-        lo = int(state.bounds[state.index])
         counts = state.bucket_counts  # (partitions, buckets)
         totals = counts.sum(axis=0)
         before = counts[: state.index].sum(axis=0)
@@ -825,7 +824,6 @@ class LouvainProgram:
         max_degree = int(deg.max()) if deg.shape[0] else 0
         state.workspace = state.twin.make_move_workspace(state.n_level, max_degree, state.buckets,
                                                          slices=[len(x) for x in local], batches=local)
-        del lo
 
     def _apply_totals(self, state, inbox) -> None:
         c, size, a = _of_kind(inbox, TOTAL)
