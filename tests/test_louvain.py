@@ -185,7 +185,7 @@ def kron14():
 
 def test_quality_kron(kron14):
     # R-MAT graphs are where moving a whole degree bucket at once (the paper's order)
-    # overshoots; the interleaved batches (MOVE_SLICES) must keep us near NetworkX. Its
+    # overshoots; the interleaved batches (move_slices) must keep us near NetworkX. Its
     # Louvain takes about 11 s per seed here, so two seeds.
     g, G = kron14
     res = louvain(g, device="cpu")
