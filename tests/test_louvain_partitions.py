@@ -78,6 +78,19 @@ def test_partitions_take_the_one_partition_decisions(device, data_dir, name, con
         _assert_same_levels(res, one)
 
 
+@pytest.mark.parametrize("name", ["kron-13", "rgg-14", "delaunay-14"])
+def test_partitions_on_larger_generated_graphs(device, data_dir, name):
+    # several levels across the partitions, hubs in the last bucket (kron), long chains of
+    # small communities (rgg, delaunay)
+    g = _graph(data_dir, name)
+    one = louvain(g, device=device)
+    assert len(one.levels) >= 2
+    for parts in (2, 4, 8):
+        res = louvain(g, device=device, partitions=parts, config=DISTRIBUTED)
+        assert res.modularity[-1] >= one.modularity[-1] - 0.01
+        _assert_same_levels(res, one)
+
+
 def test_partitions_repeat(device, data_dir):
     g = generators.kron(11, seed=2)
     for parts in (3, 8):
