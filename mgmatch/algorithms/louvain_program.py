@@ -482,8 +482,8 @@ class LouvainProgram:
         key = "aggregate_s" if phase.startswith("agg") else "move_s"
         timing[key] = timing.get(key, 0.0) + dt
         timing["last_round"] = state.steps
-        if out:
-            timing["messages"] = timing.get("messages", 0) + sum(len(m) for m in out.values())
+        if out:  # messages to other partitions (a partition's own come back without a transfer)
+            timing["messages"] = timing.get("messages", 0) + sum(len(m) for q, m in out.items() if q != state.index)
         return out
 
     def active(self, state: LouvainState) -> bool:
@@ -809,7 +809,8 @@ class LouvainProgram:
                     earlier = xp.sort(deg[part_of < state.index])
                     same_before = (xp.searchsorted(earlier, mine, side="right")
                                    - xp.searchsorted(earlier, mine, side="left"))
-                    order = xp.lexsort(xp.stack([verts.astype(xp.int64), -mine]))
+                    # by degree, largest first, then id: one sort of unique keys (below 2**62)
+                    order = xp.argsort((state.n_level - mine) * state.n_level + verts.astype(xp.int64))
                     ranks = xp.empty_like(order)
                     ranks[order] = xp.arange(order.shape[0])
                     # rank among this partition's equal degrees = rank - those of larger degree here
