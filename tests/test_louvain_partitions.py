@@ -233,3 +233,24 @@ def test_on_a_cluster_as_in_process(dask_client, data_dir):
         res = louvain(g, device="cpu", client=dask_client, partitions=parts, config=DISTRIBUTED)
         _check_levels(g, res)
         _assert_same_levels(res, one)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_graphs_and_bounds(seed):
+    # random multigraphs (weighted or not, sometimes with hubs), resolutions, batch counts,
+    # gather thresholds and partition bounds (empty ranges included): the one-partition labels
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 300))
+    m = int(rng.integers(n, n * 6))
+    u, v = rng.integers(0, n, m), rng.integers(0, n, m)
+    if seed % 3 == 0:  # two hubs joined to everything
+        h = rng.integers(0, n, 2)
+        u, v = np.concatenate([u, np.repeat(h, n)]), np.concatenate([v, np.tile(np.arange(n), 2)])
+    weights = rng.uniform(1e-3, 10.0, u.shape[0]) if seed % 2 else None
+    g = Graph.from_edges(u, v, weights, n=n) if weights is not None else Graph.from_edges(u, v, n=n)
+    cfg = LouvainConfig(gather_edges=[0, 50, 1 << 18][seed % 3], move_slices=1 + seed % 3)
+    gamma = [0.5, 1.0, 2.0][seed % 3]
+    one = louvain(g, gamma, device="cpu", config=cfg)
+    cuts = np.sort(rng.integers(0, n + 1, 4)).tolist()
+    for parts in (int(rng.integers(2, 9)), [0, *cuts, n]):
+        _assert_same_levels(louvain(g, gamma, device="cpu", partitions=parts, config=cfg), one)
