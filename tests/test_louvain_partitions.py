@@ -254,3 +254,19 @@ def test_random_graphs_and_bounds(seed):
     cuts = np.sort(rng.integers(0, n + 1, 4)).tolist()
     for parts in (int(rng.integers(2, 9)), [0, *cuts, n]):
         _assert_same_levels(louvain(g, gamma, device="cpu", partitions=parts, config=cfg), one)
+
+
+@pytest.mark.gpu
+def test_partitions_never_take_the_fused_kernel(data_dir, monkeypatch):
+    # the fused single-GPU path sits behind the one-partition hook only
+    from mgmatch.gpu import louvain as gl
+
+    one = louvain(_read(data_dir, "netscience"), device="gpu", config=LouvainConfig(fused_max_edges=0))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a run over several partitions called the fused kernel")
+
+    monkeypatch.setattr(gl, "run_fused", refuse)
+    res = louvain(_read(data_dir, "netscience"), device="gpu", partitions=3, config=DISTRIBUTED)
+    _assert_same_levels(res, one)
+    assert res.device == "gpu"
