@@ -61,6 +61,15 @@ def test_every_input_type_builds_the_same_graph(name):
     assert not gi.renumbered and gi.vertices.ids.tolist() == list(range(6))
 
 
+def test_arrays_on_either_device_build_the_same_graph(device):
+    xp = pytest.importorskip("cupy") if device == "gpu" else np
+    gi = as_graph((xp.asarray(SRC), xp.asarray(DST), xp.asarray(W)))
+    same_graph(gi.graph, mgmatch.Graph.from_edges(SRC, DST, W))
+    big = xp.asarray(np.array([2**40, 3, 2**41]))
+    gi = as_graph((big, xp.roll(big, 1)))
+    assert gi.vertices.ids.tolist() == [3, 2**40, 2**41] and gi.graph.m == 3
+
+
 def test_a_graph_is_returned_as_it_is():
     g = mgmatch.Graph.from_edges(SRC, DST, W)
     gi = as_graph(g)

@@ -171,6 +171,20 @@ def test_bipartite_sets_come_from_networkx():
         backend.hopcroft_karp_matching(nx.complete_graph(3))
 
 
+# --------------------------------------------------------------------------- devices
+def test_every_device_gives_the_cpu_result(device):
+    G = lfr_without_loops()
+    assert backend.louvain_communities(G, device=device) == backend.louvain_communities(G, device="cpu")
+    assert list(backend.louvain_partitions(G, device=device)) == list(backend.louvain_partitions(G, device="cpu"))
+    P = named(nx.petersen_graph())
+    assert backend.maximal_matching(P, device=device) == backend.maximal_matching(P, device="cpu")
+    B = nx.bipartite.random_graph(30, 20, 0.15, seed=4)
+    top = [v for v, d in B.nodes(data=True) if d["bipartite"] == 0]
+    m = backend.hopcroft_karp_matching(B, top, device=device)
+    assert len(m) == len(nx.bipartite.hopcroft_karp_matching(B, top))
+    assert all(m[m[u]] == u and B.has_edge(u, m[u]) for u in m)
+
+
 # ------------------------------------------------------------------ the interface itself
 def test_can_run_says_why_not():
     can = backend_interface.can_run
