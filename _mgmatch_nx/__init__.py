@@ -24,8 +24,8 @@ FUNCTIONS = {
         "As ``louvain_communities``: deterministic (``seed`` ignored); one partition per level."
     ),
     "modularity": (
-        "Undirected graphs without self-loops, with non-negative weights and a positive "
-        "resolution; others are left to NetworkX."
+        "Undirected graphs with non-negative weights and a positive resolution; others are left "
+        "to NetworkX. Self-loops count as NetworkX counts them."
     ),
     "maximal_matching": (
         "The matching is the greedy one in mgmatch's edge order (ties broken by the smaller "

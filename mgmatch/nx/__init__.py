@@ -23,8 +23,8 @@ Where mgmatch differs from NetworkX:
   NetworkX's randomised order finds for a seed; ``threshold`` ends the levels as NetworkX's does.
 * ``maximal_matching`` is the greedy matching in mgmatch's edge order; the bipartite matchings
   have NetworkX's (maximum) cardinality, not necessarily its pairs.
-* Directed graphs, and for Louvain and modularity graphs with self-loops, negative weights or a
-  resolution that is not positive, are left to NetworkX: ``can_run`` says why, and NetworkX runs
+* Directed graphs, and for Louvain and modularity graphs with negative weights or a resolution
+  that is not positive, and for Louvain graphs with self-loops, are left to NetworkX: ``can_run`` says why, and NetworkX runs
   its own implementation when ``nx.config.fallback_to_nx`` is on (otherwise the call raises
   ``NotImplementedError`` with that reason).
 

@@ -115,7 +115,29 @@ def modularity(G, communities, weight="weight", resolution=1):
             labels[i] = c
     if (labels < 0).any():
         raise NotAPartition(G.graph, communities)
-    return float(mgmatch.modularity(gi.graph, labels, resolution=float(resolution)))
+    graph = gi.graph
+    loops = [(index[u], 1.0 if weight is None else float(d.get(weight, 1.0)))
+             for u, v, d in G.graph.edges(data=True) if u == v]
+    if loops:
+        graph, labels = _loops_as_pendants(graph, labels, loops, name="modularity")
+    return float(mgmatch.modularity(graph, labels, resolution=float(resolution)))
+
+
+def _loops_as_pendants(graph, labels, loops, *, name):
+    """The graph with each self-loop ``(u, u, w)`` replaced by an edge ``(u, u')`` of weight ``w``
+    to a new vertex ``u'`` in ``u``'s community. Modularity counts both alike (``w`` inside the
+    community, ``2w`` of its degree, ``w`` of the total weight), so mgmatch's modularity, whose
+    graphs have no self-loops, gives NetworkX's value for a graph with them."""
+    u, v, w = (np.asarray(a) for a in graph.edges())
+    owner = np.array([i for i, _ in loops], dtype=np.int64)
+    pendant = np.arange(graph.n, graph.n + len(loops), dtype=np.int64)
+    try:
+        extended = mgmatch.Graph.from_edges(
+            np.concatenate([u, owner]), np.concatenate([v, pendant]),
+            np.concatenate([w, np.array([x for _, x in loops], dtype=np.float64)]), n=graph.n + len(loops))
+    except InputError as exc:
+        raise NotImplementedError(f"mgmatch does not run {name} on this graph: {exc}") from exc
+    return extended, np.concatenate([labels, labels[owner]])
 
 
 # ---------------------------------------------------------------------------- matchings

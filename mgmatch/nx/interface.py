@@ -69,8 +69,8 @@ class BackendInterface:
         if graph.is_directed():
             return "mgmatch's algorithms take undirected graphs"
         if name in _WEIGHTED:
-            if count_self_loops(graph):
-                return "mgmatch drops self-loops, which NetworkX counts in modularity"
+            if name != "modularity" and count_self_loops(graph):
+                return "mgmatch's Louvain takes graphs without self-loops, which NetworkX counts in modularity"
             resolution = _argument(name, args, kwargs, "resolution", 1)
             if not isinstance(resolution, (int, float)) or not resolution > 0:
                 return "mgmatch needs a positive resolution"
