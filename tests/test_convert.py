@@ -70,6 +70,18 @@ def test_arrays_on_either_device_build_the_same_graph(device):
     assert gi.vertices.ids.tolist() == [3, 2**40, 2**41] and gi.graph.m == 3
 
 
+@pytest.mark.gpu
+def test_cudf_edge_table_builds_the_same_graph():
+    cudf = pytest.importorskip("cudf")
+    df = cudf.DataFrame({"src": SRC, "dst": DST, "weight": W})
+    gi = as_graph(df)
+    assert gi.source == "cudf"
+    same_graph(gi.graph, mgmatch.Graph.from_edges(SRC, DST, W))
+    names = cudf.DataFrame({"a": ["x", "y"], "b": ["y", "z"]})
+    gi = as_graph(names, src="a", dst="b")
+    assert gi.vertices.ids.tolist() == ["x", "y", "z"] and gi.graph.m == 2
+
+
 def test_a_graph_is_returned_as_it_is():
     g = mgmatch.Graph.from_edges(SRC, DST, W)
     gi = as_graph(g)
