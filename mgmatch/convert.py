@@ -289,11 +289,11 @@ def _table_columns(table, kind, src, dst, weight):
                              f"name it with {role}=")
     w = None
     if weight is not None and weight in names:
+        if _has_nulls(table, kind, weight):
+            raise InputError(f"weight column {weight!r} has missing values")
         w = _column(table, kind, weight)
         if w.dtype.kind not in "fiub":
             raise InputError(f"weight column {weight!r} is not numeric ({w.dtype})")
-        if w.dtype == object or _has_nulls(table, kind, weight):
-            raise InputError(f"weight column {weight!r} has missing values")
     elif weight is not None:
         others = [c for c in names if c not in (src, dst) and _is_numeric(table, kind, c)]
         if weight != "weight" or others:

@@ -231,8 +231,11 @@ def test_table_errors_name_the_problem(make):
     with pytest.raises(InputError, match="not numeric"):
         as_graph(make(bad_w))
     nan_w = pd.DataFrame({"src": [0, 1], "dst": [1, 2], "weight": [1.0, np.nan]})
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="weight column 'weight' has missing values"):
         as_graph(make(nan_w))
+    null_w = pd.DataFrame({"src": [0, 1], "dst": [1, 2], "weight": pd.array([1, None], dtype="Int64")})
+    with pytest.raises(InputError, match="weight column 'weight' has missing values"):
+        as_graph(make(null_w))
 
 
 def test_array_errors_name_the_problem():

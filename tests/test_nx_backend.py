@@ -273,3 +273,14 @@ def test_networkx_dispatches_to_mgmatch(tmp_path):
     assert out["q"] == pytest.approx(nx.community.modularity(G, expected), abs=1e-12)
     assert nx.is_maximal_matching(G, {tuple(p) for p in out["matching"]})
     assert out["hk"] == 4 and "not implemented by 'mgmatch'" in out["directed"]
+
+
+def test_called_directly_the_functions_refuse_what_can_run_refuses():
+    with pytest.raises(NotImplementedError, match="undirected"):
+        backend.louvain_communities(nx.DiGraph([(0, 1)]))
+    with pytest.raises(NotImplementedError, match="self-loops"):
+        list(backend.louvain_partitions(nx.Graph([(0, 0), (0, 1)])))
+    with pytest.raises(NotImplementedError, match="positive resolution"):
+        backend.modularity(nx.path_graph(3), [{0, 1, 2}], resolution=0)
+    with pytest.raises(NotImplementedError, match="undirected"):
+        backend.hopcroft_karp_matching(nx.DiGraph([(0, 1)]))

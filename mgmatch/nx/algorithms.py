@@ -10,16 +10,17 @@ from __future__ import annotations
 import inspect
 
 import networkx as nx
-from networkx.algorithms.community.quality import NotAPartition
 import numpy as np
+from networkx.algorithms.community.quality import NotAPartition
 
 import mgmatch
 
 from ..convert import GraphInput, communities_as_sets, matching_as_pairs
 from ..errors import InputError
-from .graph import NxGraph
+from .graph import NxGraph, count_self_loops
 
 __all__ = [
+    "unsupported",
     "louvain_communities",
     "louvain_partitions",
     "modularity",
@@ -40,6 +41,36 @@ def _as_nx_graph(G) -> NxGraph:
     return G if isinstance(G, NxGraph) else NxGraph(G)
 
 
+#: The calls whose result depends on edge weights, self-loops and the resolution.
+WEIGHTED = {"louvain_communities", "louvain_partitions", "modularity"}
+
+
+def unsupported(name: str, G, resolution=1) -> str | None:
+    """Why mgmatch does not run call ``name`` on graph ``G`` (None: it does).
+
+    The backend's ``can_run`` answers NetworkX with this, and each function raises
+    ``NotImplementedError`` with it when called directly.
+    """
+    graph = G.graph if isinstance(G, NxGraph) else G
+    if graph is None or not hasattr(graph, "is_directed"):
+        return "the graph is not a NetworkX graph"
+    if graph.is_directed():
+        return "mgmatch's algorithms take undirected graphs"
+    if name in WEIGHTED:
+        if name != "modularity" and count_self_loops(graph):
+            return "mgmatch's Louvain takes graphs without self-loops, which NetworkX counts in modularity"
+        if isinstance(resolution, bool) or not isinstance(resolution, (int, float)) or not resolution > 0:
+            return "mgmatch needs a positive resolution"
+    return None
+
+
+def _require(name: str, G, resolution=1) -> NxGraph:
+    reason = unsupported(name, G, resolution)
+    if reason is not None:
+        raise NotImplementedError(f"mgmatch does not run {name} here: {reason}")
+    return _as_nx_graph(G)
+
+
 def _input(G: NxGraph, weight, name: str) -> GraphInput:
     """The converted graph; input mgmatch refuses (negative or NaN weights) is not run here, so
     NetworkX can run its own implementation."""
@@ -55,11 +86,11 @@ def _louvain_keywords() -> set:
     return set(inspect.signature(mgmatch.louvain).parameters)
 
 
-def _levels(G, weight, resolution, threshold, max_level, device):
+def _levels(G, weight, resolution, threshold, max_level, device, name):
     """Yield NetworkX-style partitions level by level, stopping as NetworkX's Louvain does: after
     the first level whose modularity gain over the one before is at most ``threshold``."""
-    G = _as_nx_graph(G)
-    gi = _input(G, weight, "louvain")
+    G = _require(name, G, resolution)
+    gi = _input(G, weight, name)
     g = gi.graph
     if g.m == 0:  # NetworkX: a graph without edges is its singletons, one level
         yield communities_as_sets(np.arange(g.n), gi)
@@ -88,20 +119,20 @@ def louvain_communities(G, weight="weight", resolution=1, threshold=0.0000001, m
     if max_level is not None and max_level <= 0:
         raise ValueError("max_level argument must be a positive integer or None")
     partition = None
-    for partition in _levels(G, weight, resolution, threshold, max_level, device):
+    for partition in _levels(G, weight, resolution, threshold, max_level, device, "louvain_communities"):
         pass
     return partition
 
 
 def louvain_partitions(G, weight="weight", resolution=1, threshold=0.0000001, seed=None, *, device=None):
     """Yield the partition of every Louvain level, as NetworkX's ``louvain_partitions`` does."""
-    yield from _levels(G, weight, resolution, threshold, None, device)
+    yield from _levels(G, weight, resolution, threshold, None, device, "louvain_partitions")
 
 
 # --------------------------------------------------------------------------- modularity
 def modularity(G, communities, weight="weight", resolution=1):
     """Modularity of a partition, by :func:`mgmatch.modularity`; NetworkX's checks and errors."""
-    G = _as_nx_graph(G)
+    G = _require("modularity", G, resolution)
     if not isinstance(communities, list):
         communities = list(communities)
     gi = _input(G, weight, "modularity")
@@ -144,7 +175,7 @@ def _loops_as_pendants(graph, labels, loops, *, name):
 def maximal_matching(G, *, device=None):
     """A maximal matching (set of pairs) by mgmatch's Suitor on unit weights: the greedy matching
     in mgmatch's edge order."""
-    G = _as_nx_graph(G)
+    G = _require("maximal_matching", G)
     gi = G.input(None)
     return matching_as_pairs(mgmatch.suitor(gi.graph, device=_device(device)), gi)
 
@@ -152,7 +183,7 @@ def maximal_matching(G, *, device=None):
 def hopcroft_karp_matching(G, top_nodes=None, *, device=None):
     """A maximum cardinality matching of a bipartite graph, as NetworkX returns one: a dict that
     maps every matched node to its partner (both directions)."""
-    G = _as_nx_graph(G)
+    G = _require("hopcroft_karp_matching", G)
     top, bottom = nx.bipartite.sets(G.graph, top_nodes, backend="networkx")
     top = [v for v in G.graph if v in top]  # G.nodes order, as the sets' order is arbitrary
     bottom = [v for v in G.graph if v in bottom]

@@ -9,7 +9,7 @@ fail (``on_start_tests``). The functions themselves are attributes, looked up by
 from __future__ import annotations
 
 from . import algorithms
-from .graph import NxGraph, count_self_loops
+from .graph import NxGraph
 
 __all__ = ["BackendInterface", "backend_interface", "EXPECTED_FAILURES"]
 
@@ -46,7 +46,7 @@ class BackendInterface:
                         preserve_node_attrs=False, preserve_graph_attrs=False, name=None, graph_name=None):
         """Wrap a NetworkX graph; with one weight attribute named, build its mgmatch graph now."""
         out = NxGraph(graph)
-        if edge_attrs is not None and len(edge_attrs) == 1 and name in _WEIGHTED:
+        if edge_attrs is not None and len(edge_attrs) == 1 and name in algorithms.WEIGHTED:
             (weight,) = edge_attrs
             try:
                 out.input(weight)
@@ -63,18 +63,9 @@ class BackendInterface:
     def can_run(name, args, kwargs):
         """``True``, or a string that says why mgmatch leaves the call to NetworkX."""
         G = args[0] if args else kwargs.get("G")
-        graph = G.graph if isinstance(G, NxGraph) else G
-        if graph is None or not hasattr(graph, "is_directed"):
-            return "the graph is not a NetworkX graph"
-        if graph.is_directed():
-            return "mgmatch's algorithms take undirected graphs"
-        if name in _WEIGHTED:
-            if name != "modularity" and count_self_loops(graph):
-                return "mgmatch's Louvain takes graphs without self-loops, which NetworkX counts in modularity"
-            resolution = _argument(name, args, kwargs, "resolution", 1)
-            if not isinstance(resolution, (int, float)) or not resolution > 0:
-                return "mgmatch needs a positive resolution"
-        return True
+        resolution = _argument(name, args, kwargs, "resolution", 1) if name in algorithms.WEIGHTED else 1
+        reason = algorithms.unsupported(name, G, resolution)
+        return True if reason is None else reason
 
     @staticmethod
     def should_run(name, args, kwargs):
@@ -91,8 +82,6 @@ class BackendInterface:
                 item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
 
 
-#: The calls whose result depends on edge weights, self-loops and the resolution.
-_WEIGHTED = {"louvain_communities", "louvain_partitions", "modularity"}
 _POSITION = {"louvain_communities": 2, "louvain_partitions": 2, "modularity": 3}
 
 
