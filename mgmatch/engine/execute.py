@@ -180,7 +180,7 @@ def check_gpu_memory(what: str, graph, need: int) -> None:
 
     free, total = cupy.cuda.runtime.memGetInfo()
     pool = cupy.get_default_memory_pool()
-    free += pool.total_bytes() - pool.used_bytes()  # blocks CuPy holds but does not use
+    free += pool.free_bytes()  # blocks CuPy holds but does not use
     if need > free:
         raise ResourceError(
             f"{what} on n={graph.n}, nnz={graph.nnz} needs about {need / 2**30:.2f} GiB of GPU memory; "
