@@ -136,10 +136,11 @@ def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplic
                       with_details=with_details)
 
 
-def _note_shifted_ids(details, one_based, path, quiet):
+def _note_shifted_ids(details, one_based, path):
     """Say so when the reader found an edge list's ids 1-based by itself: the result numbers
-    vertices from 0, one less than the file's ids."""
-    if quiet or one_based is not None or not details.get("one_based"):
+    vertices from 0, one less than the file's ids. Said under --quiet as well: a batch job that
+    reads the result by the file's ids would otherwise be off by one without a word."""
+    if one_based is not None or not details.get("one_based"):
         return
     click.echo(f"mgmatch: note: {path}: ids read as 1-based (none is 0); the result numbers vertices from 0, "
                "one less than in the file (--zero-based keeps the file's ids)", err=True)
@@ -182,7 +183,8 @@ def main():
               help="Run on the Dask cluster described by this scheduler file.")
 @click.option("--report", type=click.Path(path_type=Path), default=None,
               help="Write Dask's performance report of the run to this HTML file.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress display or summary table.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display or summary table (notices that change "
+                                                  "how the result reads, such as ids read as 1-based, still show).")
 @click.option("--read-on-workers", is_flag=True,
               help="Build the partitions on the Dask workers, each reading its pieces of INPUT (Parquet or a "
                    "text edge list on storage every worker sees), so the graph never passes through this "
@@ -270,7 +272,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         partitions = None  # the partitions are built
     else:
         graph, details = _read(input_path, **opts, with_details=True)
-        _note_shifted_ids(details, opts["one_based"], input_path, quiet)
+        _note_shifted_ids(details, opts["one_based"], input_path)
     t_read = time.perf_counter() - t0
     _check_graph_kind(graph, algorithm, input_path)
     result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
@@ -279,6 +281,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     record.update({
         "input": str(input_path),
         "reading": details,
+        "id_offset": getattr(graph, "id_offset", 0),
         "canonicalisation": graph.summary.as_dict(),
         "versions": versions(),
     })
@@ -559,16 +562,21 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
     columns = read_table(result_path)
     opts = dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros, duplicates=duplicates,
                 random_weights=random_weights, bipartite=bipartite, weighted=weighted)
-    if {"row", "col"} <= set(columns):
-        report = verify_bipartite_result(_read(graph_path, **_as_matrix_pattern(opts)), columns)
-    elif {"vertex", "community"} <= set(columns):
-        report = verify_communities(_read(graph_path, **opts), columns)
-    elif {"u", "v"} <= set(columns):
-        graph = _read(graph_path, **opts)
-        report = verify_result(graph, columns, b=None if b is None else _parse_b(b, graph.n))
-    else:
-        raise InputError(f"result has columns {', '.join(columns)}; expected u, v[, weight], or row, col, "
-                         "or vertex, community", path=result_path)
+    try:
+        if {"row", "col"} <= set(columns):
+            report = verify_bipartite_result(_read(graph_path, **_as_matrix_pattern(opts)), columns)
+        elif {"vertex", "community"} <= set(columns):
+            report = verify_communities(_read(graph_path, **opts), columns)
+        elif {"u", "v"} <= set(columns):
+            graph = _read(graph_path, **opts)
+            report = verify_result(graph, columns, b=None if b is None else _parse_b(b, graph.n))
+        else:
+            raise InputError(f"result has columns {', '.join(columns)}; expected u, v[, weight], or row, col, "
+                             "or vertex, community", path=result_path)
+    except InputError as exc:
+        if exc.path is None:  # a problem of the result's columns: name the result
+            raise InputError(exc.message, path=result_path) from None
+        raise
     click.echo(json.dumps(report, indent=2))
     if not report["ok"]:
         sys.exit(1)

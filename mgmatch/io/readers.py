@@ -170,7 +170,9 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
     Returns
     -------
     Graph
-        The canonical graph on the CPU; ``graph.summary`` says what canonicalisation did.
+        The canonical graph on the CPU; ``graph.summary`` says what canonicalisation did, and
+        ``graph.id_offset`` is 1 when the file's ids were read as 1-based (vertex ``v`` is the
+        file's id ``v + 1``), else 0.
     dict
         With ``with_details`` only: ``format`` and what the format itself says (``one_based``
         for edge lists, GML and binary arrays, ``matrix_market`` with its field and symmetry,
@@ -192,8 +194,8 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
     ...     path = Path(tmp) / "triangle.txt"
     ...     _ = path.write_text("# a weighted triangle\\n1 2 0.5\\n2 3 1.5\\n3 1 2.0\\n")
     ...     g = read_graph(path)
-    >>> g.n, g.m, g.weighted
-    (3, 3, True)
+    >>> g.n, g.m, g.weighted, g.id_offset  # no id is 0: the file's ids are read as 1-based
+    (3, 3, True, 1)
     >>> g.neighbours(0)
     (array([1, 2], dtype=int32), array([0.5, 2. ]))
     """
@@ -329,6 +331,8 @@ def _read(path, format, *, bipartite, one_based, weighted, canon) -> tuple[Graph
                 if fmt in _TEXT_FORMATS:
                     _check_text(request.path)
                 graph, details = _READERS[fmt](request)
+                # the choice of base is the caller's to see: vertex v is the file's id v + id_offset
+                graph.id_offset = 1 if fmt in ("mtx", "metis") or details.get("one_based") else 0
         except InputError as exc:
             if readable == path:
                 raise
@@ -959,6 +963,16 @@ def _parse_fields(block: _Block, columns, types, *, path, describe, row_line, ex
         raise InputError(describe(name, text), path=path, line=row_line(row)) from exc
     if not exact and table.num_rows != block.line_numbers.size:
         raise _Irregular  # not one row per line
+    integers = [name for name, dtype in types.items() if np.dtype(dtype).kind == "i"]
+    if integers and (b"x" in block.text or b"X" in block.text):
+        # pyarrow's integer parser takes hexadecimal (0x10 as 16); ids are decimal, so a line
+        # with an x in an id is refused, by a second look at those columns as text
+        if not exact:
+            raise _Irregular
+        found = _first_bad_value(parse({name: pa.binary() for name in types}), {n: types[n] for n in integers})
+        if found is not None:
+            row, name, text = found
+            raise InputError(describe(name, text), path=path, line=row_line(row))
     return {name: table.column(name).to_numpy() for name in types}
 
 

@@ -1,0 +1,126 @@
+"""Batch-job hardening, class by class, through the command line where a user meets each:
+no silent wrong results, no clobbered or stray files, one message instead of a traceback, no
+unbounded resource use, and options that do what they say or are refused."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from mgmatch import Graph
+from mgmatch.cli import main
+from mgmatch.errors import InputError
+from mgmatch.io import read_graph
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def _run(runner, *args):
+    return runner.invoke(main, [str(a) for a in args])
+
+
+def _one_error(res, *needles):
+    """Exit status 2, one ``mgmatch: error:`` line and no traceback."""
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output, res.output
+    errors = [line for line in res.output.splitlines() if line.startswith("mgmatch: error:")]
+    assert len(errors) == 1, res.output
+    for needle in needles:
+        assert needle in errors[0], errors[0]
+    return errors[0]
+
+
+def _leftovers(folder, *keep):
+    return sorted(p.name for p in folder.iterdir() if p.name not in {str(k) for k in keep})
+
+
+# ------------------------------------------------------------- checks after canonicalisation
+@pytest.mark.parametrize("algorithm", ["suitor", "louvain"])
+def test_summed_duplicates_that_overflow_are_refused(runner, tmp_path, algorithm):
+    """Each weight is finite, the merged one is not: refused after the merge, naming the edge."""
+    graph = tmp_path / "g.txt"
+    graph.write_text("0 1 1e308\n0 1 1e308\n1 2 1\n")
+    out = tmp_path / "m.csv"
+    res = _run(runner, "run", "-q", "--device", "cpu", "-a", algorithm, "--duplicates", "sum", graph, "-o", out)
+    _one_error(res, "g.txt", "edge (0, 1)", "overflows")
+    assert _leftovers(tmp_path) == ["g.txt"]
+    # large weights merged by max are fine (their total, 2m, stays finite)
+    graph.write_text("0 1 4e307\n0 1 4e307\n1 2 1\n")
+    res = _run(runner, "run", "-q", "--device", "cpu", "-a", algorithm, graph, "-o", out)
+    assert res.exit_code == 0, res.output
+
+
+def test_weights_whose_total_overflows_are_refused(runner, tmp_path):
+    graph = tmp_path / "g.txt"
+    graph.write_text("0 1 1e308\n1 2 1e308\n")  # each finite, the sum (and Louvain's 2m) not
+    res = _run(runner, "run", "-q", "--device", "cpu", "-a", "louvain", graph, "-o", tmp_path / "c.csv")
+    _one_error(res, "sum to more than a float64 can hold")
+
+
+def test_float32_cast_that_overflows_is_refused():
+    with pytest.raises(InputError, match="as float32 it becomes inf"):
+        Graph.from_edges([0], [1], [1e39], dtype="float32")
+    assert np.isfinite(Graph.from_edges([0], [1], [1e38], dtype="float32").weights).all()
+
+
+def test_verify_rejects_what_run_refuses(runner, tmp_path):
+    graph = tmp_path / "g.txt"
+    graph.write_text("0 1 1e308\n0 1 1e308\n1 2 1\n")
+    result = tmp_path / "m.csv"
+    result.write_text("u,v,weight\n0,1,inf\n")
+    res = _run(runner, "verify", "--duplicates", "sum", graph, result)
+    _one_error(res, "overflows")
+
+
+@pytest.mark.parametrize("column, value", [("u", "0.9"), ("v", "1.5"), ("u", "nan")])
+def test_verify_refuses_ids_that_are_not_whole_numbers(runner, tmp_path, column, value):
+    graph = tmp_path / "g.txt"
+    graph.write_text("0 1 1\n1 2 1\n")
+    result = tmp_path / "m.csv"
+    row = {"u": "0", "v": "1", column: value}
+    result.write_text(f"u,v,weight\n{row['u']},{row['v']},1.0\n")
+    res = _run(runner, "verify", graph, result)
+    _one_error(res, "m.csv", f"column '{column}'", "not a vertex id")
+
+
+def test_verify_refuses_fractional_community_labels(runner, tmp_path):
+    graph = tmp_path / "g.txt"
+    graph.write_text("0 1 1\n1 2 1\n")
+    result = tmp_path / "c.csv"
+    result.write_text("vertex,community\n0,0\n1,0.5\n2,1\n")
+    _one_error(_run(runner, "verify", graph, result), "column 'community'")
+
+
+# ------------------------------------------------------------------------- ids in the input
+@pytest.mark.parametrize("text, line", [("0x10 1 1\n1 2 1\n", 1), ("0 1\n1 0X1f\n", 2), ("0,1\n0x2,3\n", 2)])
+def test_hexadecimal_ids_are_refused(runner, tmp_path, text, line):
+    graph = tmp_path / "g.txt"
+    graph.write_text(text)
+    res = _run(runner, "run", "-q", "--device", "cpu", graph, "-o", tmp_path / "m.csv")
+    _one_error(res, f"line {line}", "is not a vertex id")
+
+
+def test_an_x_in_a_field_left_unread_is_no_id(runner, tmp_path):
+    graph = tmp_path / "g.csv"
+    graph.write_text("src,dst,label\n0,1,x\n1,2,0x1\n")
+    res = _run(runner, "run", "-q", "--device", "cpu", "--unweighted", graph, "-o", tmp_path / "m.csv")
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("text, offset", [("1 2\n2 3\n", 1), ("0 1\n1 2\n", 0)])
+def test_reader_shows_its_choice_of_base_on_the_graph(tmp_path, text, offset):
+    path = tmp_path / "g.txt"
+    path.write_text(text)
+    assert read_graph(path).id_offset == offset
+    assert read_graph(path, one_based=False).id_offset == 0
+
+
+def test_matrix_market_graphs_are_one_based(data_dir):
+    assert read_graph(data_dir / "karate.mtx").id_offset == 1
