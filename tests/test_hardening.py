@@ -124,3 +124,40 @@ def test_reader_shows_its_choice_of_base_on_the_graph(tmp_path, text, offset):
 
 def test_matrix_market_graphs_are_one_based(data_dir):
     assert read_graph(data_dir / "karate.mtx").id_offset == 1
+
+
+# -------------------------------------------------------- valid inputs that crashed the reader
+_BEYOND_INT64 = "99999999999999999999"
+
+
+@pytest.mark.parametrize("body, line", [
+    (f"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 {_BEYOND_INT64}\n", "line 3"),
+    (f"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 -{_BEYOND_INT64}\n", "line 3"),
+    (f"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 {_BEYOND_INT64} 1\n", "line 3"),
+    (f"%%MatrixMarket matrix coordinate real general\n{_BEYOND_INT64} 2 1\n1 2 1\n", None),
+    (f"%%MatrixMarket matrix array integer general\n1 1\n{_BEYOND_INT64}\n", "line 3"),
+])
+@pytest.mark.parametrize("command", ["run", "info"])
+def test_matrix_market_integers_beyond_int64(runner, tmp_path, body, line, command):
+    path = tmp_path / "g.mtx"
+    path.write_text(body)
+    args = ["run", "-q", "--negative", "abs", path, "-o", tmp_path / "m.csv"] if command == "run" else ["info", path]
+    message = _one_error(_run(runner, *args), "g.mtx", "64-bit")
+    assert line is None or line in message
+    assert _leftovers(tmp_path) == ["g.mtx"]
+
+
+@pytest.mark.xfail(strict=True, raises=OverflowError,
+                   reason="Louvain's fixed-point scale math.ldexp(1.0, shift) overflows for weights below about "
+                          "1e-292; the fix belongs in mgmatch/algorithms/louvain.py (scale by xp.ldexp on the array)")
+def test_louvain_on_tiny_weights_equals_louvain_on_the_same_graph_scaled_up():
+    """Modularity does not depend on the weights' scale, and 2**-990 scales a float exactly: the
+    communities of the scaled graph are those of the graph."""
+    import mgmatch
+    from mgmatch.generators import parse_graph_spec
+
+    u, v, w = parse_graph_spec("rgg:k=9,seed=1").edges()
+    reference = mgmatch.louvain(Graph.from_edges(u, v, w), device="cpu")
+    tiny = mgmatch.louvain(Graph.from_edges(u, v, w * 2.0**-990), device="cpu")
+    np.testing.assert_array_equal(tiny.communities, reference.communities)
+    assert tiny.modularity == reference.modularity

@@ -406,7 +406,7 @@ def _input_errors(path):
         raise
     except (EOFError, zlib.error) as exc:
         raise InputError(f"the compressed data is truncated or corrupt ({exc})", path=path) from exc
-    except (OSError, ValueError, KeyError, IndexError, zipfile.BadZipFile, pa.ArrowException) as exc:
+    except (OSError, ValueError, KeyError, IndexError, OverflowError, zipfile.BadZipFile, pa.ArrowException) as exc:
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InputError(f"cannot read the file: {detail}", path=path) from exc
 
@@ -501,7 +501,7 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
         # and numbers with a leading '+'; read once more without them
         try:
             matrix = scipy.io.mmread(io.BytesIO(plain), spmatrix=False)
-        except (ValueError, RuntimeError) as exc:
+        except (ValueError, RuntimeError, OverflowError) as exc:
             raise _matrix_market_error(exc, req.path, stored, (nrows, ncols)) from exc
     graph, entries = _graph_from_matrix(matrix, req, weighted=field != "pattern", base=1)
     details = {
@@ -654,7 +654,7 @@ def _matrix_market_call(function, path, *, direct, stored=None, shape=None, **op
             return function(path, **options)
         with _open_bytes(path) as stream:
             return function(io.BufferedReader(_Unseekable(stream)), **options)
-    except (ValueError, RuntimeError) as exc:
+    except (ValueError, RuntimeError, OverflowError) as exc:  # an integer beyond int64: OverflowError
         raise _matrix_market_error(exc, path, stored, shape) from exc
 
 
@@ -674,6 +674,8 @@ def _matrix_market_error(exc, path, stored, shape) -> InputError:
         )
     text = re.sub(r"\.\s+(\w)", lambda m: "; " + m[1].lower(), text.rstrip("."))
     text = text[:1].lower() + text[1:]
+    if isinstance(exc, OverflowError):
+        text += " (ids, sizes and integer values must fit in a signed 64-bit integer; a real field holds larger values)"
     if "index out of bounds" in text and shape is not None:
         text += f" (the header declares a {shape[0]} x {shape[1]} matrix; ids start at 1)"
     return InputError(f"Matrix Market: {text}", path=path, line=line)
