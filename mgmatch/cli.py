@@ -209,6 +209,10 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
     if output is None:
         raise ParameterError("--output is required (a .parquet, .pq, .csv or .tsv path)")
     on_cluster = workers is not None or scheduler is not None or scheduler_file is not None
+    from .io import summary_path_for  # noqa: PLC0415
+
+    # before a cluster starts: the report is opened with it
+    _check_output(output, Path(summary) if summary else summary_path_for(output), input_path, report=report, b=b)
     if read_on_workers:
         _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite, input_path)
     with _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet, report) as client:
@@ -238,7 +242,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
 
     output = Path(output)
     summary_path = Path(summary) if summary else summary_path_for(output)
-    _check_output(output, summary_path, input_path)
+    _check_output(output, summary_path, input_path, report=report, b=b)
     if algorithm == "auto":
         algorithm = AUTO_ALGORITHM
     if algorithm not in ALGORITHM_CHOICES:
@@ -324,33 +328,23 @@ def _check_read_on_workers(on_cluster, algorithm, bipartite, input_path=None):
         raise ParameterError("--read-on-workers reads undirected graphs; --bipartite does not apply")
 
 
-def _check_output(output: Path, summary: Path, input_path=None):
+def _check_output(output: Path, summary: Path, input_path=None, *, report=None, b=None):
     """Refuse outputs that cannot be written as asked, before any work: a table of unknown
-    format, a directory in place of a file, the summary on the table, either on the input, or
-    either where it cannot be written (:func:`mgmatch.io.writers.unwritable`)."""
+    format, any output on a file the job reads (the input, a --b file) or on another output
+    (:func:`mgmatch._paths.check_job_paths`), or where it cannot be written
+    (:func:`mgmatch.io.writers.unwritable`)."""
+    from ._paths import check_job_paths  # noqa: PLC0415
     from .io.writers import unwritable  # noqa: PLC0415
 
     if Path(output).suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv"):
         raise ParameterError(f"output {output} must end in .parquet, .pq, .csv or .tsv")
-    for what, path in (("output", output), ("summary", summary)):
-        if path.is_dir():
-            raise ParameterError(f"{what} {path} is a directory")
-        if input_path is not None and _same_file(path, Path(input_path)):
-            raise ParameterError(f"{what} {path} is the input file; writing it would overwrite the graph")
-        why = unwritable(path)  # before the job runs, which may take long
+    b_file = None if b is None or isinstance(b, int) or str(b).strip().lstrip("-").isdigit() else Path(str(b))
+    writes = {"output": output, "summary": summary, "report": report}
+    check_job_paths({"input": input_path, "--b": b_file}, writes)
+    for what, path in writes.items():
+        why = None if path is None else unwritable(path)  # before the job runs, which may take long
         if why is not None:
             raise ParameterError(f"{what} {path} cannot be written: {why}")
-    if _same_file(output, summary):
-        raise ParameterError(f"the summary and the output are the same file, {output}; pass another --summary")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        if a.exists() and b.exists():
-            return a.samefile(b)
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
 
 
 def _parse_b(b, n):

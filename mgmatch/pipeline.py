@@ -90,7 +90,29 @@ def load_pipeline(path) -> dict:
             job["b"] = _b_option(job["b"], base, f"job {i}", path)
         job.setdefault("name", f"job {i}")
         jobs.append(job)
+    _check_pipeline_paths(path, cluster, jobs)
     return {"cluster": cluster, "jobs": jobs}
+
+
+def _check_pipeline_paths(path: Path, cluster, jobs) -> None:
+    """Refuse a pipeline in which a job would write over a file that any job reads (its graph,
+    its b values), the pipeline file or the scheduler file, or over another job's output."""
+    from ._paths import check_job_paths  # noqa: PLC0415
+    from .io import summary_path_for  # noqa: PLC0415
+
+    reads = {"pipeline": path, "scheduler_file": (cluster or {}).get("scheduler_file")}
+    writes = {}
+    for job in jobs:
+        name = job["name"]
+        reads[f"{name}'s input"] = job["input"]
+        if isinstance(job.get("b"), str):
+            reads[f"{name}'s b"] = job["b"]
+        writes[f"{name}'s output"] = job["output"]
+        writes[f"{name}'s summary"] = job.get("summary") or summary_path_for(job["output"])
+    try:
+        check_job_paths(reads, writes)
+    except (InputError, ParameterError) as exc:
+        raise InputError(str(exc), path=path) from None
 
 
 def _b_option(b, base: Path, what: str, path):

@@ -161,3 +161,73 @@ def test_louvain_on_tiny_weights_equals_louvain_on_the_same_graph_scaled_up():
     tiny = mgmatch.louvain(Graph.from_edges(u, v, w * 2.0**-990), device="cpu")
     np.testing.assert_array_equal(tiny.communities, reference.communities)
     assert tiny.modularity == reference.modularity
+
+
+# ------------------------------------------------------------------ outputs that clobber inputs
+@pytest.fixture
+def small_graph(tmp_path):
+    path = tmp_path / "g.txt"
+    path.write_text("0 1 1\n1 2 2\n2 3 1\n")
+    return path
+
+
+def _clobber_cases(tmp_path, graph):
+    b_file = tmp_path / "b.txt"
+    b_file.write_text("1\n1\n1\n1\n")
+    out = tmp_path / "m.csv"
+    return {
+        "report on the input": (["--workers", "1", "--report", graph], "is the input file"),
+        "report on the output": (["--workers", "1", "--report", out], "are the same file"),
+        "report on the summary": (["--workers", "1", "--report", tmp_path / "m.json"], "are the same file"),
+        "summary on the input": (["--summary", graph], "is the input file"),
+        "summary on the b file": (["-a", "bsuitor", "--b", b_file, "--summary", b_file], "is the --b file"),
+        "summary on the output": (["--summary", out], "are the same file"),
+        "report on the b file": (["-a", "bsuitor", "--b", b_file, "--workers", "1", "--report", b_file],
+                                 "is the --b file"),
+    }
+
+
+@pytest.mark.parametrize("case", ["report on the input", "report on the output", "report on the summary",
+                                  "summary on the input", "summary on the b file", "summary on the output",
+                                  "report on the b file"])
+def test_every_output_is_checked_against_every_input_and_output(runner, tmp_path, small_graph, case):
+    args, needle = _clobber_cases(tmp_path, small_graph)[case]
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    res = _run(runner, "run", "-q", "--device", "cpu", *args, small_graph, "-o", tmp_path / "m.csv")
+    _one_error(res, needle)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing written, nothing replaced
+
+
+def test_an_output_linked_to_the_input_is_caught(runner, tmp_path, small_graph):
+    link = tmp_path / "link.csv"
+    link.symlink_to(small_graph)
+    res = _run(runner, "run", "-q", "--device", "cpu", small_graph, "-o", link)
+    _one_error(res, "is the input file")
+    assert small_graph.read_text() == "0 1 1\n1 2 2\n2 3 1\n"
+
+
+@pytest.mark.parametrize("jobs, needle", [
+    ("[{input: g.txt, output: a.csv}, {input: g.txt, output: a.csv, algorithm: ld}]", "are the same file"),
+    ("[{input: g.txt, output: a.csv, summary: p.yaml}]", "is the pipeline file"),
+    ("[{input: g.txt, output: a.csv, summary: g.txt}]", "is the job 1's input file"),
+    ("[{input: g.txt, output: a.csv}, {input: g.txt, output: b.csv, summary: a.csv}]", "are the same file"),
+])
+def test_pipeline_outputs_are_checked_against_every_read_and_write(runner, tmp_path, small_graph, jobs, needle):
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text(f"jobs: {jobs}\n")
+    _one_error(_run(runner, "run", "-q", pipeline), "p.yaml", needle)
+    assert _leftovers(tmp_path) == ["g.txt", "p.yaml"]
+
+
+@pytest.mark.parametrize("where", ["input", "output", "info", "verify"])
+def test_symlink_loops_are_one_message(runner, tmp_path, small_graph, where):
+    loop = tmp_path / ("loop.txt" if where in ("input", "info") else "loop.csv")
+    loop.symlink_to(loop)
+    args = {
+        "input": ["run", "-q", loop, "-o", tmp_path / "m.csv"],
+        "output": ["run", "-q", small_graph, "-o", loop],
+        "info": ["info", loop],
+        "verify": ["verify", small_graph, loop],
+    }[where]
+    _one_error(_run(runner, *args), "loop.", "is a loop of symbolic links")
+    assert loop.is_symlink() and _leftovers(tmp_path) == ["g.txt", loop.name]

@@ -346,7 +346,9 @@ def _check_readable(path) -> None:
     it is read: :func:`_spooled` checks that)."""
     p = Path(path)
     if not p.exists():
-        raise InputError("no such file", path=path)
+        from .._paths import symlink_loop  # noqa: PLC0415
+
+        raise InputError("is a loop of symbolic links" if symlink_loop(p) else "no such file", path=path)
     if p.is_dir():
         raise InputError("is a directory, not a graph file", path=path)
     if not os.access(p, os.R_OK):

@@ -186,7 +186,9 @@ def read_table(path) -> dict[str, np.ndarray]:
     except ParameterError as exc:
         raise InputError(str(exc)) from exc  # (its message names the file)
     if not source.exists():
-        raise InputError("no such file", path=source)
+        from .._paths import symlink_loop  # noqa: PLC0415
+
+        raise InputError("is a loop of symbolic links" if symlink_loop(source) else "no such file", path=source)
     if source.is_dir():
         raise InputError("is a directory, not a table", path=source)
     if source.stat().st_size == 0:
