@@ -38,8 +38,14 @@ def _friendly(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from ._signals import Terminated, terminate_as_interrupt  # noqa: PLC0415
+
         try:
-            return fn(*args, **kwargs)
+            with terminate_as_interrupt():  # SIGTERM/SIGHUP clean up as Ctrl-C does
+                return fn(*args, **kwargs)
+        except Terminated as stop:
+            click.echo(f"mgmatch: stopped by {stop.name}; no output written", err=True)
+            sys.exit(128 + stop.signum)
         except MgmatchError as exc:
             raise _Exit(str(exc)) from None
         except MemoryError:
@@ -455,12 +461,9 @@ class _progress:
 
 def _write_outputs(output, table, summary_path, record):
     """Write the table and the summary atomically: both appear, or neither."""
-    from .io import atomic_path, write_json, write_table  # noqa: PLC0415
+    from .io import write_result  # noqa: PLC0415
 
-    with atomic_path(output) as tmp_table, atomic_path(summary_path) as tmp_summary:
-        fmt = {".pq": "parquet", ".parquet": "parquet", ".csv": "csv", ".tsv": "tsv"}[output.suffix.lower()]
-        write_table(tmp_table, table, format=fmt)
-        write_json(tmp_summary, record)
+    write_result(output, table, summary_path, record)
 
 
 def _print_summary(record, output, summary_path):

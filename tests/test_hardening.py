@@ -231,3 +231,114 @@ def test_symlink_loops_are_one_message(runner, tmp_path, small_graph, where):
     }[where]
     _one_error(_run(runner, *args), "loop.", "is a loop of symbolic links")
     assert loop.is_symlink() and _leftovers(tmp_path) == ["g.txt", loop.name]
+
+
+# ------------------------------------------------------------------- stopped jobs leave nothing
+def _mgmatch_process(args, tmp_path, **kwargs):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"), PYTHONUNBUFFERED="1")
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    return subprocess.Popen([sys.executable, "-m", "mgmatch.cli", *map(str, args)], env=env, cwd=tmp_path,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def _wait_for(condition, timeout=60.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_stopped_stream_job_leaves_no_spool_and_no_output(tmp_path, signame):
+    """The job copies its standard input to a spool file; a stop signal while it waits for more
+    removes the spool and writes nothing, as Ctrl-C does."""
+    import signal
+    import subprocess
+
+    with _mgmatch_process(["run", "-q", "--device", "cpu", "-", "--format", "edgelist", "-o", "m.csv"],
+                          tmp_path, stdin=subprocess.PIPE) as proc:
+        proc.stdin.write("0 1 1\n1 2 1\n")
+        proc.stdin.flush()  # the pipe stays open: the job waits inside the copy
+        spool = tmp_path / "tmp"
+        _wait_for(lambda: any(spool.iterdir()))  # the spool file is made: the copy has begun
+        proc.send_signal(getattr(signal, signame))
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == (130 if signame == "SIGINT" else 128 + getattr(signal, signame)), err
+    assert "Traceback" not in err and "no output written" in err, err
+    assert list(spool.iterdir()) == []
+    assert _leftovers(tmp_path, "tmp") == []
+
+
+def test_a_stop_signal_removes_the_partial_files_of_a_result(tmp_path):
+    """A result and its summary are written through one temporary file each, and a stop signal
+    in the middle removes both."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, time\n"
+        "from mgmatch._signals import terminate_as_interrupt\n"
+        "from mgmatch.io import writers\n"
+        "def slow(path, table, fmt):\n"
+        "    path.write_text('half')\n"
+        "    print('ready', flush=True)\n"
+        "    time.sleep(60)\n"
+        "writers._write_table_file = slow\n"
+        "with terminate_as_interrupt():\n"
+        "    try:\n"
+        "        writers.write_result('out/m.csv', {'u': [0]}, 'out/m.json', {'n': 1})\n"
+        "    except KeyboardInterrupt:\n"
+        "        sys.exit(3)\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout.readline() == "ready\n"
+        partials = list((tmp_path / "out").iterdir())
+        assert len(partials) == 2 and all(p.name.startswith(".") and ".partial" in p.name for p in partials)
+        proc.terminate()
+        assert proc.wait(timeout=60) == 3
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+# ------------------------------------------------------------------------- bounded spooling
+@pytest.mark.parametrize("fmt, needle", [("edgelist", "NUL byte"), ("mtx", "NUL byte"), ("npz", "does not start as"),
+                                         ("parquet", "does not start as")])
+def test_an_endless_stream_is_refused_at_once(runner, tmp_path, fmt, needle):
+    res = _run(runner, "run", "-q", "/dev/zero", "--format", fmt, "-o", tmp_path / "m.csv")
+    _one_error(res, "/dev/zero", needle)
+
+
+def test_stream_spooling_is_bounded(tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    text = b"0 1 1\n" * 10_000
+
+    def feed():
+        with open(fifo, "wb") as out:
+            with _ignore_broken_pipe():  # the reader stops early, closing the pipe
+                out.write(text)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        with pytest.raises(InputError, match="more than 1,000 bytes"):
+            read_graph(fifo, "edgelist", spool_limit=1000)
+    finally:
+        writer.join(timeout=30)
+    assert not any(p.name.startswith("mgmatch-input-") for p in tmp_path.iterdir())
+
+
+class _ignore_broken_pipe:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        return kind is not None and issubclass(kind, BrokenPipeError)
