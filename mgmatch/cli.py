@@ -96,6 +96,12 @@ def versions() -> dict:
 _FORMAT_HELP = "Input format: mtx, csv, tsv, edgelist, metis, gml, parquet or npz (default: from the suffix)."
 
 
+#: Paths as given: mgmatch checks them itself (:func:`mgmatch.io.read_graph`, the output checks)
+#: and says what is wrong in one ``mgmatch: error:`` line, where click's own readability check
+#: would print a usage block instead.
+_PATH = click.Path(path_type=Path, readable=False)
+
+
 def _canon_options(f):
     f = click.option("--format", "fmt", default=None, help=_FORMAT_HELP)(f)
     f = click.option("--one-based/--zero-based", "one_based", default=None,
@@ -160,15 +166,15 @@ def main():
 
 # ---------------------------------------------------------------------------------- run
 @main.command()
-@click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
+@click.argument("input_path", metavar="INPUT", type=_PATH)
 @click.option("--algorithm", "-a", type=click.Choice(ALGORITHM_CHOICES), default="auto", show_default=True,
               help="suitor/bsuitor/ld/handshake: 1/2-approximate weighted (b-)matching; gpr/apfb/apsb: "
                    "maximum cardinality bipartite matching; louvain: communities. auto: the fastest "
                    "weighted matching (suitor, on a GPU as on a CPU).")
-@click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
+@click.option("--output", "-o", type=_PATH, default=None,
               help="Result table (.parquet, .pq, .csv or .tsv); the JSON summary goes beside it (.json). Required "
                    "unless INPUT is a pipeline file.")
-@click.option("--summary", type=click.Path(path_type=Path), default=None, help="Where to write the JSON summary.")
+@click.option("--summary", type=_PATH, default=None, help="Where to write the JSON summary.")
 @click.option("--b", "b", default=None, help="b-Suitor capacity: an integer, or a file of one integer per vertex.")
 @click.option("--init", "init", type=click.Choice(["cheap", "karp-sipser", "none"]), default="cheap",
               show_default=True, help="Initial matching of gpr/apfb/apsb.")
@@ -185,9 +191,9 @@ def main():
               help="Start an embedded local Dask cluster of N workers (on GPUs: the first N GPUs, one worker each; "
                    "else N CPU worker processes).")
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS.")
-@click.option("--scheduler-file", type=click.Path(path_type=Path), default=None,
+@click.option("--scheduler-file", type=_PATH, default=None,
               help="Run on the Dask cluster described by this scheduler file.")
-@click.option("--report", type=click.Path(path_type=Path), default=None,
+@click.option("--report", type=_PATH, default=None,
               help="Write Dask's performance report of the run to this HTML file.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display or summary table (notices that change "
                                                   "how the result reads, such as ids read as 1-based, still show).")
@@ -487,7 +493,7 @@ def _print_summary(record, output, summary_path):
 
 # --------------------------------------------------------------------------------- info
 @main.command()
-@click.argument("input_path", metavar="FILE", type=click.Path(path_type=Path))
+@click.argument("input_path", metavar="FILE", type=_PATH)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--format", "fmt", default=None, help=_FORMAT_HELP)
 @click.option("--bipartite/--no-bipartite", default=None)
@@ -518,7 +524,7 @@ def info(input_path, as_json, fmt, bipartite, weighted):
 # ----------------------------------------------------------------------------- generate
 @main.command()
 @click.argument("name")
-@click.option("--output", "-o", type=click.Path(path_type=Path), required=True,
+@click.option("--output", "-o", type=_PATH, required=True,
               help="Where to write the graph (.mtx, .parquet, .npz, .csv).")
 @click.option("--param", "-p", "params", multiple=True, metavar="KEY=VALUE",
               help="Generator parameter, e.g. -p k=18 -p seed=1 (see the generator's docs).")
@@ -539,8 +545,8 @@ def generate(name, output, params):
 
 # ------------------------------------------------------------------------------- verify
 @main.command()
-@click.argument("graph_path", metavar="GRAPH", type=click.Path(path_type=Path))
-@click.argument("result_path", metavar="RESULT", type=click.Path(path_type=Path))
+@click.argument("graph_path", metavar="GRAPH", type=_PATH)
+@click.argument("result_path", metavar="RESULT", type=_PATH)
 @click.option("--b", "b", default=None, help="Capacity the result was computed with (b-matchings).")
 @_canon_options
 @_friendly
@@ -587,9 +593,10 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
 @click.option("--graphs", default=None, help="Graph specs or graph files, ';' between graphs, e.g. "
                                              "'kron:k=18;delaunay:k=18;file:graphs/road.mtx'.")
-@click.option("--repeats", type=int, default=5, show_default=True)
+@click.option("--repeats", type=int, default=5, show_default=True,
+              help="Timed runs of each case (at least 1); the report gives their median.")
 @click.option("--quick", is_flag=True, help="Small graphs: a smoke test of the benchmark itself.")
-@click.option("--output", "-o", type=click.Path(path_type=Path), default=None, help="Write the rows as JSON here.")
+@click.option("--output", "-o", type=_PATH, default=None, help="Write the rows as JSON here.")
 @click.option("--workers", default=None, help="distributed: comma-separated worker counts (default: 1 to the "
                                               "number of GPUs, or 1,2 CPU processes).")
 @_friendly
@@ -597,6 +604,8 @@ def bench(family, device, graphs, repeats, quick, output, workers):
     """Time mgmatch against its peers (NetworKit, SciPy) side by side on the same graphs."""
     from .bench import run_family, write_report  # noqa: PLC0415
 
+    if repeats < 1:
+        raise ParameterError(f"--repeats must be at least 1 (the timed runs of each case), not {repeats}")
     specs = [s for s in graphs.split(";") if s] if graphs else None
     families = ["matching", "bipartite", "louvain", "distributed"] if family == "all" else [family]
     counts = _parse_counts(workers)
@@ -621,7 +630,7 @@ def _parse_counts(text):
 
 # --------------------------------------------------------------------------------- demo
 @main.command()
-@click.option("--output", "-o", "out_dir", type=click.Path(path_type=Path), default=Path("out"), show_default=True)
+@click.option("--output", "-o", "out_dir", type=_PATH, default=Path("out"), show_default=True)
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
 @click.option("--workers", type=int, default=None,
               help="Workers of the local cluster (default: one per GPU, else 2 CPU worker processes).")

@@ -50,6 +50,9 @@ def load_pipeline(path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise InputError("pipeline file does not exist" if not path.exists() else "is not a file", path=path)
+    if path.stat().st_size > MAX_PIPELINE_BYTES:
+        raise InputError(f"is larger than {MAX_PIPELINE_BYTES:,} bytes; a pipeline file lists jobs, not data",
+                         path=path)
     try:
         doc = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
@@ -58,6 +61,10 @@ def load_pipeline(path) -> dict:
                          line=None if line is None else line + 1) from None
     except UnicodeDecodeError:
         raise InputError("is not a text file", path=path) from None
+    except RecursionError:
+        raise InputError(f"is nested too deeply to read (more than {MAX_PIPELINE_DEPTH} levels are refused)",
+                         path=path) from None
+    _check_expansion(doc, path)
     unknown = set(doc) - {"cluster", "defaults", "jobs"} if isinstance(doc, dict) else set()
     if unknown:
         raise InputError(f"unknown top-level key {sorted(unknown)[0]!r} (cluster, defaults, jobs)", path=path)
@@ -113,6 +120,50 @@ def _check_pipeline_paths(path: Path, cluster, jobs) -> None:
         check_job_paths(reads, writes)
     except (InputError, ParameterError) as exc:
         raise InputError(str(exc), path=path) from None
+
+
+#: Bounds on what a pipeline file may hold once its aliases are expanded: a job's fields are
+#: rendered into messages and summaries, so ``&a [*b, *b, ...]`` chains (an "alias bomb", a few
+#: hundred bytes that expand to billions of values) must stop here, not there.
+MAX_PIPELINE_BYTES = 1 << 20
+MAX_PIPELINE_NODES = 100_000
+MAX_PIPELINE_DEPTH = 50
+
+
+def _check_expansion(doc, path) -> None:
+    """Refuse a document that expands (aliases followed) to more than ``MAX_PIPELINE_NODES``
+    values or ``MAX_PIPELINE_DEPTH`` levels, or that holds itself (``&a [*a]``). Sizes of
+    shared nodes are counted once each and multiplied, so the check costs the size of the
+    document as written, not as expanded."""
+    sizes = {}
+    active = set()
+
+    def size(node, depth):
+        if depth > MAX_PIPELINE_DEPTH:
+            raise InputError(f"is nested more than {MAX_PIPELINE_DEPTH} levels deep", path=path)
+        if isinstance(node, dict):
+            children = [x for pair in node.items() for x in pair]
+        elif isinstance(node, list):
+            children = node
+        else:
+            return 1
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise InputError("refers to itself through an alias (&name ... *name inside it)", path=path)
+        active.add(key)
+        total = 1
+        for child in children:
+            total += size(child, depth + 1)
+            if total > MAX_PIPELINE_NODES:
+                raise InputError(f"expands to more than {MAX_PIPELINE_NODES:,} values once its aliases (*name) "
+                                 "are followed", path=path)
+        active.discard(key)
+        sizes[key] = total
+        return total
+
+    size(doc, 0)
 
 
 def _b_option(b, base: Path, what: str, path):

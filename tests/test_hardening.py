@@ -342,3 +342,84 @@ class _ignore_broken_pipe:
 
     def __exit__(self, kind, exc, tb):
         return kind is not None and issubclass(kind, BrokenPipeError)
+
+
+# ------------------------------------------------------------------ one message, no traceback
+@pytest.mark.parametrize("content, needle", [
+    ("", "is empty"),
+    ("{", "is not valid JSON"),
+    ("\xff\xfe", "is not valid JSON"),
+    ("[]", "holds no scheduler address"),
+    ('{"address": 5}', "holds no scheduler address"),
+    ('{"address": ""}', "holds no scheduler address"),
+    ('{"address": "nonsense"}', "cannot use scheduler address 'nonsense'"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+])
+def test_a_garbage_scheduler_file_is_one_message(runner, tmp_path, small_graph, content, needle):
+    sched = tmp_path / "sched.json"
+    sched.write_text(content, encoding="latin-1")
+    res = _run(runner, "run", "-q", small_graph, "-o", tmp_path / "m.csv", "--scheduler-file", sched)
+    _one_error(res, needle, "sched.json")
+    assert _leftovers(tmp_path) == ["g.txt", "sched.json"]
+
+
+def test_a_missing_scheduler_file_is_one_message(runner, tmp_path, small_graph):
+    res = _run(runner, "run", "-q", small_graph, "-o", tmp_path / "m.csv", "--scheduler-file", tmp_path / "no.json")
+    _one_error(res, "no.json", "does not exist")
+
+
+def _alias_bomb(levels=9, fan=10):
+    """A job name of ``fan ** levels`` values in a few hundred bytes."""
+    anchors = "&a0 [" + ", ".join(["x"] * fan) + "]"
+    for i in range(1, levels):
+        anchors = f"&a{i} [{anchors}, " + ", ".join([f"*a{i - 1}"] * (fan - 1)) + "]"
+    return anchors
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("jobs:\n  - input: g.txt\n    output: m.csv\n    name: " + _alias_bomb() + "\n", "expands to more than"),
+    ("jobs: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+    ("jobs: " + "[" * 60 + "]" * 60 + "\n", "nested more than 50 levels"),
+    ("jobs: &j [*j]\n", "refers to itself"),
+    ("jobs: [{input: g.txt, output: m.csv, name: '" + "x" * (1 << 20) + "'}]\n", "larger than"),
+])
+def test_pipeline_files_are_bounded(runner, tmp_path, small_graph, text, needle):
+    import time
+
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text(text)
+    t0 = time.perf_counter()
+    _one_error(_run(runner, "run", "-q", pipeline), "p.yaml", needle)
+    assert time.perf_counter() - t0 < 30
+    assert _leftovers(tmp_path) == ["g.txt", "p.yaml"]
+
+
+def test_a_pipeline_may_share_values_through_aliases(runner, tmp_path, small_graph):
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text("jobs:\n  - &job {input: g.txt, output: a.csv, algorithm: ld}\n"
+                        "  - {<<: *job, output: b.csv}\n")
+    res = _run(runner, "run", "-q", "--device", "cpu", pipeline)
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+
+
+def test_bench_with_no_repeats_is_one_message(runner):
+    _one_error(_run(runner, "bench", "--quick", "--repeats", "0"), "--repeats must be at least 1")
+
+
+@pytest.mark.parametrize("command", ["run", "info", "verify"])
+def test_an_unreadable_input_is_one_message(runner, tmp_path, small_graph, monkeypatch, command):
+    """As a user without read permission meets it (the suite may run as root, who may read
+    anything, so the permission check is what is denied)."""
+    import os
+
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if str(p) == str(small_graph)
+                        else real_access(p, mode, **kw))
+    result = tmp_path / "r.csv"
+    result.write_text("u,v\n0,1\n")
+    args = {"run": ["run", "-q", small_graph, "-o", tmp_path / "m.csv"], "info": ["info", small_graph],
+            "verify": ["verify", small_graph, result]}[command]
+    res = _run(runner, *args)
+    _one_error(res, "g.txt", "permission denied")
+    assert "Usage:" not in res.output

@@ -60,17 +60,46 @@ def connect(address: str | None = None, scheduler_file: str | None = None, *, ti
 
     if address and scheduler_file:
         raise ParameterError("give either a scheduler address or a scheduler file, not both")
-    if scheduler_file is not None and not os.path.isfile(scheduler_file):
-        raise ClusterError(f"scheduler file {scheduler_file} does not exist")
+    if scheduler_file is not None:
+        address = scheduler_address(scheduler_file)
     try:
-        if scheduler_file is not None:
-            return Client(scheduler_file=scheduler_file, timeout=timeout)
         return Client(address, timeout=timeout)
     except (OSError, TimeoutError) as exc:
-        where = scheduler_file or address
+        where = address if scheduler_file is None else f"{address} (from {scheduler_file})"
         raise ClusterError(f"cannot reach the Dask scheduler at {where}: {exc}") from None
-    except ValueError as exc:  # malformed address
-        raise ClusterError(f"cannot use scheduler address {address!r}: {exc}") from None
+    except (ValueError, TypeError) as exc:  # malformed address
+        where = "" if scheduler_file is None else f" (from {scheduler_file})"
+        raise ClusterError(f"cannot use scheduler address {address!r}{where}: {exc}") from None
+
+
+def scheduler_address(scheduler_file) -> str:
+    """The scheduler's address from a scheduler file (the JSON object a Dask scheduler writes
+    with ``--scheduler-file``: ``{"address": "tcp://host:port", ...}``), checked here so that a
+    missing, empty, truncated or hand-edited file is one :class:`ClusterError` naming it."""
+    import json  # noqa: PLC0415
+
+    try:
+        with open(scheduler_file, "rb") as fh:
+            data = fh.read((1 << 20) + 1)
+    except FileNotFoundError:
+        raise ClusterError(f"scheduler file {scheduler_file} does not exist") from None
+    except OSError as exc:
+        raise ClusterError(f"cannot read scheduler file {scheduler_file}: {exc.strerror or exc}") from None
+    if len(data) > 1 << 20:
+        raise ClusterError(f"scheduler file {scheduler_file} is larger than 1 MiB; a scheduler writes a few hundred "
+                           "bytes")
+    if not data.strip():
+        raise ClusterError(f"scheduler file {scheduler_file} is empty (is the scheduler still starting?)")
+    try:
+        info = json.loads(data)
+    except (ValueError, RecursionError) as exc:  # not JSON (UnicodeDecodeError is a ValueError), or nested too deep
+        detail = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
+        raise ClusterError(f"scheduler file {scheduler_file} is not valid JSON ({detail})") from None
+    address = info.get("address") if isinstance(info, dict) else None
+    if not isinstance(address, str) or not address:
+        raise ClusterError(f"scheduler file {scheduler_file} holds no scheduler address (a JSON object with an "
+                           "\"address\" string, as dask scheduler --scheduler-file writes)")
+    return address
 
 
 @contextlib.contextmanager
