@@ -193,6 +193,11 @@ def main():
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS.")
 @click.option("--scheduler-file", type=_PATH, default=None,
               help="Run on the Dask cluster described by this scheduler file.")
+@click.option("--wait-for-workers", type=int, default=None, metavar="N",
+              help="Start once N workers have joined the cluster (--scheduler or --scheduler-file), one partition "
+                   "each; without it a run starts with the workers there, at least one.")
+@click.option("--wait-timeout", type=float, default=300.0, show_default=True, metavar="SECONDS",
+              help="How long --wait-for-workers waits before giving up.")
 @click.option("--report", type=_PATH, default=None,
               help="Write Dask's performance report of the run to this HTML file.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display or summary table (notices that change "
@@ -204,8 +209,8 @@ def main():
 @_canon_options
 @_friendly
 def run(input_path, algorithm, output, summary, b, init, deterministic, resolution, all_levels, device, partitions,
-        workers, scheduler, scheduler_file, report, quiet, read_on_workers, fmt, one_based, negative, zeros,
-        duplicates, random_weights, bipartite, weighted):
+        workers, scheduler, scheduler_file, wait_for_workers, wait_timeout, report, quiet, read_on_workers, fmt,
+        one_based, negative, zeros, duplicates, random_weights, bipartite, weighted):
     """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
 
     With --workers, --scheduler or --scheduler-file the matching rounds run on a Dask cluster,
@@ -213,21 +218,37 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
     (.yaml, see pipelines/README.md) listing several jobs, or - for standard input (with --format).
     """
     input_path = _input(input_path)
+    given = _given_options(click.get_current_context())
+    cluster_opts = dict(workers=workers, scheduler=scheduler, scheduler_file=scheduler_file,
+                        wait_for_workers=wait_for_workers, wait_timeout=wait_timeout)
     if input_path.suffix.lower() in (".yaml", ".yml"):
         from .pipeline import run_pipeline  # noqa: PLC0415
 
-        run_pipeline(input_path, quiet=quiet, run_job=run_job)
+        for_jobs = {name: option for name, option in given.items() if name not in _PIPELINE_CLI_OPTIONS}
+        if for_jobs:
+            raise ParameterError(f"{', '.join(for_jobs.values())} do{'es' if len(for_jobs) == 1 else ''} not apply to a "
+                                 "pipeline file: set job options in its 'defaults' or 'jobs' (the command line takes "
+                                 "--quiet and the cluster options --workers, --scheduler, --scheduler-file, "
+                                 "--wait-for-workers, --wait-timeout, which replace the file's 'cluster')")
+        run_pipeline(input_path, quiet=quiet, run_job=run_job,
+                     cluster={k: v for k, v in cluster_opts.items() if k in given} or None)
         return
     if output is None:
         raise ParameterError("--output is required (a .parquet, .pq, .csv or .tsv path)")
+    from ._options import check_options_apply  # noqa: PLC0415
+
+    check_options_apply(AUTO_ALGORITHM if algorithm == "auto" else algorithm, given.values())
     on_cluster = workers is not None or scheduler is not None or scheduler_file is not None
+    if (wait_for_workers is not None or "wait_timeout" in given) and not on_cluster:
+        raise ParameterError("--wait-for-workers and --wait-timeout need a Dask cluster (--scheduler, "
+                             "--scheduler-file or --workers)")
     from .io import summary_path_for  # noqa: PLC0415
 
     # before a cluster starts: the report is opened with it
     _check_output(output, Path(summary) if summary else summary_path_for(output), input_path, report=report, b=b)
     if read_on_workers:
         _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite, input_path)
-    with _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet, report) as client:
+    with _maybe_cluster(on_cluster, cluster_opts, device, quiet, report) as client:
         run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init,
                 deterministic=deterministic, resolution=resolution,
                 all_levels=all_levels, device=device, partitions=partitions, quiet=quiet, client=client,
@@ -235,6 +256,24 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
                 read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
                                   duplicates=duplicates, random_weights=random_weights, bipartite=bipartite,
                                   weighted=weighted))
+
+
+#: Options of ``mgmatch run`` that a pipeline file takes from the command line.
+_PIPELINE_CLI_OPTIONS = ("quiet", "workers", "scheduler", "scheduler_file", "wait_for_workers", "wait_timeout")
+
+
+def _given_options(ctx) -> dict:
+    """The options given on the command line (or through the environment), not left at their
+    defaults: parameter name -> the option as a message names it."""
+    from click.core import ParameterSource  # noqa: PLC0415
+
+    given = {}
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option):
+            continue
+        if ctx.get_parameter_source(param.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            given[param.name] = "/".join(param.opts[:1] + param.secondary_opts[:1])
+    return given
 
 
 #: What ``--algorithm auto`` runs: Suitor, the fastest weighted matching on CPUs and GPUs alike
@@ -294,6 +333,8 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
                             device=device, partitions=partitions, quiet=quiet, client=client)
     record = result.summary()
+    if client is not None:
+        record["workers"] = len(client.scheduler_info()["workers"])
     record.update({
         "input": str(input_path),
         "reading": details,
@@ -390,17 +431,23 @@ def _parse_b(b, n):
 
 
 @contextlib.contextmanager
-def _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet, report):
-    """A Dask client when the job runs on a cluster (printing the dashboard link), else None."""
+def _maybe_cluster(on_cluster, cluster_opts, device, quiet, report):
+    """A Dask client when the job runs on a cluster (printing the dashboard link and how many
+    workers the run has), else None."""
     if not on_cluster:
         yield None
         return
-    from .distributed import cluster  # noqa: PLC0415
+    from ._dasklogs import held_dask_logs  # noqa: PLC0415
+    from .distributed import cluster  # noqa: PLC0415  (imports distributed, which sets up its loggers)
 
-    with cluster(scheduler=scheduler, scheduler_file=None if scheduler_file is None else str(scheduler_file),
-                 workers=workers, device=device) as client:
+    opts = dict(cluster_opts)
+    if opts.get("scheduler_file") is not None:
+        opts["scheduler_file"] = str(opts["scheduler_file"])
+    with held_dask_logs(), cluster(**opts, device=device) as client, _cluster_lost():
         if not quiet:
-            _console().print(f"Dask dashboard: {client.dashboard_link}")
+            n_workers = len(client.scheduler_info()["workers"])
+            _console().print(f"Dask dashboard: {client.dashboard_link} ({n_workers} worker"
+                             f"{'s' if n_workers != 1 else ''})")
         if report is None:
             yield client
             return
@@ -410,6 +457,20 @@ def _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet
 
         with atomic_path(report) as tmp, performance_report(filename=str(tmp)):
             yield client
+
+
+@contextlib.contextmanager
+def _cluster_lost():
+    """A connection to the Dask scheduler lost in the middle of a job (``CommClosedError`` is an
+    ``OSError``) as one :class:`ClusterError`: mgmatch's own file errors are already
+    :class:`MgmatchError` by then, so an ``OSError`` here is the cluster's."""
+    from .errors import ClusterError  # noqa: PLC0415
+
+    try:
+        yield
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"lost the Dask cluster during the job; no output written ({type(exc).__name__}: "
+                           f"{exc})") from None
 
 
 def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions, quiet, client=None,

@@ -40,7 +40,7 @@ JOB_KEYS = {
 READ_KEYS = {"format": "fmt", "one_based": "one_based", "negative": "negative", "zeros": "zeros",
              "duplicates": "duplicates", "random_weights": "random_weights", "bipartite": "bipartite",
              "weighted": "weighted"}
-CLUSTER_KEYS = {"workers", "scheduler", "scheduler_file", "device"}
+CLUSTER_KEYS = {"workers", "scheduler", "scheduler_file", "device", "wait_for_workers", "wait_timeout"}
 
 
 def load_pipeline(path) -> dict:
@@ -184,18 +184,40 @@ def _keys(mapping, what, path):
     return {str(k).replace("-", "_"): v for k, v in mapping.items()}
 
 
-def run_pipeline(path, *, quiet: bool = False, run_job=None) -> list[dict]:
-    """Run every job of a pipeline file; returns the jobs' summaries."""
+def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | None = None) -> list[dict]:
+    """Run every job of a pipeline file; returns the jobs' summaries.
+
+    ``cluster`` (the command line's ``--workers``, ``--scheduler``, ``--scheduler-file``,
+    ``--wait-for-workers``, ``--wait-timeout``) replaces the file's ``cluster`` section, whose
+    ``device`` alone stays."""
     if run_job is None:
         from .cli import run_job  # noqa: PLC0415
+    from ._options import check_options_apply  # noqa: PLC0415
+    from .cli import AUTO_ALGORITHM, _cluster_lost  # noqa: PLC0415
+
     spec = load_pipeline(path)
     cluster_opts = spec["cluster"]
+    if cluster:
+        cluster_opts = {k: v for k, v in (cluster_opts or {}).items() if k == "device"} | cluster
+    for job in spec["jobs"]:  # every job's options, before the first job runs
+        algorithm = job.get("algorithm", "auto")
+        try:
+            check_options_apply(AUTO_ALGORITHM if algorithm == "auto" else str(algorithm),
+                                [k for k in job if k not in ("name", "input", "output", "summary")])
+        except ParameterError as exc:
+            raise InputError(f"{job['name']}: {exc}", path=path) from None
     with contextlib.ExitStack() as stack:
         client = None
         if cluster_opts:
-            from .distributed import cluster  # noqa: PLC0415
+            from .distributed import cluster as start_cluster  # noqa: PLC0415
 
-            client = stack.enter_context(cluster(**cluster_opts))
+            if cluster_opts.get("scheduler_file") is not None:
+                cluster_opts["scheduler_file"] = str(cluster_opts["scheduler_file"])
+            from ._dasklogs import held_dask_logs  # noqa: PLC0415
+
+            stack.enter_context(held_dask_logs())
+            client = stack.enter_context(start_cluster(**cluster_opts))
+            stack.enter_context(_cluster_lost())
         records = []
         for job in spec["jobs"]:
             job = dict(job)

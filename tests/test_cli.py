@@ -180,7 +180,7 @@ def test_directory_as_input(runner, tmp_path):
         (["--partitions", "0"], "partitions"),
         (["-a", "apfb", "--workers", "2"], "runs on one device"),
         (["--report", "r.html"], "--report needs"),
-        (["-a", "gpr", "--deterministic"], "deterministic=True needs algorithm 'apfb' or 'apsb'"),
+        (["-a", "gpr", "--deterministic"], "--deterministic does not apply to -a gpr"),
     ],
 )
 def test_bad_parameters_exit_2(runner, weighted_csv, tmp_path, args, message):

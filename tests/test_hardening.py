@@ -423,3 +423,113 @@ def test_an_unreadable_input_is_one_message(runner, tmp_path, small_graph, monke
     res = _run(runner, *args)
     _one_error(res, "g.txt", "permission denied")
     assert "Usage:" not in res.output
+
+
+# ------------------------------------------------ batch jobs that do what was asked, or refuse
+@pytest.mark.parametrize("algorithm, option", [
+    ("apfb", ["--partitions", "2"]),
+    ("louvain", ["--partitions", "2"]),
+    ("suitor", ["--resolution", "2"]),
+    ("ld", ["--all-levels"]),
+    ("louvain", ["--b", "2"]),
+    ("suitor", ["--init", "none"]),
+    ("gpr", ["--deterministic"]),
+    ("apsb", ["--random-weights", "1"]),
+])
+def test_options_that_do_not_apply_are_refused(runner, tmp_path, small_graph, algorithm, option):
+    res = _run(runner, "run", "-q", "--device", "cpu", "-a", algorithm, *option, small_graph, "-o", tmp_path / "m.csv")
+    _one_error(res, f"{option[0]} does not apply to -a {algorithm}")
+    assert _leftovers(tmp_path) == ["g.txt"]
+
+
+def test_options_that_apply_are_taken(runner, tmp_path, small_graph):
+    res = _run(runner, "run", "-q", "--device", "cpu", "-a", "bsuitor", "--b", "1", "--partitions", "2", small_graph,
+               "-o", tmp_path / "m.csv")
+    assert res.exit_code == 0, res.output
+
+
+def test_pipeline_job_options_that_do_not_apply_are_refused_before_any_job_runs(runner, tmp_path, small_graph):
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text("jobs:\n  - {input: g.txt, output: a.csv}\n"
+                        "  - {input: g.txt, output: b.csv, algorithm: louvain, partitions: 2}\n")
+    _one_error(_run(runner, "run", "-q", pipeline), "job 2", "--partitions does not apply to -a louvain")
+    assert _leftovers(tmp_path) == ["g.txt", "p.yaml"]
+
+
+@pytest.mark.parametrize("option", [["--report", "r.html"], ["-a", "ld"], ["-o", "x.csv"], ["--partitions", "2"]])
+def test_pipeline_with_job_options_on_the_command_line_is_refused(runner, tmp_path, small_graph, option):
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text("jobs:\n  - {input: g.txt, output: a.csv}\n")
+    _one_error(_run(runner, "run", "-q", pipeline, *option), f"{option[0]}", "not apply to a pipeline file")
+    assert _leftovers(tmp_path) == ["g.txt", "p.yaml"]
+
+
+def test_pipeline_runs_on_the_cluster_the_command_line_names(runner, tmp_path, small_graph):
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text("jobs:\n  - {input: g.txt, output: a.csv}\n  - {input: g.txt, output: c.csv, "
+                        "algorithm: louvain}\n")
+    res = _run(runner, "run", "-q", "--workers", "2", pipeline)
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "a.json").read_text())["workers"] == 2
+    assert "workers" not in json.loads((tmp_path / "c.json").read_text())  # Louvain runs in-process
+
+
+def test_more_cpu_workers_than_cores_are_refused(runner, tmp_path, small_graph):
+    from mgmatch.distributed.cluster import usable_cores
+
+    many = usable_cores() + 1
+    res = _run(runner, "run", "-q", "--device", "cpu", "--workers", many, small_graph, "-o", tmp_path / "m.csv")
+    _one_error(res, f"{many} CPU workers", "--workers")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--wait-for-workers", "2"], "need a Dask cluster"),
+    (["--workers", "1", "--wait-for-workers", "2"], "cannot wait for 2"),
+    (["--workers", "1", "--wait-for-workers", "0"], "wait_for_workers must be a positive integer"),
+    (["--workers", "1", "--wait-for-workers", "1", "--wait-timeout", "-1"], "wait_timeout must be"),
+])
+def test_wait_for_workers_is_checked(runner, tmp_path, small_graph, args, needle):
+    res = _run(runner, "run", "-q", "--device", "cpu", *args, small_graph, "-o", tmp_path / "m.csv")
+    _one_error(res, needle)
+
+
+def test_wait_for_workers_on_a_running_cluster(runner, tmp_path, small_graph):
+    """A run waits for the workers it asks for, runs one partition on each and records how
+    many; asking for more than ever join gives up after --wait-timeout."""
+    import distributed
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as lc:
+        out = tmp_path / "m.csv"
+        res = _run(runner, "run", "-q", "--scheduler", lc.scheduler_address, "--wait-for-workers", "1", small_graph,
+                   "-o", out)
+        assert res.exit_code == 0, res.output
+        assert json.loads((tmp_path / "m.json").read_text())["workers"] == 1
+        res = _run(runner, "run", "-q", "--scheduler", lc.scheduler_address, "--wait-for-workers", "2",
+                   "--wait-timeout", "2", small_graph, "-o", tmp_path / "n.csv")
+        _one_error(res, "only 1 of the 2 workers", "within 2 s")
+        assert not (tmp_path / "n.csv").exists()
+
+
+def test_a_successful_cluster_run_says_nothing_on_stderr_under_quiet(tmp_path, small_graph):
+    with _mgmatch_process(["run", "-q", "--device", "cpu", "--workers", "2", small_graph, "-o", "m.csv"],
+                          tmp_path) as proc:
+        _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert err == ""
+
+
+def test_held_dask_logs_show_only_when_the_job_fails():
+    import io
+    import logging
+
+    from mgmatch._dasklogs import held_dask_logs
+
+    shown = io.StringIO()
+    with held_dask_logs(shown):
+        logging.getLogger("distributed.scheduler").error("worker tcp://x lost")
+    assert shown.getvalue() == ""
+    with pytest.raises(RuntimeError), held_dask_logs(shown):
+        logging.getLogger("distributed.scheduler").error("worker tcp://x lost")
+        raise RuntimeError
+    assert shown.getvalue() == "distributed.scheduler - ERROR - worker tcp://x lost\n"
