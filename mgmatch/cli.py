@@ -30,7 +30,8 @@ class _Exit(click.ClickException):
     exit_code = 2
 
     def show(self, file=None):
-        click.echo(f"mgmatch: error: {self.message}", err=True)
+        message = "; ".join(line.strip() for line in self.message.splitlines() if line.strip())  # one line
+        click.echo(f"mgmatch: error: {message}", err=True)
 
 
 def _friendly(fn):

@@ -463,6 +463,7 @@ def _input_errors(path):
         raise InputError(f"the compressed data is truncated or corrupt ({exc})", path=path) from exc
     except (OSError, ValueError, KeyError, IndexError, OverflowError, zipfile.BadZipFile, pa.ArrowException) as exc:
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        detail = "; ".join(line.strip() for line in detail.splitlines() if line.strip())  # libraries' multi-line messages
         raise InputError(f"cannot read the file: {detail}", path=path) from exc
 
 
@@ -1775,7 +1776,14 @@ def _load_npz(path):
             "writes) or a matrix saved by scipy.sparse.save_npz",
             path=path,
         )
-    return np.load(path, allow_pickle=False)
+    raw = open(path, "rb")  # noqa: SIM115  (the archive owns it once made)
+    try:
+        # NpzFile(own_fid=True) closes the file with the archive; made here rather than by
+        # np.load, which leaves its file open when the archive cannot be made (a corrupt zip)
+        return np.lib.npyio.NpzFile(raw, own_fid=True, allow_pickle=False)
+    except BaseException:
+        raw.close()
+        raise
 
 
 def _scalar(archive, name, req: _Request) -> int:
