@@ -55,6 +55,7 @@ def test_summed_duplicates_that_overflow_are_refused(runner, tmp_path, algorithm
     graph.write_text("0 1 4e307\n0 1 4e307\n1 2 1\n")
     res = _run(runner, "run", "-q", "--device", "cpu", "-a", algorithm, graph, "-o", out)
     assert res.exit_code == 0, res.output
+    assert res.output == ""  # no RuntimeWarning (an overflow in the merge) on a successful run
 
 
 def test_weights_whose_total_overflows_are_refused(runner, tmp_path):
@@ -533,3 +534,16 @@ def test_held_dask_logs_show_only_when_the_job_fails():
         logging.getLogger("distributed.scheduler").error("worker tcp://x lost")
         raise RuntimeError
     assert shown.getvalue() == "distributed.scheduler - ERROR - worker tcp://x lost\n"
+
+
+def test_a_scheduler_lost_mid_job_is_one_cluster_error():
+    """Dask reports a lost scheduler connection as CommClosedError (an OSError) from whatever
+    call was waiting on it; the job ends with one ClusterError."""
+    from distributed.comm.core import CommClosedError
+
+    from mgmatch.cli import _cluster_lost
+    from mgmatch.errors import ClusterError
+
+    with pytest.raises(ClusterError, match="lost the Dask cluster during the job.*CommClosedError"):
+        with _cluster_lost():
+            raise CommClosedError("in <TCP (closed) ConnectionPool.gather local=tcp://127.0.0.1:1>")
