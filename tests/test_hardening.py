@@ -397,9 +397,9 @@ def test_pipeline_files_are_bounded(runner, tmp_path, small_graph, text, needle)
 
 def test_a_pipeline_may_share_values_through_aliases(runner, tmp_path, small_graph):
     pipeline = tmp_path / "p.yaml"
-    pipeline.write_text("jobs:\n  - &job {input: g.txt, output: a.csv, algorithm: ld}\n"
+    pipeline.write_text("defaults: {device: cpu}\njobs:\n  - &job {input: g.txt, output: a.csv, algorithm: ld}\n"
                         "  - {<<: *job, output: b.csv}\n")
-    res = _run(runner, "run", "-q", "--device", "cpu", pipeline)
+    res = _run(runner, "run", "-q", pipeline)
     assert res.exit_code == 0, res.output
     assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
 
