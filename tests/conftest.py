@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -67,37 +68,50 @@ def dask_client():
         yield client
 
 
-@pytest.fixture
-def worker_killer():
-    """A 3-worker CPU cluster and a ``progress`` callback that kills one worker process
-    (``os._exit``) once a run reports its second round.
+@pytest.fixture(params=["killed", "stopped"])
+def worker_fault(request):
+    """A 3-worker CPU cluster and a ``progress`` callback that, once a run reports its second
+    round, kills one worker process (``os._exit``) or stops it (``SIGSTOP``; it is continued
+    after the test).
 
-    Yields a namespace with ``client``, ``victim`` (the worker's address), ``progress`` and
-    ``fired`` (set once the kill was triggered).
+    Yields a namespace with ``client``, ``victim`` (the worker's address), ``mode``, ``progress``
+    (taking the engine's round record) and ``fired`` (set once the fault was triggered).
     """
+    import signal
     import threading
     from types import SimpleNamespace
 
     distributed = pytest.importorskip("distributed")
+    mode = request.param
     with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None, silence_logs=50) as cluster, \
             distributed.Client(cluster) as client:
         client.wait_for_workers(3)
         victim = sorted(client.scheduler_info()["workers"])[1]
+        pid = client.run(os.getpid, workers=[victim])[victim]
         fired = threading.Event()
 
-        def kill():
-            fired.wait(60)
+        def fault():
+            if not fired.wait(60):
+                return
+            if mode == "stopped":
+                os.kill(pid, signal.SIGSTOP)
+                return
             try:
                 client.run(os._exit, 1, workers=[victim])
             except (OSError, distributed.comm.CommClosedError):
                 pass  # the worker died before it could answer
 
-        def progress(rounds, messages, matched):
-            if rounds == 2:
+        def progress(record):
+            if record["round"] >= 2:
                 fired.set()
 
-        killer = threading.Thread(target=kill, daemon=True)
-        killer.start()
-        yield SimpleNamespace(client=client, victim=victim, progress=progress, fired=fired)
-        killer.join(30)
+        thread = threading.Thread(target=fault, daemon=True)
+        thread.start()
+        try:
+            yield SimpleNamespace(client=client, victim=victim, mode=mode, progress=progress, fired=fired)
+        finally:
+            thread.join(30)
+            if mode == "stopped":
+                with contextlib.suppress(ProcessLookupError):  # Dask may have replaced it
+                    os.kill(pid, signal.SIGCONT)

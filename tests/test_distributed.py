@@ -5,13 +5,14 @@ mid-run does not change the result."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import numpy as np
 import pytest
 
 import mgmatch
 from mgmatch import verify
-from mgmatch.algorithms.matching import match
+from mgmatch.algorithms.matching import _Suitor, match
 from mgmatch.errors import ClusterError
 
 distributed = pytest.importorskip("distributed")
@@ -63,11 +64,26 @@ def test_default_partitions_one_per_worker(dask_client, graph):
     assert r.n_parts == len(dask_client.scheduler_info()["workers"])
 
 
-def test_task_keys_name_algorithm_phase_round_partition(dask_client, graph):
+def test_task_keys_name_algorithm_and_worker(dask_client, graph):
     from dask.utils import key_split
 
     with distributed.get_task_stream(client=dask_client) as ts:
         match(graph, "suitor", partitions=3, client=dask_client, device="cpu")
+    keys = [t["key"] for t in ts.data]
+    assert {key_split(k) for k in keys} == {"suitor-rounds"}
+    # one long-lived task per worker, whatever the partition count
+    assert sorted(k.rsplit("-", 1)[0] for k in keys) == ["suitor-rounds-w0", "suitor-rounds-w1"]
+
+
+def test_task_mode_keys_name_algorithm_phase_round_partition(dask_client, graph):
+    from dask.utils import key_split
+
+    from mgmatch.engine import config_context
+
+    with distributed.get_task_stream(client=dask_client) as ts, config_context(exchange="tasks"):
+        r = match(graph, "suitor", partitions=3, client=dask_client, device="cpu")
+    np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
+    assert r.rounds.transport == "tasks"
     keys = [t["key"] for t in ts.data]
     prefixes = {key_split(k) for k in keys}
     assert {"suitor-init", "suitor-propose", "suitor-route", "suitor-finish"} <= prefixes
@@ -75,11 +91,17 @@ def test_task_keys_name_algorithm_phase_round_partition(dask_client, graph):
     assert any(k.startswith("suitor-route-r1-p0-p") for k in keys)
 
 
-def test_progress_reports_rounds_messages_matched_fraction(dask_client, graph):
+@pytest.mark.parametrize("exchange", ["direct", "tasks"])
+def test_progress_reports_rounds_messages_matched_fraction(dask_client, graph, exchange):
+    from mgmatch.engine import config_context
+
     calls = []
-    r = match(graph, "ld", partitions=2, client=dask_client, device="cpu",
-              progress=lambda *a: calls.append(a))
-    assert [c[0] for c in calls] == list(range(1, r.rounds.rounds + 1))
+    with config_context(exchange=exchange, progress_interval_s=1e-6):
+        r = match(graph, "ld", partitions=2, client=dask_client, device="cpu", progress=lambda *a: calls.append(a))
+    rounds = [c[0] for c in calls]
+    assert rounds == sorted(set(rounds)) and rounds[-1] == r.rounds.rounds
+    if exchange == "tasks":
+        assert rounds == list(range(1, r.rounds.rounds + 1))
     assert calls[-1][1] == 0
     assert calls[-1][2] == pytest.approx(2 * r.cardinality / graph.n)
 
@@ -103,12 +125,32 @@ def test_async_client(graph):
     np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
 
 
-def test_worker_killed_mid_run_gives_identical_matching(worker_killer):
+class SlowSuitor(_Suitor):
+    """Suitor whose every step takes at least ``delay`` seconds, so that a fault lands mid-run."""
+
+    def __init__(self, delay):
+        self.delay = delay
+
+    def step(self, st, inbox):
+        time.sleep(self.delay)
+        return super().step(st, inbox)
+
+
+def test_worker_lost_mid_run_gives_identical_matching(worker_fault):
+    """A worker killed or stopped (SIGSTOP) mid-run: the run starts over on the other two and
+    returns the identical matching, within a bounded time (the stopped one after the peer
+    timeout), never a hang."""
+    from mgmatch.engine import config_context, execute
+
     g = tie_graph(n=2000, m=12000, seed=3)
-    expected = verify.greedy_matching(g)
-    r = match(g, "suitor", partitions=6, client=worker_killer.client, device="cpu", progress=worker_killer.progress)
-    assert worker_killer.fired.is_set()
-    np.testing.assert_array_equal(r.mate, expected)
+    t0 = time.perf_counter()
+    with config_context(peer_timeout_s=3.0, heartbeat_s=0.2, progress_interval_s=1e-6):
+        r = execute(SlowSuitor(0.08), g, partitions=6, client=worker_fault.client, device="cpu",
+                    progress=worker_fault.progress)
+    assert worker_fault.fired.is_set()
+    assert time.perf_counter() - t0 < 60
+    np.testing.assert_array_equal(r.mate, verify.greedy_matching(g))
+    assert r.rounds.workers == 2  # the run that finished used the two workers left
 
 
 def test_placed_graph_serves_several_runs(dask_client, graph):
@@ -135,25 +177,30 @@ def test_place_rejects_bad_input(dask_client, graph):
         place(dask_client, "graph.csv")
 
 
-def test_placed_graph_survives_a_lost_worker(worker_killer):
+def test_placed_graph_survives_a_lost_worker(worker_fault):
     from mgmatch.distributed import place
+    from mgmatch.engine import config_context, execute
 
     g = tie_graph(n=2000, m=12000, seed=5)
-    dg = place(worker_killer.client, g, partitions=6)
-    r = match(dg, "suitor", client=worker_killer.client, device="cpu", progress=worker_killer.progress)
-    assert worker_killer.fired.is_set()
+    dg = place(worker_fault.client, g, partitions=6)
+    with config_context(peer_timeout_s=3.0, heartbeat_s=0.2, progress_interval_s=1e-6):
+        r = execute(SlowSuitor(0.08), dg, client=worker_fault.client, device="cpu", progress=worker_fault.progress)
+    assert worker_fault.fired.is_set()
     np.testing.assert_array_equal(r.mate, verify.greedy_matching(g))
+    assert dg.n_parts == 6 and worker_fault.victim not in set(dg.workers.values())
 
 
 def test_distributed_benchmark_rows(tmp_path):
     from mgmatch.bench import distributed as bench
 
     rows = bench.run(graphs=["kron:k=8,seed=1"], device="cpu", repeats=1, workers=[1, 2])
-    impls = [r["impl"] for r in rows]
-    assert impls == ["local", "dask-1w", "dask-2w"]
+    assert [(r["impl"], r["algorithm"]) for r in rows] == [
+        ("local", "suitor"), ("local", "bsuitor"), ("dask-1w", "suitor"), ("dask-1w", "bsuitor"),
+        ("dask-2w", "suitor"), ("dask-2w", "bsuitor")]
     assert all(r["identical"] for r in rows)
-    two = rows[-1]
-    assert two["rounds"] >= 2 and two["messages"] > 0 and 0 <= two["exchange_share"] <= 1
+    two = rows[-2]
+    assert two["transport"] == "tcp" and two["rounds"] >= 2 and two["messages"] > 0
+    assert 0 <= two["exchange_share"] <= 1 and 0 < two["exchange_ms_per_round"] <= two["exchange_ms_max"]
     assert two["ratio_vs"] == "dask-1w" and two["speedup"] > 0 and rows[0]["dask_1w_over_local"] > 0
 
 

@@ -231,13 +231,19 @@ def test_cli_read_on_workers(dask_client, files, tmp_path):
     assert json.loads(out.with_suffix(".json").read_text())["read"] == "workers"
 
 
-def test_worker_lost_mid_run_rebuilds_partitions(tmp_path, worker_killer):
+def test_worker_lost_mid_run_rebuilds_partitions(tmp_path, worker_fault):
+    from mgmatch.engine import config_context, execute
+
+    from test_distributed import SlowSuitor
+
     src, dst, weight = random_edges(n=2000, m=12000, seed=13)
     path = tmp_path / "big.csv"
     path.write_text("".join(f"{a},{b},{c:g}\n" for a, b, c in zip(src, dst, weight)))
     expected = verify.greedy_matching(read_graph(path))
-    dg = read_partitions(worker_killer.client, path, partitions=6, chunk_bytes=20000)
-    result = match(dg, "suitor", client=worker_killer.client, progress=worker_killer.progress)
-    assert worker_killer.fired.is_set()
-    assert worker_killer.victim not in dg.workers.values()
+    dg = read_partitions(worker_fault.client, path, partitions=6, chunk_bytes=20000)
+    with config_context(peer_timeout_s=3.0, heartbeat_s=0.2, progress_interval_s=1e-6):
+        result = execute(SlowSuitor(0.08), dg, client=worker_fault.client, device="cpu",
+                         progress=worker_fault.progress)
+    assert worker_fault.fired.is_set()
+    assert worker_fault.victim not in dg.workers.values()
     np.testing.assert_array_equal(result.mate, expected)

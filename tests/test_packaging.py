@@ -34,7 +34,7 @@ def test_wheel_contains_kernels(wheel):
 def test_wheel_has_console_script_and_modules(wheel):
     zf = zipfile.ZipFile(wheel)
     names = zf.namelist()
-    for module in ("mgmatch/__init__.py", "mgmatch/cli.py", "mgmatch/graph.py", "mgmatch/distributed/coordinator.py"):
+    for module in ("mgmatch/__init__.py", "mgmatch/cli.py", "mgmatch/graph.py", "mgmatch/engine/cluster_runner.py"):
         assert module in names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "mgmatch = mgmatch.cli:main" in zf.read(entry).decode()

@@ -47,13 +47,16 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 
-from .._array import resolve_device, to_numpy
+from .._array import to_numpy
+from ..engine import Messages, execute
 from ..errors import InputError, ParameterError, ResourceError
 from ..graph import Graph
 
@@ -271,6 +274,7 @@ def bipartite_matching(
     launch: str = "persistent",
     device: str = "auto",
     deterministic: bool = False,
+    client=None,
 ) -> BipartiteMatchingResult:
     """Maximum cardinality matching of a bipartite graph.
 
@@ -306,6 +310,9 @@ def bipartite_matching(
         that the same graph gives the same matching on every run and on both devices (see the
         notes). The search then runs level by level (``launch`` does not apply) and is slower
         on the GPU; ``init="cheap"`` becomes its deterministic rounds. Not available for G-PR.
+    client : distributed.Client, optional
+        Run on a worker of this Dask cluster (the whole graph on one worker, through the same
+        engine as every family); the result is the one an in-process run gives.
 
     Returns
     -------
@@ -359,24 +366,56 @@ def bipartite_matching(
     """
     check_parameters(algorithm, init, variant, relabel, relabel_k, bfs, launch, device, deterministic)
     graph = _as_bipartite(graph)
-    dev = resolve_device(device)
     if algorithm == "gpr":
         params = {"init": init, "variant": variant, "relabel": relabel, "relabel_k": float(relabel_k)}
     else:
         params = {"init": init, "bfs": bfs, "launch": launch, "deterministic": bool(deterministic)}
-    if dev == "gpu":
-        from .._array import cupy_or_none  # noqa: PLC0415
-
-        cp = cupy_or_none()
-        try:
-            return _run(graph, algorithm, params, dev)
-        except cp.cuda.memory.OutOfMemoryError as exc:
+    try:
+        return execute(_BipartiteProgram(algorithm, params), graph, device=device, client=client)
+    except Exception as exc:
+        if type(exc).__name__ == "OutOfMemoryError":
             need = estimate_gpu_bytes(graph.n_rows, graph.n_cols, graph.nnz, _index_dtype(graph).itemsize)
             raise ResourceError(
                 f"the GPU ran out of memory matching a {graph.n_rows} x {graph.n_cols} graph with "
                 f"{graph.nnz} edges (estimated need {need / 2**30:.2f} GiB)"
             ) from exc
-    return _run(graph, algorithm, params, dev)
+        raise
+
+
+class _BipartiteProgram:
+    """A maximum bipartite matching as an engine program: one partition owns every row and
+    column, and its one step runs the whole algorithm on the partition's device."""
+
+    phase = "match"
+    max_partitions = 1
+
+    def __init__(self, algorithm: str, params: dict):
+        self.name = algorithm
+        self.params = params
+
+    def init(self, part):
+        graph = Graph(part.indptr, part.indices, part.weights, part.n_global, part.n_cols, bipartite=True,
+                      weighted=False)
+        return SimpleNamespace(graph=graph, device="cpu" if part.xp is np else "gpu", result=None)
+
+    def step(self, st, inbox: Messages) -> Messages:
+        if st.result is None:
+            st.result = _run(st.graph, self.name, self.params, st.device)
+        return Messages.empty(st.graph.xp)
+
+    def fork(self, st):
+        return SimpleNamespace(**vars(st))  # a step only replaces ``result``
+
+    def finish(self, st) -> dict:
+        return {f.name: getattr(st.result, f.name) for f in dataclasses.fields(st.result)}
+
+    def gpu_bytes(self, graph) -> int:
+        return estimate_gpu_bytes(graph.n_rows, graph.n_cols, graph.nnz, _index_dtype(graph).itemsize)
+
+    def assemble(self, graph, pieces: list[dict], info) -> BipartiteMatchingResult:
+        result = BipartiteMatchingResult(**pieces[0])
+        result.timings = dict(result.timings, partition=info.timings["partition"])
+        return result
 
 
 def _as_bipartite(graph) -> Graph:

@@ -19,16 +19,15 @@ References
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 import numpy as np
 
 from .._array import resolve_device, to_numpy
 from ..cpu import matching as cpu
-from ..errors import ParameterError, ResourceError
+from ..engine import Messages, RoundLog, execute, fork_state, is_distributed_graph
+from ..errors import ParameterError
 from ..graph import Graph, Partition
-from ._bsp import Messages, RoundLog, is_distributed_graph, run_local
 
 __all__ = [
     "MatchingResult", "suitor", "b_suitor", "locally_dominant", "handshake", "strongest_neighbour",
@@ -144,7 +143,35 @@ def _as_inbox(inbox: Messages, xp):
 
 
 # ------------------------------------------------------------------------------ programs
-class _Suitor:
+class _MatchingProgram:
+    """What the four matching programs share: how a state is copied, the GPU memory estimate
+    and the assembly of the partitions' results."""
+
+    name = "matching"
+    #: State fields that no step writes (the partition and arrays derived from it once).
+    shared = ("part", "slot", "ghosts", "boundary")
+    b = None
+
+    def fork(self, st):
+        return fork_state(st, self.shared)
+
+    def gpu_bytes(self, graph) -> int:
+        return gpu_memory_estimate(graph, self.name, self.b)
+
+    def assemble(self, graph, pieces: list[dict], info) -> "MatchingResult":
+        result = _assemble(graph, self.name, pieces, info.log)
+        result.device = info.device
+        result.n_parts = info.n_parts
+        result.params = {"partitions": info.n_parts}
+        if self.name == "bsuitor":
+            result.params["b"] = int(self.b) if np.isscalar(self.b) else "per-vertex"
+        t_part, t_run = info.timings["partition"], info.timings["run"]
+        result.timings = {"partition": t_part, "match": t_run, "total": t_part + t_run}
+        result.timings.update({k: v for k, v in info.log.as_dict().items() if k.endswith("_s")})
+        return result
+
+
+class _Suitor(_MatchingProgram):
     """Suitor (paper I, Algorithm 3) as partition steps; see :func:`suitor`."""
 
     name = "suitor"
@@ -193,7 +220,7 @@ class _Suitor:
         return {"mate": mate, "mate_w": st.target_w}
 
 
-class _BSuitor:
+class _BSuitor(_MatchingProgram):
     """b-Suitor (Khan et al., SISC 2016) as partition steps; see :func:`b_suitor`."""
 
     name = "bsuitor"
@@ -244,7 +271,7 @@ class _BSuitor:
         return {"u": u, "v": v, "w": w}
 
 
-class _PointerProgram:
+class _PointerProgram(_MatchingProgram):
     """Shared state of the pointer-based algorithms (LD and handshaking)."""
 
     def init(self, part: Partition):
@@ -325,30 +352,15 @@ def _twin(name: str, xp):
 ALGORITHMS = {"suitor": _Suitor, "ld": _LocallyDominant, "handshake": _Handshake}
 
 
-def _validate(graph, partitions, device, b=None):
-    if is_distributed_graph(graph):
-        if partitions is not None and not (np.ndim(partitions) == 0 and partitions == graph.n_parts) and not (
-            np.ndim(partitions) == 1 and np.array_equal(np.asarray(partitions), graph.bounds)
-        ):
-            raise ParameterError(f"the distributed graph has {graph.n_parts} partitions, built when it was read; "
-                                 f"partitions={partitions!r} cannot change them")
-    elif not isinstance(graph, Graph):
+def _validate(graph, b=None):
+    """What the matching family checks beyond the engine: the kind of graph, and ``b``."""
+    if not is_distributed_graph(graph) and not isinstance(graph, Graph):
         raise ParameterError(f"expected an mgmatch.Graph, got {type(graph).__name__}")
     if graph.bipartite:
         raise ParameterError(
             "weighted matching takes an undirected graph; this one is bipartite "
             "(use mgmatch.bipartite_matching, or build the graph with bipartite=False)"
         )
-    if partitions is None or is_distributed_graph(graph):
-        pass
-    elif isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
-        if np.ndim(partitions) == 1 and len(partitions) >= 2:  # explicit bounds
-            from ..graph import check_bounds  # noqa: PLC0415
-
-            check_bounds(partitions, graph.n)
-        else:
-            raise ParameterError(f"partitions must be a positive integer or a list of bounds, not {partitions!r}")
-    dev = resolve_device(device)
     if b is not None:
         if np.isscalar(b):
             if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or not 0 <= b <= _B_MAX:
@@ -359,7 +371,7 @@ def _validate(graph, partitions, device, b=None):
                 raise ParameterError(f"b must be an integer or an array of {graph.n} entries, got shape {b.shape}")
             if not np.issubdtype(b.dtype, np.integer) or (b < 0).any() or (b > _B_MAX).any():
                 raise ParameterError("b must hold non-negative integers below 2^63")
-    return dev, b
+    return b
 
 
 def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions=None, device: str = "auto",
@@ -368,64 +380,19 @@ def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions=None, d
     functions below; ``algorithm`` is ``suitor``, ``bsuitor``, ``ld`` or ``handshake``).
 
     ``graph`` may also be a :class:`~mgmatch.distributed.loading.DistributedGraph` (from
-    :func:`~mgmatch.distributed.read_partitions`) with the ``client`` of its cluster: its
-    partitions, built on the workers, are used as they are."""
+    :func:`~mgmatch.distributed.read_partitions` or :func:`~mgmatch.distributed.place`) with the
+    ``client`` of its cluster: its partitions, held by the workers, are used as they are."""
     if algorithm == "bsuitor":
         if b is None:
             raise ParameterError("b-Suitor needs b (an integer or one per vertex)")
     elif algorithm not in ALGORITHMS:
         raise ParameterError(f"unknown matching algorithm {algorithm!r}; choose from suitor, bsuitor, ld, handshake")
-    dev, b = _validate(graph, partitions, device if client is None else "cpu", b if algorithm == "bsuitor" else None)
-    t0 = time.perf_counter()
+    b = _validate(graph, b if algorithm == "bsuitor" else None)
     program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
-    if is_distributed_graph(graph) and client is None:
-        raise ParameterError("a DistributedGraph lives on a Dask cluster; pass the client that read it (client=)")
-    if client is not None:
-        from ..distributed.coordinator import run_distributed  # noqa: PLC0415
-
-        if is_distributed_graph(graph):  # the workers hold its partitions already
-            partitions, parts = graph.n_parts, graph
-        else:
-            if partitions is None:
-                partitions = max(len(client.scheduler_info().get("workers", {})), 1)
-            parts = graph.to("cpu").partition(int(partitions)) if np.ndim(partitions) == 0 else \
-                graph.to("cpu").partition(bounds=partitions)
-        outcome = run_distributed(client, program, parts, device=device, progress=progress, total_vertices=graph.n)
-        if getattr(client, "asynchronous", False):
-            return _finish_async(outcome, graph, algorithm, b, partitions, t0)
-        parts_out, log, t_part, dev = outcome
-    else:
-        partitions = 1 if partitions is None else partitions
-        if dev == "gpu":
-            _check_gpu_memory(graph, algorithm, b)
-        try:
-            g = graph.to(dev)
-            parts = g.partition(int(partitions)) if np.ndim(partitions) == 0 else g.partition(bounds=partitions)
-            t_part = time.perf_counter() - t0
-            parts_out, log = run_local(program, parts, progress=progress)
-        except Exception as exc:  # a CUDA out-of-memory error becomes one clear message
-            if type(exc).__name__ == "OutOfMemoryError":
-                raise ResourceError(f"{algorithm} ran out of GPU memory on n={graph.n}, nnz={graph.nnz}: {exc}") from None
-            raise
-    return _result(graph, algorithm, b, partitions, dev, parts_out, log, t0, t_part)
-
-
-async def _finish_async(outcome, graph, algorithm, b, partitions, t0):
-    parts_out, log, t_part, dev = await outcome
-    return _result(graph, algorithm, b, partitions, dev, parts_out, log, t0, t_part)
-
-
-def _result(graph, algorithm, b, partitions, dev, parts_out, log, t0, t_part) -> MatchingResult:
-    t_match = time.perf_counter() - t0 - t_part
-    result = _assemble(graph, algorithm, parts_out, log)
-    result.device = dev
-    result.n_parts = int(partitions) if np.ndim(partitions) == 0 else len(partitions) - 1
-    result.params = {"partitions": result.n_parts}
-    if algorithm == "bsuitor":
-        result.params["b"] = int(b) if np.isscalar(b) else "per-vertex"
-    result.timings = {"partition": t_part, "match": t_match, "total": time.perf_counter() - t0}
-    result.timings.update({k: v for k, v in log.as_dict().items() if k.endswith("_s")})
-    return result
+    if progress is not None and not callable(progress):
+        raise ParameterError(f"progress must be callable, not {type(progress).__name__}")
+    report = None if progress is None else (lambda rec: progress(rec["round"], rec["messages"], rec.get("matched")))
+    return execute(program, graph, partitions=partitions, device=device, client=client, progress=report)
 
 
 # Device bytes one GPU run needs beyond the graph, per vertex and per stored edge (CSR entry):
@@ -448,22 +415,6 @@ def gpu_memory_estimate(graph: Graph, algorithm: str, b=None) -> int:
     if graph.xp is np:
         need += graph.indptr.nbytes + graph.indices.nbytes + graph.weights.nbytes
     return int(need)
-
-
-def _check_gpu_memory(graph: Graph, algorithm: str, b) -> None:
-    """Raise :class:`ResourceError` before starting when the run will not fit the GPU."""
-    import cupy  # noqa: PLC0415
-
-    need = gpu_memory_estimate(graph, algorithm, b)
-    free, total = cupy.cuda.runtime.memGetInfo()
-    pool = cupy.get_default_memory_pool()
-    free += pool.total_bytes() - pool.used_bytes()  # blocks CuPy holds but does not use
-    if need > free:
-        raise ResourceError(
-            f"{algorithm} on n={graph.n}, nnz={graph.nnz} needs about {need / 2**30:.2f} GiB of GPU memory; "
-            f"{free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB is free (use device='cpu', or more partitions "
-            "on a Dask cluster)"
-        )
 
 
 def _assemble(graph: Graph, algorithm: str, parts_out: list[dict], log: RoundLog) -> MatchingResult:
@@ -627,8 +578,8 @@ def strongest_neighbour(graph: Graph, *, device: str = "auto"):
     >>> mgmatch.strongest_neighbour(g, device="cpu").tolist()
     [1, 2, 1, 2]
     """
-    dev, _ = _validate(graph, 1, device)
-    g = graph.to(dev)
+    _validate(graph)
+    g = graph.to(resolve_device(device))
     xp = g.xp
     if xp is np:
         free = np.ones(g.n, dtype=np.bool_)

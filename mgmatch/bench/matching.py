@@ -97,7 +97,7 @@ def run(graphs=None, device="auto", repeats=5, quick=False, timeout=None) -> lis
 
 def _run_partitions(parts, algorithm, b):
     """One run of ``algorithm`` on partitions already resident on the device (kernel time)."""
-    from ..algorithms._bsp import run_local  # noqa: PLC0415
+    from ..engine import run_local  # noqa: PLC0415
     from ..algorithms.matching import ALGORITHMS, _BSuitor  # noqa: PLC0415
 
     program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()

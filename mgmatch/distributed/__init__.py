@@ -1,5 +1,5 @@
-"""Running the algorithms on a Dask cluster: one partition per worker, boundary messages
-exchanged worker to worker by a coordinator (see :mod:`mgmatch.distributed.coordinator`).
+"""Placing graphs on a Dask cluster: one partition per worker; the engine
+(:mod:`mgmatch.engine.cluster_runner`) runs every algorithm's rounds on them.
 
 >>> from mgmatch.distributed import cluster  # doctest: +SKIP
 >>> with cluster(workers=2) as client:  # doctest: +SKIP
@@ -16,10 +16,9 @@ A graph in the client that several runs use is placed on the workers once with :
 """
 
 from .cluster import WorkerSetup, cluster, connect
-from .coordinator import run_distributed, run_rounds_async
 from .loading import DistributedGraph, place, place_async, read_partitions, read_partitions_async
 
 __all__ = [
-    "cluster", "connect", "WorkerSetup", "run_distributed", "run_rounds_async", "DistributedGraph",
+    "cluster", "connect", "WorkerSetup", "DistributedGraph",
     "read_partitions", "read_partitions_async", "place", "place_async",
 ]

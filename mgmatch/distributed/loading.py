@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import ClusterError, InputError, ParameterError
 from ..graph import CanonSummary, Graph, Partition, _check_choice, check_bounds, index_dtype_for
+from .workers import check_worker, worker_addresses
 
 __all__ = ["DistributedGraph", "place", "place_async", "read_partitions", "read_partitions_async"]
 
@@ -75,6 +76,9 @@ class DistributedGraph:
         Partition ``p``, held by worker ``workers[p]``.
     workers : dict of int to str
         The worker address holding each partition.
+    resident : bool
+        Whether the partitions live in the workers' GPU memory (``place(..., resident=True)``)
+        rather than in their host memory.
     """
 
     n: int
@@ -88,6 +92,7 @@ class DistributedGraph:
     workers: dict = field(repr=False)
     _plan: _ReadPlan = field(default=None, repr=False)
     _source: Graph = field(default=None, repr=False)  # the client's graph, for place()
+    resident: bool = False  # the partitions live in the workers' GPU memory
 
     bipartite = False
 
@@ -103,9 +108,7 @@ class DistributedGraph:
 
 # ------------------------------------------------------------------------- worker tasks
 def _check_worker(expected: str) -> None:
-    from .coordinator import _check_worker as check  # noqa: PLC0415
-
-    check(expected)
+    check_worker(expected)
 
 
 def _read_chunk(plan: _ReadPlan, c: int, *, first_pass: bool):
@@ -262,9 +265,7 @@ def _owned_entries(part: Partition) -> int:
 
 # ------------------------------------------------------------------------------- client side
 async def _worker_list(client) -> list[str]:
-    from .coordinator import _worker_addresses  # noqa: PLC0415
-
-    workers = await _worker_addresses(client)
+    workers = await worker_addresses(client)
     if not workers:
         raise ClusterError("the Dask cluster has no workers")
     return workers
@@ -324,11 +325,14 @@ async def _place_async(client, plan: _ReadPlan, bounds: np.ndarray, n: int, work
     run = uuid.uuid4().hex[:8]
     k = len(bounds) - 1
     owner = {p: workers[p % len(workers)] for p in range(k)}
-    split_f = [client.submit(_split_task, plan, c, bounds, key=f"read-split-c{c}-{run}", pure=False)
+    # only on the workers given: after a worker stopped, the scheduler may still list it
+    split_f = [client.submit(_split_task, plan, c, bounds, key=f"read-split-c{c}-{run}", workers=workers,
+                             allow_other_workers=False, pure=False)
                for c in range(len(plan.chunks))]
     merged_f = {}
     for p in range(k):
-        pieces = [client.submit(_piece_task, split_f[c], p, key=f"read-piece-c{c}-p{p}-{run}", pure=False)
+        pieces = [client.submit(_piece_task, split_f[c], p, key=f"read-piece-c{c}-p{p}-{run}", workers=workers,
+                                allow_other_workers=False, pure=False)
                   for c in range(len(plan.chunks))]
         merged_f[p] = client.submit(_merge_task, plan, p, bounds, pieces, owner[p], key=f"read-merge-p{p}-{run}",
                                     workers=[owner[p]], allow_other_workers=False, pure=False)
@@ -430,6 +434,8 @@ async def rebuild_async(client, graph: DistributedGraph, workers: list[str]) -> 
         parts, owner = await _scatter_async(client, graph._source.partition(bounds=graph.bounds), workers)
     else:
         parts, owner, _, _ = await _place_async(client, graph._plan, graph.bounds, graph.n, workers)
+    if graph.resident:
+        parts = await _to_gpu_async(client, parts, owner)
     graph.parts, graph.workers = parts, owner
 
 
@@ -441,10 +447,34 @@ async def _scatter_async(client, parts: list, workers: list[str]):
     return futures, owner
 
 
-async def place_async(client, graph: Graph, *, partitions=None) -> DistributedGraph:
+def _partition_to_gpu(part: Partition, expected_worker: str) -> Partition:
+    _check_worker(expected_worker)
+    from .._array import cupy_or_none  # noqa: PLC0415
+
+    cp = cupy_or_none()
+    if cp is None:
+        raise ClusterError(f"worker {expected_worker} has no GPU; resident=True keeps partitions in GPU memory")
+    on_gpu = part.to("gpu")
+    cp.cuda.get_current_stream().synchronize()
+    return on_gpu
+
+
+async def _to_gpu_async(client, parts: dict, owner: dict) -> dict:
+    """The partitions copied into their workers' GPU memory (the host copies are dropped)."""
+    run = uuid.uuid4().hex[:8]
+    moved = {p: client.submit(_partition_to_gpu, parts[p], owner[p], key=f"place-gpu-p{p}-{run}",
+                              workers=[owner[p]], allow_other_workers=False, pure=False) for p in parts}
+    await client.gather([client.submit(_owned_entries, moved[p], key=f"place-resident-p{p}-{run}",
+                                       workers=[owner[p]], allow_other_workers=False, pure=False) for p in moved])
+    return moved
+
+
+async def place_async(client, graph: Graph, *, partitions=None, resident: bool = False) -> DistributedGraph:
     """The asynchronous core of :func:`place` (same parameters)."""
     if not isinstance(graph, Graph):
         raise ParameterError(f"place() takes a Graph, not {type(graph).__name__}")
+    if resident not in (True, False):
+        raise ParameterError(f"resident must be True or False, not {resident!r}")
     if graph.bipartite:
         raise ParameterError("place() takes an undirected graph; bipartite matching runs in-process")
     workers = await _worker_list(client)
@@ -454,12 +484,14 @@ async def place_async(client, graph: Graph, *, partitions=None) -> DistributedGr
     # Graph.partition checks the count or the bounds
     parts = host.partition(partitions) if np.ndim(partitions) == 0 else host.partition(bounds=partitions)
     futures, owner = await _scatter_async(client, parts, workers)
+    if resident:
+        futures = await _to_gpu_async(client, futures, owner)
     return DistributedGraph(n=graph.n, m=graph.m, nnz=graph.nnz, bounds=np.asarray(parts[0].bounds),
                             summary=graph.summary, weighted=graph.weighted, path="", parts=futures, workers=owner,
-                            _source=host)
+                            _source=host, resident=bool(resident))
 
 
-def place(client, graph: Graph, *, partitions=None):
+def place(client, graph: Graph, *, partitions=None, resident: bool = False):
     """Split an in-memory graph into partitions and place one on each worker, once.
 
     The result is used like a graph read with :func:`read_partitions`: every algorithm run on it
@@ -475,6 +507,10 @@ def place(client, graph: Graph, *, partitions=None):
     partitions : int or sequence of int, optional
         Number of partitions (default: one per worker; contiguous vertex ranges balanced
         by edge count, as :meth:`Graph.partition`) or explicit bounds ``[0, b_1, ..., n]``.
+    resident : bool
+        Keep the partitions in the workers' GPU memory (GPU workers only), so that every run
+        starts on the device without copying the graph again; by default they stay in the
+        workers' host memory (page-locked after the first run) and each run copies them over.
 
     Returns
     -------
@@ -490,7 +526,7 @@ def place(client, graph: Graph, *, partitions=None):
     >>> dg = place(client, mgmatch.generators.kron(20))  # doctest: +SKIP
     >>> mgmatch.suitor(dg, client=client)  # doctest: +SKIP
     """
-    coro = place_async(client, graph, partitions=partitions)
+    coro = place_async(client, graph, partitions=partitions, resident=resident)
     if getattr(client, "asynchronous", False):
         return coro
     return client.sync(lambda: coro)
@@ -543,7 +579,7 @@ def read_partitions(client, path, *, partitions=None, format=None, one_based=Non
     Notes
     -----
     If a worker holding a partition is lost while an algorithm runs on the graph, the
-    coordinator builds the partitions again from the file on the remaining workers (same
+    engine builds the partitions again from the file on the remaining workers (same
     bounds, same result) and runs the algorithm again.
 
     Examples

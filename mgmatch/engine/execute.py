@@ -43,8 +43,13 @@ def is_distributed_graph(graph) -> bool:
     return loading is not None and isinstance(graph, loading.DistributedGraph)
 
 
+#: Partitions beyond the vertex count are allowed up to this many (they own empty ranges, which
+#: tests and small examples use); more only cost memory and time.
+MAX_EMPTY_PARTITIONS = 64
+
+
 def check_partitions(partitions, n: int):
-    """``None``, a partition count (at least 1, at most ``max(n, 1)``) or explicit bounds
+    """``None``, a partition count (at least 1, at most ``max(n, 64)``) or explicit bounds
     ``[0, b_1, ..., n]``; returns it checked (bounds as an int64 array)."""
     if partitions is None:
         return None
@@ -54,7 +59,7 @@ def check_partitions(partitions, n: int):
         return check_bounds(partitions, n)
     if isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
         raise ParameterError(f"partitions must be a positive integer or a list of bounds, not {partitions!r}")
-    if partitions > max(n, 1):
+    if partitions > max(n, MAX_EMPTY_PARTITIONS):
         raise ParameterError(f"partitions={partitions} is more than the graph's {n} vertices; every partition "
                              "owns a range of vertices, so use at most one per vertex")
     return int(partitions)

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .program import HEAD, Messages, RoundLog, outbox_pieces, round_vector
+from .program import HEAD, Messages, RoundLog, outbox_pieces, round_vector, sum_in_order
 
 __all__ = ["run_local", "round_record"]
 
@@ -57,7 +57,7 @@ def run_local(program, parts: list, *, progress: Callable[[dict], None] | None =
             sent.append(sum(len(m) for m in pieces.values()))
             for dest, batch in pieces.items():
                 routed[dest].append(batch)
-        totals = sum(round_vector(program, s, k) for s, k in zip(states, sent))
+        totals = sum_in_order(round_vector(program, s, k) for s, k in zip(states, sent))
         if reduced is not None:
             for s in states:
                 reduced(s, totals[HEAD:])

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._array import get_namespace
 
-__all__ = ["Messages", "Program", "RoundLog", "fork_state", "outbox_pieces", "round_vector"]
+__all__ = ["Messages", "Program", "RoundLog", "fork_state", "outbox_pieces", "round_vector", "sum_in_order"]
 
 
 @dataclass
@@ -139,6 +139,16 @@ def round_vector(program, state, sent: int) -> np.ndarray:
 
 #: Fields of :func:`round_vector` before the program's own values.
 HEAD = 3
+
+
+def sum_in_order(vectors) -> np.ndarray:
+    """The all-reduce of round vectors: summed one after another in partition order, so that
+    every runner and every rank gets the same floating-point totals."""
+    vectors = list(vectors)
+    total = np.array(vectors[0], dtype=np.float64, copy=True)
+    for v in vectors[1:]:
+        total += v
+    return total
 
 
 @dataclass
