@@ -803,8 +803,8 @@ extern "C" __global__ void merge_member_loops(const int* __restrict__ members, i
 // A whole Louvain run in one kernel, for graphs small enough that launching a kernel per batch
 // costs more than the batch's work (4elt: 176 batches, 38 sweeps and 5 aggregations over 6
 // levels). The measurements in this kernel's comments that count 4elt's batches (9 a sweep on
-// levels 0 and 2, 288 in all) were taken with 4 batches a bucket (MOVE_SLICES in
-// algorithms/louvain.py), the default until 2 replaced it. One thread-block cluster of FUSED_CLUSTER blocks of FUSED_THREADS threads runs every
+// levels 0 and 2, 288 in all) were taken with 4 batches a bucket (LouvainConfig.move_slices in
+// algorithms/louvain_program.py), the default until 2 replaced it. One thread-block cluster of FUSED_CLUSTER blocks of FUSED_THREADS threads runs every
 // phase of Algorithms 1 to 3, level after level, and separates the phases with the cluster's
 // hardware barrier (barrier.cluster, release/acquire) instead of kernel boundaries; the last,
 // small levels go on in a second kernel on one block (louvain_fused_solo, see fused_levels). Its
@@ -1306,7 +1306,8 @@ __device__ __forceinline__ void fused_group_reduce(double& best, int& best_c, i6
 // batches' rounds are bound by the SMs' L2 traffic). The id takes the low 20 bits of v_deg
 // (the fused kernel takes at most 2^20 vertices, FUSED_MAX_VERTICES), the degree the high 12,
 // saturated at 4095 (fused_move_hub, the only taker of degrees above 319, reads it off indptr);
-// the edge offset fits 32 bits (at most FUSED_MAX_EDGES = 2^22 stored edges). On an H100, with
+// the edge offset fits 32 bits (at most LouvainConfig.fused_max_edges, 2^22 stored edges by
+// default). On an H100, with
 // the lazy singleton loads of score_slots and the staged scan totals (scan_partials), 4elt's
 // kernels took 905 to 908 us against 948, delaunay k=14's 911 against 943, rgg k=14's 1,216
 // against 1,266 and kron k=12's 5,550 against 5,664, the same decisions; the three separate

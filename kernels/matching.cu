@@ -650,6 +650,78 @@ __global__ void bsuitor_inbox(long long lo, long long hi, const long long* __res
     }
 }
 
+// b-Suitor inbox, thread per receiving owned vertex ([KH] Algorithm 2 on boundary messages): the
+// host sorts the messages by receiving vertex, keeping inbox order within each vertex (order,
+// seg: one segment per vertex), so each thread applies its vertex's messages in turn, exactly as
+// the one-thread inbox above would. PROPOSE offers the remote proposer to the vertex's heap; a
+// displaced owned suitor x is recorded as (x, v) for bsuitor_withdraw, since x's target list is
+// another thread's; DISPLACE withdraws the proposal it names (its ghost threshold is raised by
+// bsuitor_inbox_ghosts). b-Suitor's result does not depend on the order in which proposals to
+// different vertices meet, so this gives the b-matching of the sequential inbox.
+template <typename I, typename S, typename W>
+__global__ void bsuitor_inbox_grouped(long long lo, long long hi, const long long* b, double* hw, long long* hs,
+                                      long long* hcnt, const long long* hoff, long long* tid, long long* tcnt,
+                                      const long long* toff, const long long* __restrict__ in_i,
+                                      const double* __restrict__ in_w, const long long* __restrict__ order,
+                                      const long long* __restrict__ seg, long long n_seg,
+                                      long long* work, unsigned long long* n_work,
+                                      long long* removed, unsigned long long* n_removed,
+                                      long long* ob_i, double* ob_w, unsigned long long* ob_count, long long ob_cap) {
+    for (long long s = mgm_tid(); s < n_seg; s += mgm_nthreads()) {
+        for (long long j = seg[s]; j < seg[s + 1]; ++j) {
+            const long long k = order[j];
+            const long long kind = in_i[4 * k], dst = in_i[4 * k + 1], src = in_i[4 * k + 2];
+            const double w = in_w[k];
+            const long long d = dst - lo;
+            if (kind == MGM_PROPOSE) {
+                double thw;
+                long long ths;
+                mgm_threshold(hw, hs, hcnt, hoff, b, d, &thw, &ths);
+                if (ths != -2 && mgm_beats_threshold(w, src, dst, thw, ths)) {
+                    long long x = mgm_heap_offer(hw, hs, hcnt, hoff, b, d, src, w, dst);
+                    if (x >= 0) {
+                        double nthw;
+                        long long nths;
+                        mgm_threshold(hw, hs, hcnt, hoff, b, d, &nthw, &nths);
+                        if (x >= lo && x < hi) {
+                            const unsigned long long r = atomicAdd(n_removed, 1ull);
+                            removed[2 * r] = x;
+                            removed[2 * r + 1] = dst;
+                        } else {
+                            mgm_push(ob_i, ob_w, ob_count, ob_cap, MGM_DISPLACE, x, dst, nthw, nths);
+                        }
+                    }
+                } else {
+                    mgm_push(ob_i, ob_w, ob_count, ob_cap, MGM_DISPLACE, src, dst, thw, ths);
+                }
+            } else if (mgm_remove_target(tid, tcnt, toff, d, src)) {
+                work[atomicAdd(n_work, 1ull)] = dst;
+            }
+        }
+    }
+}
+
+// The ghost half of a DISPLACE: raise the ghost's cached threshold, thread per ghost over its
+// DISPLACE messages in inbox order (order, seg as above, grouped by ghost slot g).
+template <typename I, typename S, typename W>
+__global__ void bsuitor_inbox_ghosts(double* tw, long long* ts, const long long* __restrict__ in_i,
+                                     const double* __restrict__ in_w, const long long* __restrict__ order,
+                                     const long long* __restrict__ seg, const long long* __restrict__ slot_of,
+                                     long long n_seg) {
+    for (long long s = mgm_tid(); s < n_seg; s += mgm_nthreads()) {
+        for (long long j = seg[s]; j < seg[s + 1]; ++j) {
+            const long long k = order[j];
+            const long long g = slot_of[j];
+            const long long src = in_i[4 * k + 2], aux = in_i[4 * k + 3];
+            const double w = in_w[k];
+            if (aux == -2 || (ts[g] != -2 && (ts[g] < 0 || (aux >= 0 && mgm_edge_beats(w, aux, src, tw[g], ts[g], src))))) {
+                tw[g] = w;
+                ts[g] = aux;
+            }
+        }
+    }
+}
+
 // Heap of packed keys (min at the root) in global memory, touched only under the vertex's lock.
 __device__ void mgm_kheap_offer(volatile mgm_u64* hk, long long base, long long cnt, long long cap, mgm_u64 k,
                                 mgm_u64* displaced) {

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mgmatch
-from mgmatch import verify
+from mgmatch import generators, verify
 from mgmatch.algorithms.matching import _Suitor, match
 from mgmatch.errors import ClusterError
 
@@ -245,3 +245,48 @@ def test_bad_worker_count():
     with pytest.raises(mgmatch.ParameterError, match="workers"):
         with cluster(workers=0):
             pass
+
+
+# ------------------------------------------------------------------- every family, one engine
+def test_bipartite_matching_runs_on_a_worker(dask_client):
+    g = generators.random_bipartite(300, 200, avg_degree=3, seed=4)
+    local = mgmatch.bipartite_matching(g, "apfb", device="cpu")
+    for algorithm in ("apfb", "apsb", "gpr"):
+        r = mgmatch.bipartite_matching(g, algorithm, device="cpu", client=dask_client)
+        ref = mgmatch.bipartite_matching(g, algorithm, device="cpu")
+        assert r.cardinality == local.cardinality
+        np.testing.assert_array_equal(r.row_match, ref.row_match)
+
+
+def test_bipartite_matching_refuses_several_partitions():
+    from mgmatch.algorithms.bipartite import _BipartiteProgram
+    from mgmatch.engine import execute
+
+    g = generators.random_bipartite(30, 20, avg_degree=3, seed=4)
+    with pytest.raises(mgmatch.ParameterError, match="at most 1 partition"):
+        execute(_BipartiteProgram("apfb", {"init": "cheap", "bfs": "gpubfs-wr", "launch": "persistent",
+                                           "deterministic": False}), g, partitions=2, device="cpu")
+
+
+def test_two_jobs_at_once_share_no_session(dask_client, graph):
+    """Two jobs submitted together from two threads: the multi-lock runs them one after the other."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(match, graph, alg, partitions=2, client=dask_client, device="cpu")
+                for alg in ("suitor", "handshake")]
+        results = [f.result(timeout=120) for f in runs]
+    for r in results:
+        np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
+
+
+def test_engine_config_is_validated():
+    from mgmatch.engine import EngineConfig, config_context
+
+    with pytest.raises(mgmatch.ParameterError, match="exchange"):
+        EngineConfig(exchange="pigeons")
+    with pytest.raises(mgmatch.ParameterError, match="peer_timeout_s"):
+        with config_context(peer_timeout_s=-1):
+            pass
+    with pytest.raises(mgmatch.ParameterError, match="heartbeat_s"):
+        EngineConfig(peer_timeout_s=1.0, heartbeat_s=2.0)

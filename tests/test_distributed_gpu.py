@@ -1,6 +1,6 @@
-"""The coordinator on GPU workers (``LocalCUDACluster``, one worker per GPU): every algorithm
-gives the sequential greedy result, with partitions split over the GPUs and exchanging
-boundary messages between them."""
+"""The engine on GPU workers (``LocalCUDACluster``, one worker per GPU): every algorithm gives
+the sequential greedy result, with partitions split over the GPUs and exchanging boundary
+messages between them over NCCL."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def skewed():
 @pytest.mark.parametrize("algorithm", ["suitor", "ld", "handshake"])
 def test_gpu_workers_equal_greedy(gpu_client, skewed, algorithm, partitions):
     r = match(skewed, algorithm, partitions=partitions, client=gpu_client, device="gpu")
-    assert r.device == "gpu" and r.rounds.rounds >= 2
+    assert r.device == "gpu" and r.rounds.rounds >= 2 and r.rounds.transport == "nccl"
     np.testing.assert_array_equal(r.mate, verify.greedy_matching(skewed))
 
 
@@ -56,6 +56,40 @@ def test_placed_graph_on_gpu_workers(gpu_client):
     for _ in range(2):  # the placed partitions serve several runs
         r = mgmatch.suitor(dg, client=gpu_client, device="gpu")
         np.testing.assert_array_equal(r.mate, verify.greedy_matching(g))
+
+
+@pytest.mark.mgpu
+def test_resident_partitions_serve_every_family(gpu_client, skewed):
+    from mgmatch.distributed import place
+
+    dg = place(gpu_client, skewed, resident=True)
+    assert dg.resident
+    for _ in range(2):
+        r = mgmatch.suitor(dg, client=gpu_client, device="gpu")
+        np.testing.assert_array_equal(r.mate, verify.greedy_matching(skewed))
+    eu, ev, _ = verify.greedy_b_matching(skewed, 2)
+    r = mgmatch.b_suitor(dg, 2, client=gpu_client, device="gpu")
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)
+
+
+@pytest.mark.mgpu
+def test_gpu_task_mode_equals_direct(gpu_client, skewed):
+    from mgmatch.engine import config_context
+
+    with config_context(exchange="tasks"):
+        r = mgmatch.suitor(skewed, partitions=2, client=gpu_client, device="gpu")
+    assert r.rounds.transport == "tasks"
+    np.testing.assert_array_equal(r.mate, verify.greedy_matching(skewed))
+
+
+@pytest.mark.mgpu
+def test_bipartite_matching_on_a_gpu_worker(gpu_client):
+    g = generators.random_bipartite(2000, 1500, avg_degree=4, seed=2)
+    local = mgmatch.bipartite_matching(g, "apfb", device="gpu", deterministic=True)
+    r = mgmatch.bipartite_matching(g, "apfb", device="gpu", deterministic=True, client=gpu_client)
+    assert r.cardinality == local.cardinality
+    np.testing.assert_array_equal(r.row_match, local.row_match)
 
 
 @pytest.mark.gpu

@@ -12,7 +12,9 @@ import scipy.io
 
 from mgmatch import generators
 from mgmatch.algorithms import louvain as L
-from mgmatch.algorithms.louvain import louvain, modularity
+from mgmatch.algorithms import louvain_program as LP
+from mgmatch.algorithms.louvain import LouvainConfig, louvain, louvain_config, modularity
+from mgmatch.engine import Messages
 from mgmatch.errors import InputError, ParameterError, ResourceError
 from mgmatch.graph import Graph
 
@@ -22,15 +24,27 @@ KARATE_OPTIMUM = 0.4197896
 # ------------------------------------------------------------------------------ helpers
 @pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu),
                         pytest.param("gpu-phases", marks=pytest.mark.gpu)])
-def device(request, monkeypatch):
+def device(request):
     """``cpu``; ``gpu`` (small graphs take the fused kernel); ``gpu-phases`` (the fused path off,
     so every graph takes the phase-per-kernel driver)."""
     if request.param == "gpu-phases":
-        from mgmatch.gpu import louvain as gl
+        with louvain_config(fused_max_edges=0):
+            yield "gpu"
+    else:
+        yield request.param
 
-        monkeypatch.setattr(gl, "FUSED_MAX_EDGES", 0)
-        return "gpu"
-    return request.param
+
+def _program(config=None, **params):
+    return LP.LouvainProgram(L.validate_louvain_params(**params), config or LouvainConfig())
+
+
+def _run_steps(program, state):
+    """Step one partition owning the whole graph to the end (it sends nothing)."""
+    steps = 0
+    while not state.done:
+        assert program.step(state, Messages.empty()) == {}
+        steps += 1
+    return steps
 
 
 def _read(data_dir, name: str) -> Graph:
@@ -100,9 +114,10 @@ def test_levels_are_partitions_and_monotone(device, data_dir):
 
 def test_aggregation_preserves_weight_and_modularity():
     g = _planted(seed=1)
-    st = L.init(g.partition(1)[0], L.validate_louvain_params(device="cpu"), device="cpu")
+    prog = _program()
+    st = prog.init(g.partition(1)[0])
     while st.phase == "move":
-        st, _ = L.step(st, {})
+        prog.step(st, Messages.empty())
     two_m, q_before, comm = st.two_m_fix, st.q_current, st.comm.copy()
     gr = st.graph
     from mgmatch.cpu import louvain as twin
@@ -111,9 +126,10 @@ def test_aggregation_preserves_weight_and_modularity():
     assert int(wfix.sum() + loop.sum()) == two_m  # 2m preserved exactly (fixed point)
     assert np.all(indices != np.repeat(np.arange(indptr.size - 1), np.diff(indptr)))  # no self entries
     # the aggregated graph with every vertex alone has the modularity of the induced partition
-    agg = L._LevelGraph(indptr, indices.astype(np.int32), wfix, loop)
-    st2 = L.LouvainState(part=st.part, params=st.params, device="cpu", twin=twin, xp=np, graph=agg, two_m_fix=0)
-    L._start_level(st2)
+    agg = LP._LevelGraph(indptr, indices.astype(np.int32), wfix, loop)
+    st2 = LP.LouvainState(part=st.part, params=st.params, config=st.config, device="cpu", twin=twin, xp=np,
+                          n_parts=1, index=0, graph=agg)
+    LP._start_local(st2)
     assert st2.two_m_fix == two_m
     assert st2.q_current == pytest.approx(q_before, abs=1e-12)
     # and symmetric: edge (a, b) has the weight of (b, a)
@@ -169,7 +185,7 @@ def kron14():
 
 def test_quality_kron(kron14):
     # R-MAT graphs are where moving a whole degree bucket at once (the paper's order)
-    # overshoots; the interleaved batches (MOVE_SLICES) must keep us near NetworkX. Its
+    # overshoots; the interleaved batches (move_slices) must keep us near NetworkX. Its
     # Louvain takes about 11 s per seed here, so two seeds.
     g, G = kron14
     res = louvain(g, device="cpu")
@@ -177,41 +193,40 @@ def test_quality_kron(kron14):
     assert res.modularity[-1] >= _nx_floor(G, seeds=2) - 0.01
 
 
-def test_move_slices_tunable(kron14, monkeypatch):
+def test_move_slices_tunable(kron14):
     g, G = kron14
     default = louvain(g, device="cpu")
-    monkeypatch.setattr(L, "MOVE_SLICES", 1)  # the paper's order: one batch per bucket
-    paper = louvain(g, device="cpu")
+    with louvain_config(move_slices=1):  # the paper's order: one batch per bucket
+        paper = louvain(g, device="cpu")
     _check_levels(g, paper)
     q = nx.community.modularity(G, _labels_to_sets(paper.communities))
     assert paper.modularity[-1] == pytest.approx(q, abs=1e-9)
     assert not np.array_equal(paper.communities, default.communities)  # the tunable is read
     # deterministic, and on this graph the batches do better than whole buckets
-    assert np.array_equal(louvain(g, device="cpu").communities, paper.communities)
+    assert np.array_equal(louvain(g, device="cpu", config=LouvainConfig(move_slices=1)).communities,
+                          paper.communities)
     assert default.modularity[-1] > paper.modularity[-1]
 
 
 @pytest.mark.parametrize("slices", [1, 2, 3, 4])
 @pytest.mark.parametrize("slice_min", [0, 64])
-def test_move_batches_interleave_buckets(slices, slice_min, monkeypatch):
-    monkeypatch.setattr(L, "MOVE_SLICES", slices)
-    monkeypatch.setattr(L, "MOVE_SLICE_MIN", slice_min)
+def test_move_batches_interleave_buckets(slices, slice_min):
     g = _planted(seed=4)
-    params = L.validate_louvain_params(device="cpu")
-    st = L.init(g.partition(1)[0], params, device="cpu")
+    st = _program(LouvainConfig(move_slices=slices, move_slice_min=slice_min)).init(g.partition(1)[0])
     batches = st.workspace["batches"]
-    assert len(batches) == len(st.buckets) == len(L.MOVE_BUCKETS) + 1
+    assert len(batches) == len(st.buckets) == len(LP.MOVE_BUCKETS) + 1
     assert any(b.shape[0] >= 64 for b in st.buckets) and any(0 < b.shape[0] < 64 for b in st.buckets)
     for bucket, bs in zip(st.buckets, batches):
         s = slices if bucket.shape[0] >= slice_min else 1  # small buckets move whole
         assert len(bs) == min(s, bucket.shape[0])
         for j, b in enumerate(bs):
             assert b.flags.c_contiguous and np.array_equal(b, bucket[j::s])
-    for name, bad in (("MOVE_SLICES", 0), ("MOVE_SLICE_MIN", -1)):
-        monkeypatch.setattr(L, name, bad)
+    for name, bad in (("move_slices", 0), ("move_slice_min", -1), ("gather_edges", 1.5), ("move_slices", True)):
         with pytest.raises(ParameterError, match=name):
-            L.init(g.partition(1)[0], params, device="cpu")
-        monkeypatch.undo()
+            LouvainConfig(**{name: bad})
+        with pytest.raises(ParameterError, match=name):
+            with louvain_config(**{name: bad}):
+                pass
 
 
 def test_t_bin_default():
@@ -333,16 +348,12 @@ def test_cpu_and_gpu_agree(data_dir):
 @pytest.mark.gpu
 @pytest.mark.parametrize("fused", [True, False])
 @pytest.mark.parametrize("slices", [2, 4, 1])
-def test_cpu_and_gpu_agree_kron(slices, fused, monkeypatch):
+def test_cpu_and_gpu_agree_kron(slices, fused):
     # the same batches, moved in the same order from the same integer state: the same labels,
     # from the fused kernel (hubs a block each) and from the phase driver (hubs edge-balanced)
-    from mgmatch.gpu import louvain as gl
-
-    monkeypatch.setattr(L, "MOVE_SLICES", slices)
-    if not fused:
-        monkeypatch.setattr(gl, "FUSED_MAX_EDGES", 0)
+    cfg = LouvainConfig(move_slices=slices, **({} if fused else {"fused_max_edges": 0}))
     g = generators.kron(14, seed=1)
-    c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
+    c, d = louvain(g, device="cpu", config=cfg), louvain(g, device="gpu", config=cfg)
     assert d.device == "gpu" and len(c.levels) == len(d.levels)
     for x, y in zip(c.levels, d.levels):
         assert np.array_equal(x, y)
@@ -356,7 +367,6 @@ def test_cpu_and_gpu_agree_edge_balanced(budget, steps, monkeypatch):
     # small table budget cuts them into many chunks (4 KiB: one item per chunk)
     from mgmatch.gpu import louvain as gl
 
-    monkeypatch.setattr(gl, "FUSED_MAX_EDGES", 0)  # the phase driver's kernels
     if budget is not None:
         monkeypatch.setattr(gl, "GLOBAL_TABLE_BUDGET", budget)
     if steps is not None:
@@ -370,7 +380,8 @@ def test_cpu_and_gpu_agree_edge_balanced(budget, steps, monkeypatch):
     u, v, _ = generators.kron(15, seed=2).edges()
     u, v = np.asarray(u), np.asarray(v)
     g = Graph.from_edges(u, v, 1.0 + 2.5 * ((u + v) % 7 == 0), n=2**15)  # weighted
-    c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
+    with louvain_config(fused_max_edges=0):  # the phase driver's kernels
+        c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
     assert calls["move"] > 0 and calls["merge"] > 0
     assert len(c.levels) == len(d.levels) >= 2
     for x, y in zip(c.levels, d.levels):
@@ -467,12 +478,12 @@ def test_fused_equals_cpu(data_dir, slices, solo, monkeypatch):
     # cluster (solo 0)
     from mgmatch.gpu import louvain as gl
 
-    monkeypatch.setattr(L, "MOVE_SLICES", slices)
     monkeypatch.setattr(gl, "FUSED_SOLO_BYTES", solo)
     cluster = gl._fused_cluster()
+    cfg = LouvainConfig(move_slices=slices)
     for name, g in _fused_graphs(data_dir).items():
         for resolution in ((1.0, 0.5, 2.0) if name == "netscience" else (1.0,)):
-            c, d = louvain(g, resolution, device="cpu"), louvain(g, resolution, device="gpu")
+            c, d = louvain(g, resolution, device="cpu", config=cfg), louvain(g, resolution, device="gpu", config=cfg)
             assert "fused_kernel_s" in d.timings, name
             assert len(d.timings["levels"]) == len(c.timings["levels"]), name
             _assert_same(c, d)
@@ -842,13 +853,13 @@ def test_fused_takes_no_graph_beyond_its_packed_ids(monkeypatch):
     from mgmatch.gpu import louvain as gl
 
     monkeypatch.setattr(gl, "FUSED_MAX_VERTICES", 1 << 30)
-    monkeypatch.setattr(gl, "FUSED_MAX_EDGES", 1 << 40)
     monkeypatch.setattr(gl, "compute_capability", lambda: 90)  # a device with clusters
-    buckets = L.MOVE_BUCKETS
-    assert gl.fused_eligible(1 << 20, (1 << 32) - 1, move_buckets=buckets, slices=2)
-    assert not gl.fused_eligible((1 << 20) + 1, 1 << 21, move_buckets=buckets, slices=2)
-    assert not gl.fused_eligible(1 << 20, 1 << 32, move_buckets=buckets, slices=2)
-    assert not gl.fused_eligible(1 << 20, 0, move_buckets=buckets, slices=2)
+    kw = {"move_buckets": LP.MOVE_BUCKETS, "slices": 2, "max_edges": 1 << 40}
+    assert gl.fused_eligible(1 << 20, (1 << 32) - 1, **kw)
+    assert not gl.fused_eligible((1 << 20) + 1, 1 << 21, **kw)
+    assert not gl.fused_eligible(1 << 20, 1 << 32, **kw)
+    assert not gl.fused_eligible(1 << 20, 0, **kw)
+    assert not gl.fused_eligible(1 << 10, 1 << 12, **dict(kw, max_edges=(1 << 12) - 1))
 
 
 def test_fused_pack_fills_this_threads_buffer():
@@ -938,10 +949,8 @@ def test_gpu_memory_estimate_raises(fused, monkeypatch):
             raise cp.cuda.memory.OutOfMemoryError(size, 0)
 
         monkeypatch.setattr(cp.cuda, "alloc", refuse)
-    else:
-        monkeypatch.setattr(gl, "FUSED_MAX_EDGES", 0)
     with pytest.raises(ResourceError, match="GiB"):
-        louvain(_planted(), device="gpu")
+        louvain(_planted(), device="gpu", config=LouvainConfig(fused_max_edges=0 if not fused else 1 << 22))
 
 
 # ------------------------------------------------------------------- parameters, outputs
@@ -950,9 +959,11 @@ def test_gpu_memory_estimate_raises(fused, monkeypatch):
     [
         {"resolution": 0.0},
         {"resolution": float("nan")},
-        {"t_bin": -1.0},
-        {"t_final": "x"},
-        {"max_levels": 0},
+        {"threshold": -1.0},
+        {"threshold": "x"},
+        {"max_level": 0},
+        {"config": {"move_slices": 2}},
+        {"partitions": 0},
         {"max_iterations": 1.5},
         {"device": "tpu"},
         {"progress": "yes"},
@@ -1014,7 +1025,7 @@ def test_bad_input():
 
 def test_limits_respected(device, data_dir):
     g = _read(data_dir, "netscience")
-    res = louvain(g, max_levels=1, max_iterations=1, device=device)
+    res = louvain(g, max_level=1, max_iterations=1, device=device)
     assert len(res.levels) == 1
     assert res.timings["levels"][0]["iterations"] == 1
 
@@ -1036,15 +1047,41 @@ def test_table_and_summary(device, data_dir):
 
 def test_partition_program_single_partition():
     g = _planted(seed=3)
-    params = L.validate_louvain_params(device="cpu")
-    st = L.init(g.partition(1)[0], params, device="cpu")
-    steps = 0
-    while not st.done:
-        st, outbox = L.step(st, {})
-        assert outbox == {}
-        steps += 1
-    res = L.finish(st)
-    assert steps > 1
-    assert np.array_equal(res.communities, louvain(g, device="cpu").communities)
-    with pytest.raises(ParameterError):
-        L.init(g.partition(2)[0], params, device="cpu")
+    prog = _program()
+    st = prog.init(g.partition(1)[0])
+    steps = _run_steps(prog, st)
+    piece = prog.finish(st)
+    assert steps > 1 and not prog.active(st)
+    assert np.array_equal(piece["levels"][-1], louvain(g, device="cpu").communities)
+
+
+def test_threshold_and_max_level_names():
+    # NetworkX's and cuGraph's names; the former ones still work this release, with a warning
+    g = _read_planted_small()
+    new = louvain(g, device="cpu", threshold=1e-2, max_level=2)
+    assert new.params["t_bin"] == new.params["t_final"] == 1e-2 and new.params["max_level"] == 2
+    with pytest.warns(FutureWarning, match="t_bin|t_final"):
+        old = louvain(g, device="cpu", t_bin=1e-2, t_final=1e-2)
+    assert np.array_equal(old.communities, louvain(g, device="cpu", threshold=1e-2).communities)
+    with pytest.warns(FutureWarning, match="max_levels is deprecated"):
+        assert len(louvain(g, device="cpu", max_levels=1).levels) == 1
+    with pytest.raises(ParameterError, match="not both"):
+        louvain(g, device="cpu", threshold=1e-2, t_bin=1e-2)
+    with pytest.raises(ParameterError, match="not both"):
+        louvain(g, device="cpu", max_level=2, max_levels=2)
+    # the default keeps the two thresholds by level size
+    p = L.validate_louvain_params()
+    assert (p["threshold"], p["t_bin"], p["t_final"]) == (None, 1e-3, 1e-6)
+
+
+def _read_planted_small() -> Graph:
+    return _planted(n_blocks=4, size=20, seed=9)
+
+
+def test_config_is_read_once_and_passed_down():
+    g = _planted(seed=4)
+    with louvain_config(move_slices=1, move_slice_min=64):
+        inside = louvain(g, device="cpu")
+    explicit = louvain(g, device="cpu", config=LouvainConfig(move_slices=1, move_slice_min=64))
+    assert np.array_equal(inside.communities, explicit.communities)
+    assert LouvainConfig().gather_edges is None and LouvainConfig(gather_edges=0).gather_edges == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -73,3 +74,96 @@ def test_numba_cache_keeps_numbas_own_choice(monkeypatch, tmp_path):
     monkeypatch.setattr(_numba_cache, "_writable", lambda directory: False)
     assert _numba_cache.ensure_numba_cache(tmp_path / "src") is None
     assert config.CACHE_DIR == str(tmp_path / "mine")
+
+
+# ------------------------------------------------------------------ what the wheel carries
+def test_wheel_is_typed_and_licensed(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "mgmatch/py.typed" in names  # PEP 561: type checkers read the package's annotations
+    license_file = next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))
+    text = zipfile.ZipFile(wheel).read(license_file).decode()
+    assert text == (ROOT / "LICENSE").read_text() and "Apache License" in text and "Version 2.0" in text
+
+
+def test_wheel_metadata_has_urls_and_license(wheel):
+    zf = zipfile.ZipFile(wheel)
+    meta = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    assert "License-Expression: Apache-2.0" in meta
+    for label in ("Homepage", "Source", "Issues", "Changelog"):
+        assert f"Project-URL: {label}, https://" in meta
+
+
+def test_wheel_registers_the_networkx_backend(wheel):
+    zf = zipfile.ZipFile(wheel)
+    names = zf.namelist()
+    assert "_mgmatch_nx/__init__.py" in names and "mgmatch/nx/interface.py" in names
+    entry = zf.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    assert "[networkx.backends]\nmgmatch = mgmatch.nx.interface:backend_interface" in entry
+    assert "[networkx.backend_info]\nmgmatch = _mgmatch_nx:get_info" in entry
+
+
+def test_backend_info_loads_without_mgmatch():
+    # NetworkX reads the backend's information while it is imported: that must not import mgmatch
+    code = "import sys, _mgmatch_nx; _mgmatch_nx.get_info(); print('mgmatch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# ----------------------------------------------------------------- Dask pins of the extras
+def _requirements():
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    base = {Requirement(r).name: Requirement(r) for r in project["dependencies"]}
+    gpu = {Requirement(r).name: Requirement(r) for r in project["optional-dependencies"]["gpu"]}
+    return base, gpu
+
+
+def test_gpu_extra_pins_one_release_line_and_the_base_pins_one_dask():
+    # dask-cuda pins Dask exactly through rapids-dask-dependency; a CPU install must get that Dask,
+    # so the base requirement names one version and the gpu extra one dask-cuda release line
+    base, gpu = _requirements()
+    (dask_spec,) = base["dask"].specifier
+    assert dask_spec.operator == "==" and "distributed" in base["dask"].extras
+    (cuda_spec,) = gpu["dask-cuda"].specifier
+    assert cuda_spec.operator == "==" and cuda_spec.version.endswith(".*")
+    assert "dask" not in gpu and "distributed" not in gpu
+
+
+def test_installed_rapids_pins_agree_with_the_base_pins():
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement
+
+    try:
+        pins = {Requirement(r).name: Requirement(r) for r in requires("rapids-dask-dependency") or []}
+    except PackageNotFoundError:
+        pytest.skip("rapids-dask-dependency is not installed (a gpu-extra install has it)")
+    base, _ = _requirements()
+    (dask_spec,) = base["dask"].specifier
+    for name in ("dask", "distributed"):
+        assert dask_spec.version in pins[name].specifier
+
+
+# ----------------------------------------------------------------- the README's Python block
+def test_readme_python_block_runs_as_a_script(tmp_path):
+    # the block reads graph.mtx (an undirected graph) and matrix.mtx (a rectangular matrix)
+    import re
+
+    import numpy as np
+    import scipy.io
+    import scipy.sparse as sp
+
+    from mgmatch.generators import delaunay
+
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    assert len(blocks) == 1
+    scipy.io.mmwrite(tmp_path / "graph.mtx", sp.triu(delaunay(8, seed=1).to_scipy(), k=1))
+    scipy.io.mmwrite(tmp_path / "matrix.mtx", sp.random(40, 30, density=0.1, random_state=np.random.default_rng(5)))
+    (tmp_path / "readme_block.py").write_text(blocks[0])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "readme_block.py"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]

@@ -8,6 +8,11 @@ without refinement, ``gamma = 1``, on a thread for each CPU the process may use
 (:func:`~mgmatch.bench._common.host_threads`: every host thread, unless the process is
 confined to some).
 
+With ``partitions`` (counts above 1, in-process or on ``client``'s cluster), each graph also
+gets one row per count: ``partitions``, its time and ``edges_per_s``, ``speedup_vs_one`` (the
+one-partition time over its own), ``modularity_diff_vs_one`` and ``per_level`` (each level's
+sweeps, messages exchanged and seconds moving, exchanging and aggregating).
+
 Both sides are timed alike: untimed runs for at least :data:`WARMUP_S` seconds (at least one),
 then timed runs in alternating blocks of :data:`BLOCK` (each opened by untimed runs for at least
 :data:`BLOCK_WARMUP_S` seconds, at least one; see
@@ -73,7 +78,8 @@ def _plm(graph):
     return once, row
 
 
-def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 120.0, quick: bool = False) -> list[dict]:
+def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 120.0, quick: bool = False,
+        partitions=(), client=None) -> list[dict]:
     """Time Louvain (and PLM on the same host) on each graph; return the report rows.
 
     Parameters
@@ -89,6 +95,10 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
         Timed runs per implementation, after untimed ones (see :data:`WARMUP_S`).
     timeout : float
         Seconds after which an implementation stops repeating on a graph.
+    partitions : sequence of int
+        Partition counts above 1 to time as well (see the module notes).
+    client : distributed.Client, optional
+        Run the partitioned runs on this cluster.
     """
     from ..algorithms.louvain import louvain  # noqa: PLC0415
 
@@ -128,4 +138,27 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
             rows.extend([row, peer])
         else:
             rows.append(row)
+        for k in partitions:
+            if int(k) > 1:
+                rows.append(_partitioned_row(louvain, name, g, dev, int(k), client, row, repeats, timeout))
     return rows
+
+
+def _partitioned_row(louvain, name, g, dev, parts, client, one, repeats, timeout) -> dict:
+    """One graph's row for ``parts`` partitions, beside the one-partition row ``one``."""
+    fn = {"mgmatch": lambda: louvain(g, device=dev, partitions=parts, client=client)}
+    t = time_alternating(fn, repeats=repeats, block=BLOCK, warmup_s=WARMUP_S, block_warmup_s=BLOCK_WARMUP_S,
+                         timeout=timeout)["mgmatch"]
+    res = t["result"]
+    summary = res.summary()
+    return {
+        "family": "louvain", "graph": name, "impl": "mgmatch", "device": dev, "partitions": parts,
+        "on_cluster": client is not None, "n": g.n, "nnz": g.nnz, "time_s": t["time_s"], "times_s": t["times_s"],
+        "warmup_runs": t["warmup_runs"], "edges_per_s": g.m / t["time_s"] if t["time_s"] > 0 else None,
+        "levels": len(res.levels), "modularity": float(res.modularity[-1]), "n_communities": res.n_communities,
+        "speedup_vs_one": one["time_s"] / t["time_s"] if t["time_s"] > 0 else None,
+        "modularity_diff_vs_one": float(res.modularity[-1]) - one["modularity"],
+        "rounds": res.timings.get("rounds"),
+        "per_level": [{k: lv.get(k) for k in ("level", "sweeps", "messages", "time_s", "modularity")}
+                      for lv in summary["levels"]],
+    }

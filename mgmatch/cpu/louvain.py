@@ -17,7 +17,7 @@ twins.
 The move phase applies the moves after every batch of a bucket, not after every bucket as the
 paper's Algorithm 1 does: each degree bucket is split into ``slices`` interleaved batches
 ``bucket[j::slices]`` (one count per bucket, chosen by :mod:`mgmatch.algorithms.louvain`:
-``MOVE_SLICES = 2``, or 1 for buckets of fewer than ``MOVE_SLICE_MIN`` vertices). On R-MAT
+``LouvainConfig.move_slices``, or 1 for buckets of fewer than its ``move_slice_min`` vertices). On R-MAT
 graphs, after aggregation, most vertices share one bucket, and moving them all from one
 snapshot overshoots and lowers modularity; see :func:`move_sweep`.
 
@@ -44,6 +44,7 @@ __all__ = [
     "make_move_workspace",
     "move_batches",
     "move_sweep",
+    "decide_moves",
     "internal_weight",
     "aggregate",
 ]
@@ -115,19 +116,23 @@ def move_batches(verts, slices: int) -> list:
     return [xp.ascontiguousarray(verts[j::slices]) for j in range(min(slices, nv))]
 
 
-def make_move_workspace(n: int, max_degree: int, buckets, *, slices) -> dict:
+def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=None) -> dict:
     """Scratch for :func:`move_sweep` on a level graph of ``n`` vertices.
 
     Each thread gets one open-addressing hash table (community ids and fixed-point weights)
     large enough for the largest degree, reused vertex after vertex as in computeMove. Bucket
     ``b`` is split once per level into its ``slices[b]`` interleaved batches
     (:func:`move_batches`); each batch is cut into contiguous shares balanced by edge count,
-    one per thread, on first use and kept for the level's later sweeps.
+    one per thread, on first use and kept for the level's later sweeps. ``batches`` (a list
+    of batch lists, one per bucket, empty batches allowed) replaces that split where the
+    caller chose the batches itself: a partition of a larger graph moves its share of every
+    batch of the whole graph's buckets.
     """
     threads = numba.get_num_threads()
     sizes = table_sizes(max_degree)
     width = int(sizes[-1])
-    batches = [move_batches(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
+    if batches is None:
+        batches = [move_batches(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
     return {
         "table_sizes": sizes,
         "keys": np.empty((threads, width), dtype=np.int32),
@@ -163,19 +168,29 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
     same communities together and overshoot, the sweep lowers modularity and the level stops
     early. Smaller batches see the moves of the batches before them.
     """
-    threads = workspace["threads"]
     for b, batches in enumerate(workspace["batches"]):
         for j, verts in enumerate(batches):
-            chunks = workspace["chunks"][b][j]
-            if chunks is None:
-                chunks = workspace["chunks"][b][j] = _bucket_chunks(indptr, verts, threads)
-            small = verts.shape[0] * 8 < _SERIAL_BELOW
-            compute = _compute_moves_serial if small else _compute_moves
-            compute(
-                indptr, indices, wfix, kfix, comm, csize, afix, verts, chunks, float(gamma_over_2m),
-                workspace["new_comm"], workspace["keys"], workspace["vals"], workspace["table_sizes"],
-            )
+            decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b, j)
             _apply_moves(verts, workspace["new_comm"], comm, csize, afix, kfix)
+
+
+def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int):
+    """computeMove (Algorithm 2) for batch ``j`` of bucket ``b``: ``workspace["new_comm"][v]``
+    becomes the community each vertex ``v`` of the batch moves to (its own if it stays).
+    Nothing is applied; returns the batch's vertices."""
+    verts = workspace["batches"][b][j]
+    if verts.shape[0] == 0:
+        return verts
+    chunks = workspace["chunks"][b][j]
+    if chunks is None:
+        chunks = workspace["chunks"][b][j] = _bucket_chunks(indptr, verts, workspace["threads"])
+    small = verts.shape[0] * 8 < _SERIAL_BELOW
+    compute = _compute_moves_serial if small else _compute_moves
+    compute(
+        indptr, indices, wfix, kfix, comm, csize, afix, verts, chunks, float(gamma_over_2m),
+        workspace["new_comm"], workspace["keys"], workspace["vals"], workspace["table_sizes"],
+    )
+    return verts
 
 
 #: Buckets (vertex counts, weighted by a typical degree of 8) and graphs below this size run

@@ -16,8 +16,8 @@ kernels back to back; nothing is read back until its modularity.
 
 Like the CPU twin, and unlike the paper's Algorithm 1 (which applies the moves once per
 bucket), a sweep applies the moves after each of the ``s = slices[b]`` interleaved batches
-``bucket[j::s]`` of bucket ``b`` (``MOVE_SLICES`` of :mod:`mgmatch.algorithms.louvain`, 1 for
-buckets below its ``MOVE_SLICE_MIN``): on R-MAT graphs after aggregation most vertices share
+``bucket[j::s]`` of bucket ``b`` (``LouvainConfig.move_slices``, 1 for
+buckets below its ``move_slice_min``): on R-MAT graphs after aggregation most vertices share
 one bucket, and moving them all from one snapshot overshoots. Each batch is one computeMove
 launch (the bucket's kernel) and one apply_moves launch; the batches are contiguous copies
 made once per level.
@@ -34,16 +34,18 @@ import numpy as np
 
 from .._array import cupy_or_none
 from .._kernels import compute_capability, sm_count
-from ..algorithms.louvain import MERGE_BUCKETS
 from ..cpu.louvain import move_batches, table_sizes
 from ..errors import ResourceError
 
 __all__ = [
-    "check_memory", "fixed_point", "strengths", "make_move_workspace", "move_sweep", "internal_weight", "aggregate",
+    "check_memory", "fixed_point", "strengths", "make_move_workspace", "move_sweep", "decide_moves", "internal_weight",
+    "aggregate",
     "fused_eligible", "run_fused",
 ]
 
 BLOCK = 128
+#: Upper community-degree bounds of the mergeCommunity buckets (warp, block, edge-balanced).
+MERGE_BUCKETS = (127, 479)
 #: Bytes of global memory the edge-balanced kernels' hash tables may take at once: the items of
 #: a bucket are cut into chunks whose tables fit (plus one item's table).
 GLOBAL_TABLE_BUDGET = 512 * 2**20
@@ -181,16 +183,20 @@ def check_memory(n: int, nnz: int, max_degree: int, need: int | None = None) -> 
     return need
 
 
-def make_move_workspace(n: int, max_degree: int, buckets, *, slices) -> dict:
+def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=None) -> dict:
     """Table sizes, the newComm array and the batches of every bucket.
 
     The batches (:func:`~mgmatch.cpu.louvain.move_batches`, the same as the CPU twin's) are
-    copied to contiguous arrays once per level. The edge-balanced plan of the last bucket
-    (> 319) is made on the first sweep, which has the graph (:func:`_move_plan`).
+    copied to contiguous arrays once per level; ``batches`` replaces them where the caller chose
+    them (a partition's share of a larger graph's batches; empty batches allowed). The
+    edge-balanced plan of the last bucket (> 319) is made on the first sweep, which has the
+    graph (:func:`_move_plan`).
     """
     cp = _cp()
     ws = {"table_sizes": _device_table_sizes(max_degree), "new_comm": cp.empty(max(n, 1), dtype=cp.int32)}
-    ws["batches"] = [move_batches(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
+    if batches is None:
+        batches = [move_batches(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
+    ws["batches"] = batches
     return ws
 
 
@@ -204,6 +210,9 @@ def _move_plan(indptr, workspace) -> list:
     plan = []
     slots = width = 0
     for verts in workspace["batches"][-1]:
+        if int(verts.shape[0]) == 0:  # a partition's empty share of a batch
+            plan.append(None)
+            continue
         deg = indptr[verts + 1] - indptr[verts]
         vpre = _prefix(deg)
         tpre = _prefix(workspace["table_sizes"][deg])
@@ -228,25 +237,37 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
     CPU twin, so both take the same decisions. The paper applies them once per bucket; see the
     module notes for why we do not.
     """
-    ts, new_comm = workspace["table_sizes"], workspace["new_comm"]
-    gm = np.float64(gamma_over_2m)
     apply = _kernel("apply_moves")
-    last = len(workspace["batches"]) - 1
-    if workspace["batches"][last] and "plan" not in workspace:
-        workspace["plan"] = _move_plan(indptr, workspace)
     for b, batches in enumerate(workspace["batches"]):
         for j, verts in enumerate(batches):
             nv = int(verts.shape[0])  # host metadata: no read-back
-            nv32 = np.int32(nv)
-            common = (indptr, indices, wfix, kfix, comm, csize, afix, verts, nv32, ts, gm, new_comm)
-            if b < len(_GROUP_CONFIG):
-                g, t = _GROUP_CONFIG[b]
-                _kernel(f"compute_move_group<{g}, {t}>")((_grid(nv, BLOCK // g),), (BLOCK,), common)
-            elif b < last:
-                _kernel("compute_move_block")((_grid(nv, 1),), (BLOCK,), common)
-            else:
-                _move_edge_balanced(indptr, indices, wfix, kfix, comm, csize, afix, gm, workspace, j)
-            apply((_grid(nv, BLOCK),), (BLOCK,), (verts, nv32, new_comm, comm, csize, afix, kfix))
+            if nv:
+                decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b, j)
+                apply((_grid(nv, BLOCK),), (BLOCK,), (verts, np.int32(nv), workspace["new_comm"], comm, csize, afix, kfix))
+
+
+def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int):
+    """computeMove (Algorithm 2) for batch ``j`` of bucket ``b`` (the bucket's kernel):
+    ``workspace["new_comm"][v]`` becomes the community each vertex ``v`` of the batch moves to
+    (its own if it stays). Nothing is applied; returns the batch's vertices."""
+    verts = workspace["batches"][b][j]
+    nv = int(verts.shape[0])
+    if nv == 0:
+        return verts
+    last = len(workspace["batches"]) - 1
+    if b == last and "plan" not in workspace:
+        workspace["plan"] = _move_plan(indptr, workspace)
+    ts, new_comm = workspace["table_sizes"], workspace["new_comm"]
+    gm = np.float64(gamma_over_2m)
+    common = (indptr, indices, wfix, kfix, comm, csize, afix, verts, np.int32(nv), ts, gm, new_comm)
+    if b < len(_GROUP_CONFIG):
+        g, t = _GROUP_CONFIG[b]
+        _kernel(f"compute_move_group<{g}, {t}>")((_grid(nv, BLOCK // g),), (BLOCK,), common)
+    elif b < last:
+        _kernel("compute_move_block")((_grid(nv, 1),), (BLOCK,), common)
+    else:
+        _move_edge_balanced(indptr, indices, wfix, kfix, comm, csize, afix, gm, workspace, j)
+    return verts
 
 
 def _move_edge_balanced(indptr, indices, wfix, kfix, comm, csize, afix, gm, ws, j) -> None:
@@ -399,13 +420,10 @@ def _merge_pass(buckets, graph, edge_pos, write, out_pos, out_idx, out_w, counts
 
 
 # ------------------------------------------------------------------------ fused small graphs
-#: Graphs of at most this many stored edges (and :data:`FUSED_MAX_VERTICES` vertices) run as
-#: one fused kernel on a thread-block cluster (``louvain_fused`` in ``kernels/louvain.cu``) when
+#: Graphs of at most ``LouvainConfig.fused_max_edges`` stored edges (and this many vertices) run
+#: as one fused kernel on a thread-block cluster (``louvain_fused`` in ``kernels/louvain.cu``) when
 #: the device has clusters (compute capability 9.0 or newer): on them the launches and
-#: read-backs of the phase-per-kernel driver cost more than the work. 0 turns the path off. On
-#: an H200 a whole run took 1.9 ms on 4elt (the driver 34 ms), 10.4 ms on delaunay k=18
-#: (37.2 ms) and 20.5 ms on delaunay k=19, 3.1M stored edges (46.3 ms).
-FUSED_MAX_EDGES = 1 << 22
+#: read-backs of the phase-per-kernel driver cost more than the work.
 FUSED_MAX_VERTICES = 1 << 20
 #: Blocks of the cluster (8 is the portable maximum; 16, the most an H100/H200 takes, needs the
 #: non-portable attribute, and a device that refuses it gets 8) and threads per block of the
@@ -488,10 +506,11 @@ _NON_PORTABLE_CLUSTER = 14  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWE
 _FUSED_STATUS = {1: "done", 2: "handover", 3: "no_room"}  # 4 "solo", 5 "mid": never outlive the kernels after
 
 
-def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int) -> bool:
-    """Whether :func:`run_fused` takes a graph of this size with these move parameters."""
+def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int, max_edges: int) -> bool:
+    """Whether :func:`run_fused` takes a graph of this size with these move parameters (at most
+    ``max_edges`` stored edges: ``LouvainConfig.fused_max_edges``)."""
     return (
-        0 < nnz <= min(FUSED_MAX_EDGES, (1 << 32) - 1)  # the kernel's 32-bit edge offsets (BatchVertex)
+        0 < nnz <= min(max_edges, (1 << 32) - 1)  # the kernel's 32-bit edge offsets (BatchVertex)
         # its 20-bit vertex ids (BatchVertex; the 40-bit limbs of sum a_c^2 take up to 2^23 - 1)
         and n <= min(FUSED_MAX_VERTICES, 1 << 20)
         and tuple(move_buckets) == _FUSED_BUCKETS
@@ -696,7 +715,7 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     if weights.dtype != _FLOAT64:
         weights = weights.astype(cp.float64)
     device = _device_id()
-    record_cap = min(int(params["max_levels"]), _FUSED_MAX_RECORDS)
+    record_cap = min(int(params["max_level"]), _FUSED_MAX_RECORDS)
     rows = _fused_level_rows(n)
     ts = _device_table_array(max(n, 320), device)
     blocks = max(FUSED_CLUSTER, 8)  # the scratch has room for either cluster size
@@ -925,7 +944,7 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
         ("indptr0_bytes", indptr.dtype.itemsize), ("n0", n), ("nnz0", nnz), ("work_bytes", work_bytes),
         ("table_cap", table_cap), ("hub_cap", hub_cap), ("resolution", params["resolution"]),
         ("t_bin", params["t_bin"]), ("t_final", params["t_final"]), ("bin_vertices", bin_vertices),
-        ("fixed_bits", fixed_bits), ("max_levels", params["max_levels"]), ("max_iterations", params["max_iterations"]),
+        ("fixed_bits", fixed_bits), ("max_levels", params["max_level"]), ("max_iterations", params["max_iterations"]),
         ("slices", slices), ("slice_min", slice_min), ("record_cap", record_cap), ("row_cap", rows),
     )
     base, at = mem.ptr, host_mem.ptr

@@ -69,7 +69,7 @@ _ID_LIMIT = 2**32 - 1
 _KEY_MAX = np.uint64(2**64 - 1)
 
 _KERNELS = (
-    "weight_ranks", "suitor_inbox", "suitor_inbox_wide", "suitor_pack_wide", "suitor_unpack_wide", "suitor_propose", "suitor_propose_wide", "bsuitor_inbox", "bsuitor_propose", "bsuitor_withdraw",
+    "weight_ranks", "suitor_inbox", "suitor_inbox_wide", "suitor_pack_wide", "suitor_unpack_wide", "suitor_propose", "suitor_propose_wide", "bsuitor_inbox", "bsuitor_inbox_grouped", "bsuitor_inbox_ghosts", "bsuitor_propose", "bsuitor_withdraw",
     "bsuitor_pairs_kernel", "pointer_inbox", "ld_candidates", "ld_match", "ld_settle", "hs_notify",
     "hs_scan_init", "strongest_neighbour_scan", "collate_segments", "strongest_neighbour_warp",
     "hs_collate",
@@ -351,10 +351,8 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     work[: queue.size] = queue
     n_work = queue.size
     if n_in:
-        counter = cp.array([queue.size], dtype=cp.uint64)
-        k.bsuitor_inbox((1,), (1,), (_i64(lo), _i64(hi), ghosts_d, _i64(ghosts_d.size), b, hw, hs, hcnt, hoff,
-                                    tw, ts, tid, tcnt, toff, in_i, in_w, _i64(n_in), work, counter, *out.args()))
-        n_work = int(counter.get()[0])
+        n_work = _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff,
+                                in_i, in_w, work, queue.size, out)
         active = cp.unique(work[:n_work])
     else:
         active = work[:n_work]
@@ -389,6 +387,53 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
         hs[...] = ids
         hw[...] = cp.where(ids < 0, 0.0, w)
     return out.result()
+
+
+def _segments(keys):
+    """Start of each run of equal values in the sorted ``keys``, and the end."""
+    cp = _cp()
+    n = int(keys.shape[0])
+    cuts = cp.flatnonzero(keys[1:] != keys[:-1]) + 1
+    return cp.concatenate([cp.zeros(1, dtype=cp.int64), cuts.astype(cp.int64), cp.full(1, n, dtype=cp.int64)])
+
+
+def _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, in_i, in_w,
+                   work, n_queued, out) -> int:
+    """Apply a round's boundary messages (bsuitor_inbox_grouped and bsuitor_inbox_ghosts: one
+    thread per receiving vertex and per ghost, each over its messages in inbox order); the new
+    length of ``work``."""
+    cp = _cp()
+    n_in = int(in_i.shape[0])
+    position = cp.arange(n_in, dtype=cp.int64)
+    # by receiving vertex, inbox order within one: the key (vertex, position) fits in 64 bits
+    order = cp.argsort((in_i[:, 1] - lo) * n_in + position)
+    seg = _segments(in_i[order, 1])
+    counter = cp.array([n_queued], dtype=cp.uint64)
+    removed = cp.empty(2 * n_in, dtype=cp.int64)
+    n_removed = cp.zeros(1, dtype=cp.uint64)
+    n_seg = int(seg.shape[0]) - 1
+    k.bsuitor_inbox_grouped((_grid(n_seg),), (BLOCK,), (
+        _i64(lo), _i64(hi), b, hw, hs, hcnt, hoff, tid, tcnt, toff, in_i, in_w, order, seg, _i64(n_seg),
+        work, counter, removed, n_removed, *out.args()))
+    displace = cp.flatnonzero(in_i[:, 0] == DISPLACE)
+    if displace.size:
+        g = cp.searchsorted(ghosts_d, in_i[displace, 2]).astype(cp.int64)
+        by_ghost = cp.argsort(g * n_in + displace)
+        g_sorted = g[by_ghost]
+        gseg = _segments(g_sorted)
+        k.bsuitor_inbox_ghosts((_grid(int(gseg.shape[0]) - 1),), (BLOCK,), (
+            tw, ts, in_i, in_w, displace[by_ghost], gseg, g_sorted, _i64(int(gseg.shape[0]) - 1)))
+    nr = int(n_removed.get()[0])
+    if nr:
+        lock = cp.zeros(max(n_owned, 1), dtype=cp.int32)
+        flag = cp.zeros(n_owned, dtype=cp.int32)
+        k.bsuitor_withdraw((_grid(nr),), (BLOCK,), (_i64(lo), removed, _i64(nr), tid, tcnt, toff, lock, flag))
+        again = cp.flatnonzero(flag).astype(cp.int64) + lo
+    n_work = int(counter.get()[0])
+    if nr and again.size:
+        work[n_work : n_work + again.size] = again
+        n_work += int(again.size)
+    return n_work
 
 
 def bsuitor_pairs(lo, hoff, hcnt, hs, hw, tid, tcnt):

@@ -1,0 +1,1171 @@
+"""Louvain as a partition program: one partition (the whole graph) or several.
+
+A partition that owns the whole level graph runs Naim et al.'s GPU Louvain [1]_ as it stands:
+one step is a sweep of the move phase (Algorithm 1, every batch of every degree bucket decided
+by computeMove, Algorithm 2, then applied), or one aggregation (Algorithm 3).
+
+Several partitions follow the distributed Louvain of Ghosh et al. [2]_ (the method of Vite)
+across partitions, with the same batches inside them, so that they take the decisions one
+partition takes:
+
+* **Ownership.** Partition ``p`` owns the level vertices ``[lo, hi)`` and the communities of
+  the same ids. A *ghost* is a remote neighbour of an owned vertex; its community is kept
+  current by its owner, which sends ``GHOST (v, C(v))`` to every partition having ``v`` as a
+  ghost whenever ``v`` moves.
+* **Community totals.** The owner of community ``c`` holds the authoritative ``a_c`` and size,
+  and for every partition ``q`` how many of ``q``'s owned or ghost vertices are in ``c``
+  (``touch``). A partition keeps a view of the totals of the communities it touches.
+* **A batch** is two rounds: *decide* (the partition's share of the batch moves, from the
+  state at the batch's start; its deltas ``DELTA (c, d size, d a_c)`` and ``TOUCH (c, q, d)``
+  go to the owners, ``GHOST`` to the ghosts' holders) and *settle* (owners apply the deltas and
+  send ``TOTAL (c, size, a_c)`` of every changed community to each partition touching it).
+  The global batches are the single partition's: bucket ``b`` holds the level's vertices of a
+  degree range in ascending id (the last by degree, largest first), batch ``j`` its vertices
+  at positions ``j, j + s, ...``; a partition's share comes from the bucket counts of the
+  partitions before it (an all-gather) and, for the last bucket, from every partition's
+  degrees there.
+* **A sweep** ends with one all-reduce of the internal weight and of ``sum_c a_c^2`` (exact
+  integers, carried in 30-bit limbs that a float64 sum adds exactly), so every partition
+  computes the same modularity and takes the same decision: keep the sweep, or undo it when
+  modularity fell, as one partition does.
+* **Aggregation.** Owners number their non-empty communities after a prefix sum over the
+  partitions' counts and send the new ids to the partitions touching them; each partition maps
+  its own edges to community pairs, merges duplicates, and sends each coarse edge to the owner
+  of its source community; the coarse graph is then cut anew into ranges of equal stored-entry
+  count (``Graph.partition``'s rule, from one all-reduce of per-cut counts) and its rows moved
+  there. A coarse graph of at most ``gather_edges`` stored entries goes whole to partition 0,
+  which finishes it alone: its levels are latency bound, each batch two exchanges for little work.
+
+Weights are 60-bit fixed point with one scale for the whole graph (from the largest weight and
+the stored-entry count, both all-reduced), so every sum is exact and independent of order; the
+decisions depend on the partition count only through the modularity's rounding, which is the
+same for every partition count because its sums are exact. Several partitions therefore give
+the one-partition labels.
+
+References
+----------
+.. [1] M. Naim, F. Manne, M. Halappanavar, A. Tumeo, "Community Detection on the GPU",
+   IEEE IPDPS 2017.
+.. [2] S. Ghosh, M. Halappanavar, A. Tumeo, A. Kalyanaraman, H. Lu, D. Chavarria-Miranda,
+   A. Khan, A. H. Gebremedhin, "Distributed Louvain Algorithm for Graph Community Detection",
+   IEEE IPDPS 2018.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import contextvars
+import dataclasses
+import functools
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._array import get_namespace, to_numpy, to_numpy_rows
+from ..engine.program import Messages, fork_state
+from ..errors import InputError, ParameterError, ResourceError
+
+__all__ = ["LouvainConfig", "LouvainProgram", "LouvainState", "MOVE_BUCKETS", "FIXED_BITS", "modularity_of",
+           "get_louvain_config", "louvain_config"]
+
+#: Upper degree bounds of the computeMove buckets (the last bucket holds every larger degree).
+MOVE_BUCKETS = (4, 8, 16, 32, 84, 319)
+#: Bits of the fixed-point weights: the total weight ``2m`` stays below ``2**FIXED_BITS``.
+FIXED_BITS = 60
+
+#: Coarse graphs of at most this many stored entries are gathered on one partition (CPU, GPU)
+#: when ``LouvainConfig.gather_edges`` is ``None``.
+GATHER_EDGES_CPU = 1 << 18
+GATHER_EDGES_GPU = 1 << 22
+
+# message kinds (``Messages.ints[:, 0]``); the other columns as named in the module notes
+GHOST, DELTA, TOUCH, TOTAL, BIGDEG, NEWID, EDGE, LOOP = range(1, 9)
+_LIMB = 30  # bits per limb of an exact integer carried through the float64 all-reduce
+_HEAD = 16  # scalar slots of the all-reduce vector before the per-partition (all-gather) slots
+_SLOT = 8  # all-gather slots per partition
+
+
+@dataclass(frozen=True)
+class LouvainConfig:
+    """Louvain's tunables, validated once and passed down.
+
+    Attributes
+    ----------
+    move_slices : int
+        Interleaved batches per computeMove bucket: batch ``j`` is ``bucket[j::move_slices]``,
+        and the moves of a batch are applied before the next batch decides. Naim et al. apply
+        them once per bucket (``1``); on R-MAT graphs, after aggregation, most vertices share
+        one bucket, and moving them all from one snapshot overshoots (modularity falls, the
+        sweep is undone and the level ends early). The README's performance notes give the
+        measurements behind the default.
+    move_slice_min : int
+        Buckets of fewer vertices than this move as one batch, as in the paper. The default, 0,
+        splits every bucket: moved from one snapshot, even a small bucket's vertices follow
+        neighbours that leave at the same time (a vertex joins a lone neighbour's community
+        while that neighbour joins a third one), and on small weighted graphs such chains leave
+        the first level far from a local optimum (Zachary's karate club with its weights: 0.4036
+        with whole buckets below 64 vertices, 0.4449 split, the value of NetworkX, igraph and
+        NetworKit).
+    bin_vertices : int
+        Without a ``threshold``, level graphs of more vertices than this stop at ``1e-3``,
+        others at ``1e-6`` (``t_bin`` and ``t_final`` of the parameters).
+    gather_edges : int or None
+        With several partitions, a coarse graph of at most this many stored entries is gathered
+        on partition 0, which finishes alone (0: never gather). ``None`` (the default) takes
+        :data:`GATHER_EDGES_CPU` or :data:`GATHER_EDGES_GPU` by the device. A sweep across
+        partitions is two exchanges per batch (about 14 batches), each at least a message
+        round trip and a step's host work; a sweep on one device costs in proportion to the
+        stored entries. The threshold is where the two meet: see the README's notes on
+        distributed Louvain for the figures.
+    fused_max_edges : int
+        On one GPU, graphs of at most this many stored entries run every level in one fused
+        kernel launch when the device allows it (0: never).
+    """
+
+    move_slices: int = 2
+    move_slice_min: int = 0
+    bin_vertices: int = 100_000
+    gather_edges: int | None = None
+    fused_max_edges: int = 1 << 22
+
+    def __post_init__(self):
+        for name, least in (("move_slices", 1), ("move_slice_min", 0), ("bin_vertices", 0), ("gather_edges", 0),
+                            ("fused_max_edges", 0)):
+            value = getattr(self, name)
+            if name == "gather_edges" and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+                what = "a positive" if least else "a non-negative"
+                raise ParameterError(f"{name} must be {what} integer, not {value!r}")
+
+
+_CONFIG: contextvars.ContextVar[LouvainConfig] = contextvars.ContextVar("mgmatch_louvain_config",
+                                                                        default=LouvainConfig())
+
+
+def get_louvain_config() -> LouvainConfig:
+    """The Louvain configuration in force (the innermost :func:`louvain_config`, else the defaults)."""
+    return _CONFIG.get()
+
+
+@contextlib.contextmanager
+def louvain_config(**changes):
+    """Run the block with some Louvain tunables changed (validated on entry); a call reads the
+    configuration once and passes it down, to a cluster's workers too.
+
+    >>> from mgmatch.algorithms.louvain_program import get_louvain_config, louvain_config
+    >>> with louvain_config(move_slices=1):
+    ...     get_louvain_config().move_slices
+    1
+    """
+    token = _CONFIG.set(dataclasses.replace(_CONFIG.get(), **changes))
+    try:
+        yield _CONFIG.get()
+    finally:
+        _CONFIG.reset(token)
+
+
+# ------------------------------------------------------------------------------ level graph
+@dataclass
+class _LevelGraph:
+    """One level's rows: CSR without self entries, fixed-point weights, self-loop weights.
+
+    ``indices`` are the level's global vertex ids; ``indptr`` has a row per owned vertex."""
+
+    indptr: object  # int64, n_owned + 1
+    indices: object  # int32
+    wfix: object  # int64, fixed-point edge weights
+    loop_fix: object  # int64, per owned vertex: self-loop weight as counted in k_i
+
+    @property
+    def n(self) -> int:
+        return int(self.indptr.shape[0]) - 1
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indices.shape[0])
+
+
+@dataclass(eq=False)
+class LouvainState:
+    """What one partition holds between steps (the engine never looks inside).
+
+    ``phase`` names the next step: ``move`` and ``aggregate_local`` for a partition owning the
+    whole level graph; ``scale``, ``start``, ``decide``, ``settle``, ``aggregate``, ``agg_ids``,
+    ``agg_edges``, ``agg_merge``, ``agg_cut``, ``agg_move`` for one of several; ``done``.
+    Arrays named ``*_g`` and ``comm``, ``csize``, ``afix`` are indexed by level vertex or
+    community id over the whole level (a partition of several keeps valid entries only for its
+    owned and ghost vertices and the communities it touches).
+    """
+
+    part: object
+    params: dict
+    config: LouvainConfig
+    device: str
+    twin: object
+    xp: object
+    n_parts: int
+    index: int
+    phase: str = "scale"
+    compose: bool = False  # one partition from the start: levels composed on the device as they come
+    graph: _LevelGraph | None = None
+    bounds: np.ndarray | None = None  # the level's partition bounds
+    n_level: int = 0
+    nnz_level: int = 0
+    two_m_fix: int = 0
+    scale: float = 1.0
+    kfix: object = None  # k_i of the owned vertices
+    kfix_g: object = None
+    indptr_g: object = None
+    loop_g: object = None
+    comm: object = None  # C
+    csize: object = None  # comSize
+    afix: object = None  # a_c
+    own_size: object = None  # authoritative sizes of the owned communities
+    own_a: object = None  # authoritative a_c of the owned communities
+    touch: object = None  # (owned communities, partitions): owned or ghost vertices of q in c
+    bnd_v: object = None  # owned boundary vertices (sorted, repeated) ...
+    bnd_q: object = None  # ... and the partitions having them as ghosts
+    buckets: list = field(default_factory=list)
+    batches: list = field(default_factory=list)  # (bucket, batch) of every global batch
+    batch_t: int = 0
+    bucket_counts: object = None  # (partitions, buckets) vertex counts, from the all-gather
+    workspace: object = None
+    saved: tuple | None = None
+    discard_totals: bool = False
+    orig_to_level: object = None  # compose mode
+    levels: list = field(default_factory=list)  # compose mode: device rows
+    maps: list = field(default_factory=list)  # several partitions: new id of each owned level vertex
+    modularity: list = field(default_factory=list)
+    level: int = 0
+    iteration: int = 0
+    q_current: float = 0.0
+    q_level_start: float = 0.0
+    stop_after: bool = False
+    nid_offsets: np.ndarray | None = None
+    n_new: int = 0
+    new_rows: tuple | None = None
+    red_out: np.ndarray | None = None
+    red_in: np.ndarray | None = None
+    event: bool = False
+    steps: int = 0
+    timings: dict = field(default_factory=lambda: {"levels": []})
+    level_timing: dict = field(default_factory=dict)
+    n_communities: int | None = None
+    edge_offsets: np.ndarray | None = None
+    stepped: str = ""  # the phase of the last step
+
+    @property
+    def done(self) -> bool:
+        return self.phase == "done"
+
+    @property
+    def threshold(self) -> float:
+        p = self.params
+        return p["t_bin"] if self.n_level > self.config.bin_vertices else p["t_final"]
+
+
+@functools.cache
+def _twin(device: str):
+    if device == "gpu":
+        from ..gpu import louvain as twin  # noqa: PLC0415
+    else:
+        from ..cpu import louvain as twin  # noqa: PLC0415
+    return twin
+
+
+# ----------------------------------------------------------------------- exact arithmetic
+def _square_sum(a, xp) -> int:
+    """``sum(a**2)`` exactly, for non-negative int64 ``a`` whose sum is below ``2**60``.
+
+    ``a = h 2^30 + l`` and ``l = p 2^15 + r``: every partial sum below stays under ``2**62``
+    (``sum h <= 2**30`` bounds ``sum h^2`` and ``sum h l``), and one stacked reduction reads
+    all five back at once.
+    """
+    if a.shape[0] == 0:
+        return 0
+    h = a >> 30
+    lo = a & ((1 << 30) - 1)
+    p = lo >> 15
+    r = lo & ((1 << 15) - 1)
+    hh, hl, pp, pr, rr = (int(x) for x in to_numpy(xp.stack([h * h, h * lo, p * p, p * r, r * r]).sum(axis=1)))
+    return (hh << 60) + (hl << 31) + (pp << 30) + (pr << 16) + rr
+
+
+def modularity_of(internal: int, square_sum: int, two_m: int, resolution: float) -> float:
+    """Eq. (1) from exact fixed-point sums: ``internal / 2m - gamma sum_c a_c^2 / (2m)^2``
+    (the fused kernel's formula, so both paths round alike)."""
+    if two_m <= 0:
+        return 0.0
+    t = float(two_m)
+    return float(internal) / t - resolution * (float(square_sum) / t / t)
+
+
+def _limbs(x: int, k: int) -> list:
+    """Non-negative ``x`` as ``k`` limbs of :data:`_LIMB` bits (each exact in float64, and so is
+    their sum over partitions)."""
+    mask = (1 << _LIMB) - 1
+    return [float((x >> (_LIMB * i)) & mask) for i in range(k)]
+
+
+def _unlimb(values) -> int:
+    return sum(int(round(float(v))) << (_LIMB * i) for i, v in enumerate(values))
+
+
+# ------------------------------------------------------------------------- array helpers
+def _repeat(values, counts, xp):
+    """``np.repeat(values, counts)`` on either namespace (counts an int array)."""
+    if xp is np:
+        return np.repeat(values, counts)
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    return values[xp.searchsorted(ends, xp.arange(total, dtype=ends.dtype), side="right")]
+
+
+def _expand(keys_sorted, payload, wanted, xp):
+    """Every ``(w, payload[i])`` with ``keys_sorted[i] == w`` for ``w`` in ``wanted``."""
+    left = xp.searchsorted(keys_sorted, wanted, side="left")
+    right = xp.searchsorted(keys_sorted, wanted, side="right")
+    cnt = right - left
+    rep = _repeat(xp.arange(wanted.shape[0]), cnt, xp)
+    if rep.shape[0] == 0:
+        return wanted[:0], payload[:0]
+    first = xp.cumsum(cnt) - cnt
+    idx = left[rep] + (xp.arange(rep.shape[0]) - first[rep])
+    return wanted[rep], payload[idx]
+
+
+def _sum_by_key(keys, values: list, xp):
+    """Unique ``keys`` (sorted) and each column of ``values`` summed over equal keys (int64:
+    exact, whatever the order)."""
+    if keys.shape[0] == 0:
+        return keys, [v[:0] for v in values]
+    order = xp.argsort(keys)
+    k = keys[order]
+    start = xp.ones(k.shape[0], dtype=bool)
+    start[1:] = k[1:] != k[:-1]
+    first = xp.flatnonzero(start)
+    out = []
+    for v in values:
+        cs = xp.cumsum(v[order].astype(xp.int64))
+        ends = xp.concatenate([first[1:] - 1, xp.asarray([k.shape[0] - 1], dtype=first.dtype)])
+        tot = cs[ends]
+        tot[1:] = tot[1:] - cs[first[1:] - 1]
+        out.append(tot)
+    return k[first], out
+
+
+class _Outbox:
+    """Messages addressed to partitions, collected piece by piece and grouped once."""
+
+    def __init__(self, xp, n_parts: int):
+        self.xp, self.n_parts, self.dest, self.rows = xp, n_parts, [], []
+
+    def add(self, dest, kind: int, dst, src, aux) -> None:
+        xp = self.xp
+        k = int(dst.shape[0])
+        if k == 0:
+            return
+        rows = xp.empty((k, 4), dtype=xp.int64)
+        rows[:, 0] = kind
+        rows[:, 1] = dst
+        rows[:, 2] = src
+        rows[:, 3] = aux
+        self.rows.append(rows)
+        self.dest.append(xp.broadcast_to(xp.asarray(dest, dtype=xp.int64), (k,)) if np.ndim(dest) == 0 else dest)
+
+    def to_all(self, kind: int, dst, src, aux) -> None:
+        for q in range(self.n_parts):
+            self.add(q, kind, dst, src, aux)
+
+    def build(self) -> dict:
+        xp = self.xp
+        if not self.rows:
+            return {}
+        rows = xp.concatenate(self.rows)
+        dest = xp.concatenate([xp.asarray(d, dtype=xp.int64) for d in self.dest])
+        order = xp.argsort(dest)
+        rows, dest = rows[order], dest[order]
+        counts = to_numpy(xp.bincount(dest, minlength=self.n_parts)).tolist()
+        out, at = {}, 0
+        for q, c in enumerate(counts):
+            if c:
+                r = rows[at : at + c]
+                out[q] = Messages(r, xp.zeros(c, dtype=xp.float64))
+            at += c
+        return out
+
+    def __len__(self) -> int:
+        return sum(int(r.shape[0]) for r in self.rows)
+
+
+def _of_kind(inbox: Messages, kind: int):
+    ints = inbox.ints
+    if ints.shape[0] == 0:
+        return ints[:, 1], ints[:, 2], ints[:, 3]
+    sel = ints[ints[:, 0] == kind]
+    return sel[:, 1], sel[:, 2], sel[:, 3]
+
+
+def _owner(bounds, ids, xp):
+    return xp.searchsorted(xp.asarray(bounds), ids, side="right") - 1
+
+
+# ============================================================================== program
+class LouvainProgram:
+    """Louvain over partitions for :func:`mgmatch.engine.execute` (see the module notes)."""
+
+    name = "louvain"
+    phase = "louvain"
+
+    def __init__(self, params: dict, config: LouvainConfig, progress=None):
+        self.params = params
+        self.config = config
+        self.progress = progress  # progress(level, sweeps, modularity), for single_device's driver
+
+    # ------------------------------------------------------------------ protocol hooks
+    def single_device(self, graph):
+        """The fused one-kernel path on a GPU for small graphs, when it applies (else ``None``)."""
+        if graph.xp is np:
+            return None
+        from .louvain_fused import run_fused_single  # noqa: PLC0415
+
+        return run_fused_single(self, graph)
+
+    def init(self, part) -> LouvainState:
+        if part.bipartite:
+            raise InputError("louvain needs an undirected graph; this one is bipartite")
+        xp = get_namespace(part.indices)
+        device = "cpu" if xp is np else "gpu"
+        state = LouvainState(part=part, params=dict(self.params, device=device), config=self.config, device=device,
+                             twin=_twin(device), xp=xp, n_parts=part.n_parts, index=part.index)
+        state.red_out = np.zeros(self._red_len(state), dtype=np.float64)
+        t0 = time.perf_counter()
+        try:
+            if part.n_parts == 1:
+                state.compose = True
+                nnz = part.nnz
+                wmax = float(part.weights.max()) if nnz else 0.0
+                state.scale = _scale(wmax, nnz)
+                state.bounds = np.asarray([0, part.n_global], dtype=np.int64)
+                self._level_from_partition(state)
+                _start_local(state)
+            else:
+                state.bounds = np.asarray(part.bounds, dtype=np.int64)
+                state.phase = "scale"
+        except Exception as exc:
+            _reraise_oom(exc, part.n_owned, part.nnz)
+            raise
+        state.timings["setup_s"] = time.perf_counter() - t0
+        return state
+
+    def step(self, state: LouvainState, inbox: Messages):
+        state.event = False
+        state.red_out[:] = 0.0
+        state.steps += 1
+        if state.done:
+            return {}
+        phase, before = state.phase, state.level_timing
+        state.stepped = phase
+        t0 = time.perf_counter()
+        try:
+            out = getattr(self, "_" + phase)(state, inbox)
+        except Exception as exc:
+            _reraise_oom(exc, state.n_level, state.nnz_level)
+            raise
+        dt = time.perf_counter() - t0
+        # a level's record: the time of its steps from its start to the next level's start
+        timing = state.level_timing if phase in ("scale", "start") else before
+        key = "aggregate_s" if phase.startswith("agg") else "move_s"
+        timing[key] = timing.get(key, 0.0) + dt
+        timing["last_round"] = state.steps
+        if out:  # messages to other partitions (a partition's own come back without a transfer)
+            timing["messages"] = timing.get("messages", 0) + sum(len(m) for q, m in out.items() if q != state.index)
+        return out
+
+    def active(self, state: LouvainState) -> bool:
+        return not state.done
+
+    def reduce(self, state: LouvainState):
+        return state.red_out
+
+    def reduced(self, state: LouvainState, totals) -> None:
+        if state.done or state.n_parts == 1 or state.phase in ("move", "aggregate_local"):
+            return
+        state.red_in = np.asarray(totals, dtype=np.float64)
+        hook = getattr(self, "_after_" + state.stepped, None)  # the step just taken
+        if hook is not None:
+            hook(state)
+
+    def report(self, state: LouvainState, totals) -> dict:
+        return {"level": state.level, "sweeps": state.iteration, "modularity": state.q_current,
+                "event": state.event}
+
+    def fork(self, state: LouvainState) -> LouvainState:
+        """A copy for the per-round task mode: the arrays a step changes are new, the level's
+        read-only ones (graph, strengths, boundary, scratch) shared."""
+        new = fork_state(state, shared=("part", "twin", "xp", "config", "params", "workspace", "graph", "buckets",
+                                        "indptr_g", "kfix", "kfix_g", "loop_g", "bnd_v", "bnd_q", "saved", "timings",
+                                        "level_timing", "red_out", "red_in"))
+        if state.saved is not None:
+            new.saved = tuple(a.copy() for a in state.saved)
+        new.timings, new.level_timing = copy.deepcopy((state.timings, state.level_timing))
+        new.red_out = state.red_out.copy()
+        return new
+
+    def finish(self, state: LouvainState) -> dict:
+        if state.compose:
+            n_comm = state.n_communities
+            if n_comm is None and state.levels:
+                last = state.levels[-1]
+                n_comm = int(last.max()) + 1 if last.shape[0] else 0
+            levels = to_numpy_rows(state.levels) if state.levels else []
+            return {"levels": levels, "n_communities": n_comm, "modularity": list(state.modularity),
+                    "timings": state.timings, "params": state.params}
+        return {"maps": [to_numpy(m).astype(np.int64) for m in state.maps], "modularity": list(state.modularity),
+                "timings": state.timings, "params": state.params, "n0": state.part.n_global}
+
+    def assemble(self, graph, pieces: list, run_info):
+        from .louvain import _result  # noqa: PLC0415
+
+        head = pieces[0]
+        timings = dict(head["timings"])
+        timings["levels"] = [dict(t) for t in head["timings"]["levels"]]
+        if "levels" in head:
+            res = _result(head["levels"], head["modularity"], head["n_communities"], timings, head["params"],
+                          run_info.device)
+        else:
+            n_levels = max(len(pc["maps"]) for pc in pieces)
+            lab = np.arange(head["n0"], dtype=np.int64)
+            levels = []
+            for lv in range(n_levels):
+                m = np.concatenate([pc["maps"][lv] for pc in pieces if len(pc["maps"]) > lv])
+                lab = m[lab]
+                levels.append(lab)
+            for lv, rec in enumerate(timings["levels"]):  # messages sent by every partition
+                rec["messages"] = sum(pc["timings"]["levels"][lv].get("messages", 0) for pc in pieces
+                                      if len(pc["timings"]["levels"]) > lv)
+            res = _result(levels, head["modularity"], None, timings, head["params"], run_info.device)
+        log = run_info.log
+        for rec in res.timings["levels"]:
+            a, b = rec.pop("first_round", None), rec.pop("last_round", None)
+            if a is not None and b is not None:
+                rec["exchange_s"] = float(sum(log.exchange_s[a:b]))
+                rec["rounds"] = b - a
+        res.timings["partitions"] = run_info.n_parts
+        res.timings["rounds"] = log.rounds
+        return res
+
+    # ------------------------------------------------------------------- helpers
+    def _red_len(self, state) -> int:
+        return _HEAD + _SLOT * state.n_parts
+
+    def _gathered(self, state, slot: int) -> np.ndarray:
+        """The all-gather slot ``slot`` of every partition, from the last all-reduce."""
+        base = _HEAD + slot
+        return np.rint(state.red_in[base::_SLOT][: state.n_parts]).astype(np.int64)
+
+    def _put(self, state, slot: int, value) -> None:
+        state.red_out[_HEAD + _SLOT * state.index + slot] = float(value)
+
+    def _level_from_partition(self, state: LouvainState) -> None:
+        """Level 0's rows in fixed point (the partition's own rows, one scale for all)."""
+        part, xp, twin = state.part, state.xp, state.twin
+        n, nnz = part.n_owned, part.nnz
+        indptr = part.indptr.astype(xp.int64, copy=False)
+        degrees = indptr[1:] - indptr[:-1]
+        twin.check_memory(n, nnz, int(degrees.max()) if n else 0)
+        weights = part.weights.astype(xp.float64, copy=False)
+        wfix = twin.fixed_point(weights, state.scale) if nnz and state.scale > 0 else xp.zeros(nnz, dtype=xp.int64)
+        state.graph = _LevelGraph(indptr=indptr, indices=part.indices.astype(xp.int32, copy=False), wfix=wfix,
+                                  loop_fix=xp.zeros(n, dtype=xp.int64))
+        state.n_level = part.n_global
+        if state.compose:
+            state.orig_to_level = xp.arange(n, dtype=xp.int32)
+
+    # ================================================== one partition owning the level
+    def _move(self, state, inbox):
+        _local_sweep(state)
+        state.event = True
+        return {}
+
+    def _aggregate_local(self, state, inbox):
+        _local_aggregate(state)
+        state.event = True
+        return {}
+
+    # ======================================================== several partitions
+    def _scale(self, state, inbox):
+        """Round 0: the largest weight (all-gathered) and the stored entries (summed)."""
+        part = state.part
+        self._put(state, 0, float(part.weights.max()) if part.nnz else 0.0)
+        state.red_out[0] = float(part.nnz)
+        return {}
+
+    def _after_scale(self, state):
+        wmax = float(np.max(state.red_in[_HEAD::_SLOT][: state.n_parts]))
+        state.scale = _scale(wmax, int(round(state.red_in[0])))
+        self._level_from_partition(state)
+        state.phase = "start"
+
+    def _start(self, state, inbox):
+        """Level start: every vertex alone; totals of the ghosts' communities to their holders,
+        the last bucket's degrees to everyone, and the sums for ``2m`` and the start modularity."""
+        xp = state.xp
+        if state.level > 0:
+            self._receive_rows(state, inbox)
+            if state.phase != "start":  # gathered on one partition, or left with nothing
+                return {}
+        g = state.graph
+        lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
+        n, N = hi - lo, state.n_level
+        state.level_timing = {"level": state.level, "n": N, "move_s": 0.0, "first_round": state.steps - 1}
+        state.kfix = state.twin.strengths(g.indptr, g.wfix, g.loop_fix)
+        deg = g.indptr[1:] - g.indptr[:-1]
+        # the kernels index rows, strengths and communities by level vertex id: global-shaped
+        # offsets (empty rows outside [lo, hi)) and strengths
+        state.indptr_g = xp.concatenate([xp.zeros(lo, dtype=xp.int64), g.indptr,
+                                         xp.full(N - hi, g.nnz, dtype=xp.int64)])
+        state.kfix_g = xp.zeros(N, dtype=xp.int64)
+        state.kfix_g[lo:hi] = state.kfix
+        state.loop_g = xp.zeros(N, dtype=xp.int64)
+        state.loop_g[lo:hi] = g.loop_fix
+        state.comm = xp.arange(N, dtype=xp.int32)
+        state.csize = xp.ones(N, dtype=xp.int32)
+        state.afix = xp.zeros(N, dtype=xp.int64)
+        state.afix[lo:hi] = state.kfix
+        state.own_size = xp.ones(n, dtype=xp.int64)
+        state.own_a = state.kfix.copy()
+        # boundary: (owned vertex, partition holding it as a ghost), unique, sorted by vertex
+        rows = _repeat(xp.arange(lo, hi, dtype=xp.int64), deg, xp)
+        nbr = g.indices.astype(xp.int64)
+        remote = (nbr < lo) | (nbr >= hi)
+        q = _owner(state.bounds, nbr[remote], xp)
+        key = xp.unique(rows[remote] * state.n_parts + q)
+        state.bnd_v, state.bnd_q = key // state.n_parts, key % state.n_parts
+        # touch counts: vertex v is in community v, held by this partition and its ghosts' holders
+        state.touch = xp.zeros((n, state.n_parts), dtype=xp.int32)
+        state.touch[:, state.index] = 1
+        if key.shape[0]:
+            state.touch[state.bnd_v - lo, state.bnd_q] = 1
+        out = _Outbox(xp, state.n_parts)
+        kb = state.kfix[state.bnd_v - lo]
+        out.add(state.bnd_q, TOTAL, state.bnd_v, xp.ones_like(kb), kb)
+        big = xp.flatnonzero(deg > MOVE_BUCKETS[-1])
+        out.to_all(BIGDEG, deg[big], xp.full(big.shape[0], state.index, dtype=xp.int64), big + lo)
+        two_m = int(state.kfix.sum()) if n else 0
+        internal = int(g.loop_fix.sum()) if n else 0
+        red = state.red_out
+        red[0:2] = _limbs(two_m, 2)
+        red[2:4] = _limbs(internal, 2)
+        red[4:8] = _limbs(_square_sum(state.kfix, xp), 4)
+        red[8] = float(g.nnz)
+        counts = _bucket_counts(deg, xp)
+        for b, c in enumerate(counts):
+            self._put(state, b, c)
+        state.buckets = _local_buckets(deg, xp, lo)
+        state.iteration = 0
+        return out.build()
+
+    def _after_start(self, state):
+        red = state.red_in
+        state.two_m_fix = _unlimb(red[0:2])
+        state.nnz_level = int(round(red[8]))
+        q = modularity_of(_unlimb(red[2:4]), _unlimb(red[4:8]), state.two_m_fix, state.params["resolution"])
+        state.q_current = state.q_level_start = q
+        state.level_timing["nnz"] = state.nnz_level
+        state.bucket_counts = np.stack([self._gathered(state, b) for b in range(len(MOVE_BUCKETS) + 1)], axis=1)
+        state.batches = []
+        state.phase = "decide" if (state.nnz_level and state.two_m_fix > 0) else "aggregate"
+        state.batch_t = 0
+        state.workspace = None
+
+    def _decide(self, state, inbox):
+        """One batch's moves, decided from the state at the batch's start (computeMove), applied
+        to the owned vertices; deltas to the communities' owners, new communities to the ghosts'
+        holders."""
+        xp = state.xp
+        if state.workspace is None:
+            self._make_batches(state, inbox)
+        self._apply_totals(state, inbox)
+        if state.batch_t == 0:  # a sweep starts: what an undo restores
+            state.saved = tuple(a.copy() for a in (state.comm, state.csize, state.afix, state.own_size, state.own_a,
+                                                   state.touch))
+        b, j = state.batches[state.batch_t]
+        gm = state.params["resolution"] / float(state.two_m_fix)
+        verts = state.twin.decide_moves(state.indptr_g, state.graph.indices, state.graph.wfix, state.kfix_g, state.comm,
+                                        state.csize, state.afix, gm, state.workspace, b, j)
+        out = _Outbox(xp, state.n_parts)
+        if verts.shape[0]:
+            new = state.workspace["new_comm"][verts]
+            old = state.comm[verts]
+            moved = new != old
+            mv = verts[moved].astype(xp.int64)
+            c_old, c_new = old[moved].astype(xp.int64), new[moved].astype(xp.int64)
+            if mv.shape[0]:
+                o = xp.argsort(mv)  # (the last bucket's batches are by degree)
+                mv, c_old, c_new = mv[o], c_old[o], c_new[o]
+                state.comm[mv] = c_new.astype(xp.int32)
+                k = state.kfix_g[mv]
+                one = xp.ones_like(k)
+                keys, (dsize, da) = _sum_by_key(xp.concatenate([c_old, c_new]),
+                                                [xp.concatenate([-one, one]), xp.concatenate([-k, k])], xp)
+                out.add(_owner(state.bounds, keys, xp), DELTA, keys, dsize, da)
+                # touch changes: the mover's own partition and every holder of it as a ghost
+                gv, gq = _expand(state.bnd_v, state.bnd_q, mv, xp)
+                pos = xp.searchsorted(mv, gv)  # mv is sorted (batches are)
+                holders_v = xp.concatenate([xp.arange(mv.shape[0]), pos])
+                holders_q = xp.concatenate([xp.full(mv.shape[0], state.index, dtype=xp.int64), gq])
+                P = state.n_parts
+                tkeys = xp.concatenate([c_old[holders_v] * P + holders_q, c_new[holders_v] * P + holders_q])
+                tval = xp.concatenate([-xp.ones(holders_v.shape[0], dtype=xp.int64),
+                                       xp.ones(holders_v.shape[0], dtype=xp.int64)])
+                tkeys, (tval,) = _sum_by_key(tkeys, [tval], xp)
+                nz = tval != 0
+                tkeys, tval = tkeys[nz], tval[nz]
+                tc = tkeys // P
+                out.add(_owner(state.bounds, tc, xp), TOUCH, tc, tkeys % P, tval)
+                out.add(gq, GHOST, gv, xp.zeros_like(gv), c_new[pos])
+        state.phase = "settle"
+        return out.build()
+
+    def _settle(self, state, inbox):
+        """Ghosts take their new communities; owners apply the deltas and send the changed
+        totals to every partition touching them. After a sweep's last batch: the sums of
+        modularity for the all-reduce."""
+        xp = state.xp
+        lo = int(state.bounds[state.index])
+        v, _, c = _of_kind(inbox, GHOST)
+        if v.shape[0]:
+            state.comm[v] = c.astype(xp.int32)
+        dc, dsize, da = _of_kind(inbox, DELTA)
+        tc, tq, tval = _of_kind(inbox, TOUCH)
+        out = _Outbox(xp, state.n_parts)
+        changed = xp.concatenate([dc, tc])
+        if changed.shape[0]:
+            keys, (s1, a1) = _sum_by_key(dc, [dsize, da], xp)
+            state.own_size[keys - lo] += s1
+            state.own_a[keys - lo] += a1
+            if tc.shape[0]:
+                tk, (tv,) = _sum_by_key(tc * state.n_parts + tq, [tval], xp)
+                state.touch[tk // state.n_parts - lo, tk % state.n_parts] += tv.astype(xp.int32)
+            changed = xp.unique(changed)
+            rows, qs = xp.nonzero(state.touch[changed - lo] > 0)
+            cc = changed[rows]
+            out.add(qs, TOTAL, cc, state.own_size[cc - lo], state.own_a[cc - lo])
+        state.batch_t += 1
+        if state.batch_t == len(state.batches):  # the sweep's last batch
+            internal = state.twin.internal_weight(state.indptr_g, state.graph.indices, state.graph.wfix, state.loop_g,
+                                                  state.comm)
+            state.red_out[0:2] = _limbs(int(internal), 2)
+            state.red_out[2:6] = _limbs(_square_sum(state.own_a, xp), 4)
+        state.phase = "decide"
+        return out.build()
+
+    def _after_settle(self, state):
+        if state.batch_t < len(state.batches):
+            return
+        red = state.red_in
+        q = modularity_of(_unlimb(red[0:2]), _unlimb(red[2:6]), state.two_m_fix, state.params["resolution"])
+        state.iteration += 1
+        gain = q - state.q_current
+        state.batch_t = 0
+        if gain < 0:  # the sweep lowered Q: undo it and end the phase, on every partition alike
+            (state.comm, state.csize, state.afix, state.own_size, state.own_a, state.touch) = state.saved
+            state.discard_totals = True
+            state.phase = "aggregate"
+        else:
+            state.q_current = q
+            if gain < state.threshold or state.iteration >= state.params["max_iterations"]:
+                state.phase = "aggregate"
+        state.saved = None
+        state.level_timing["iterations"] = state.iteration
+        state.event = True
+
+    def _make_batches(self, state, inbox) -> None:
+        """This partition's share of every global batch (see the module notes)."""
+        xp, cfg = state.xp, state.config
+        counts = state.bucket_counts  # (partitions, buckets)
+        totals = counts.sum(axis=0)
+        before = counts[: state.index].sum(axis=0)
+        local = []
+        state.batches = []
+        last = len(MOVE_BUCKETS)
+        for b, verts in enumerate(state.buckets):
+            nb = int(totals[b])
+            s = cfg.move_slices if nb >= cfg.move_slice_min else 1
+            k = min(s, nb)
+            if b < last:
+                pos = xp.arange(verts.shape[0], dtype=xp.int64) + int(before[b])
+            else:  # largest degree first, ties by id: rank among every partition's degrees
+                deg, part_of, _ = _of_kind(inbox, BIGDEG)
+                mine = (state.indptr_g[verts + 1] - state.indptr_g[verts]).astype(xp.int64)
+                if verts.shape[0]:
+                    srt = xp.sort(deg)
+                    larger = srt.shape[0] - xp.searchsorted(srt, mine, side="right")
+                    earlier = xp.sort(deg[part_of < state.index])
+                    same_before = (xp.searchsorted(earlier, mine, side="right")
+                                   - xp.searchsorted(earlier, mine, side="left"))
+                    # by degree, largest first, then id: one sort of unique keys (below 2**62)
+                    order = xp.argsort((state.n_level - mine) * state.n_level + verts.astype(xp.int64))
+                    ranks = xp.empty_like(order)
+                    ranks[order] = xp.arange(order.shape[0])
+                    # rank among this partition's equal degrees = rank - those of larger degree here
+                    local_larger = verts.shape[0] - xp.searchsorted(xp.sort(mine), mine, side="right")
+                    pos = larger + same_before + (ranks - local_larger)
+                    verts = verts[order]  # the global batch order (largest degree first)
+                    pos = pos[order]
+                else:
+                    pos = xp.zeros(0, dtype=xp.int64)
+            local.append([xp.ascontiguousarray(verts[pos % s == j]) for j in range(k)])
+            state.batches.extend((b, j) for j in range(k))
+        deg = state.graph.indptr[1:] - state.graph.indptr[:-1]
+        max_degree = int(deg.max()) if deg.shape[0] else 0
+        state.workspace = state.twin.make_move_workspace(state.n_level, max_degree, state.buckets,
+                                                         slices=[len(x) for x in local], batches=local)
+
+    def _apply_totals(self, state, inbox) -> None:
+        c, size, a = _of_kind(inbox, TOTAL)
+        if state.discard_totals:  # totals of an undone sweep
+            state.discard_totals = False
+            return
+        if c.shape[0]:
+            state.csize[c] = size.astype(state.xp.int32)
+            state.afix[c] = a
+
+    # ---------------------------------------------------------------- aggregation
+    def _aggregate(self, state, inbox):
+        """Aggregation, first round: whether anything moved, and each partition's count of
+        non-empty communities (all-gathered for the new ids' prefix sum)."""
+        xp = state.xp
+        self._apply_totals(state, inbox)
+        lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
+        moved = int((state.comm[lo:hi] != xp.arange(lo, hi, dtype=xp.int32)).sum()) if hi > lo else 0
+        state.red_out[0] = float(moved)
+        self._put(state, 0, int((state.own_size > 0).sum()) if hi > lo else 0)
+        return {}
+
+    def _after_aggregate(self, state):
+        changed = state.red_in[0] > 0
+        level_gain = state.q_current - state.q_level_start
+        state.level_timing.setdefault("iterations", state.iteration)
+        if not changed:
+            if not state.maps:  # nothing moved at all: every vertex is its own community
+                lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
+                state.maps.append(np.arange(lo, hi, dtype=np.int64))
+                state.modularity.append(state.q_current)
+            self._close_level(state)
+            state.phase = "done"
+            state.event = True
+            return
+        counts = self._gathered(state, 0)
+        state.nid_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        state.n_new = int(state.nid_offsets[-1])
+        state.stop_after = state.level + 1 >= state.params["max_level"] or level_gain < state.threshold
+        state.phase = "agg_ids"
+
+    def _agg_ids(self, state, inbox):
+        """New ids (global prefix sum) of the owned non-empty communities, to whoever touches them."""
+        xp = state.xp
+        lo = int(state.bounds[state.index])
+        nonempty = state.own_size > 0
+        nid = xp.cumsum(nonempty.astype(xp.int64)) - 1 + int(state.nid_offsets[state.index])
+        out = _Outbox(xp, state.n_parts)
+        rows, qs = xp.nonzero(state.touch > 0)
+        keep = nonempty[rows]
+        rows, qs = rows[keep], qs[keep]
+        out.add(qs, NEWID, rows + lo, xp.zeros_like(rows), nid[rows])
+        state.phase = "agg_edges"
+        return out.build()
+
+    def _agg_edges(self, state, inbox):
+        """Record the level; unless the levels end here, map the owned edges to community pairs,
+        merge duplicates, and send each coarse edge to the owner of its source community."""
+        xp = state.xp
+        g = state.graph
+        lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
+        c, _, nid = _of_kind(inbox, NEWID)
+        nid_g = xp.full(state.n_level, -1, dtype=xp.int64)
+        nid_g[c] = nid
+        src = nid_g[state.comm[lo:hi]]
+        state.maps.append(to_numpy(src))
+        state.modularity.append(state.q_current)
+        state.event = True
+        self._close_level(state)
+        state.level += 1
+        if state.stop_after:
+            state.phase = "done"
+            return {}
+        state.iteration = 0
+        deg = g.indptr[1:] - g.indptr[:-1]
+        s_e = _repeat(src, deg, xp)
+        d_e = nid_g[state.comm[g.indices]]
+        n_new = state.n_new
+        keys = xp.concatenate([s_e * n_new + d_e, src * n_new + src])
+        w = xp.concatenate([g.wfix, g.loop_fix])
+        keys, (w,) = _sum_by_key(keys, [w], xp)
+        s, d = keys // n_new, keys % n_new
+        out = _Outbox(xp, state.n_parts)
+        out.add(_owner(state.nid_offsets, s, xp), EDGE, s, d, w)
+        # the level's arrays are rebuilt for the next level: free them before the rows arrive
+        state.workspace = state.saved = None
+        state.indptr_g = state.kfix_g = state.loop_g = state.comm = state.csize = state.afix = None
+        state.touch = state.own_a = state.own_size = None
+        state.phase = "agg_merge"
+        return out.build()
+
+    def _agg_merge(self, state, inbox):
+        """Merge the coarse edges received (rows of the new ids this partition's communities
+        got); their count goes to the all-gather that places the next level."""
+        xp = state.xp
+        s, d, w = _of_kind(inbox, EDGE)
+        n_new = state.n_new
+        keys, (w,) = _sum_by_key(s * n_new + d, [w], xp)
+        s, d = keys // n_new, keys % n_new
+        lo_new, hi_new = int(state.nid_offsets[state.index]), int(state.nid_offsets[state.index + 1])
+        self_loop = s == d
+        loop = xp.zeros(hi_new - lo_new, dtype=xp.int64)
+        loop[s[self_loop] - lo_new] = w[self_loop]
+        e = ~self_loop
+        s, d, w = s[e], d[e], w[e]
+        counts = xp.bincount(s - lo_new, minlength=hi_new - lo_new) if s.shape[0] else \
+            xp.zeros(hi_new - lo_new, dtype=xp.int64)
+        state.new_rows = (s, d, w, loop, counts)
+        self._put(state, 0, int(s.shape[0]))
+        state.phase = "agg_cut"
+        return {}
+
+    def _after_agg_merge(self, state):
+        nnz = self._gathered(state, 0)
+        state.nnz_level = int(nnz.sum())
+        state.n_level = state.n_new
+        limit = state.config.gather_edges
+        if limit is None:
+            limit = GATHER_EDGES_GPU if state.device == "gpu" else GATHER_EDGES_CPU
+        if state.nnz_level <= limit:  # small: partition 0 finishes alone
+            state.bounds = np.asarray([0] + [state.n_new] * state.n_parts, dtype=np.int64)
+            state.phase = "agg_move"
+        else:
+            state.edge_offsets = np.concatenate([[0], np.cumsum(nnz)]).astype(np.int64)
+
+    def _agg_cut(self, state, inbox):
+        """Cut the coarse graph into ranges of equal stored-entry count (``Graph.partition``'s
+        rule): cut ``k`` is 1 plus the number of rows whose entries end before ``k E / P``; each
+        partition counts its own rows."""
+        xp = state.xp
+        counts = state.new_rows[4]
+        # (entry counts below 2**53: exact as floats, compared with the float targets as
+        # Graph.partition compares them)
+        ends = (xp.cumsum(counts.astype(xp.int64)) + int(state.edge_offsets[state.index])).astype(xp.float64)
+        P = state.n_parts
+        targets = np.arange(1, P) * (state.nnz_level / P)
+        if ends.shape[0]:
+            below = to_numpy(xp.searchsorted(ends, xp.asarray(targets), side="left"))
+        else:
+            below = np.zeros(P - 1)
+        state.red_out[_HEAD : _HEAD + P - 1] = below
+        state.phase = "agg_move"
+        return {}
+
+    def _after_agg_cut(self, state):
+        P = state.n_parts
+        cuts = np.rint(state.red_in[_HEAD : _HEAD + P - 1]).astype(np.int64) + 1
+        cuts = np.clip(cuts, 0, state.n_new)
+        state.bounds = np.maximum.accumulate(np.concatenate([[0], cuts, [state.n_new]])).astype(np.int64)
+
+    def _agg_move(self, state, inbox):
+        """Send the coarse rows to their partitions of the next level."""
+        xp = state.xp
+        s, d, w, loop, _ = state.new_rows
+        state.new_rows = None
+        lo_new = int(state.nid_offsets[state.index])
+        out = _Outbox(xp, state.n_parts)
+        out.add(_owner(state.bounds, s, xp), EDGE, s, d, w)
+        v = xp.flatnonzero(loop != 0)
+        out.add(_owner(state.bounds, v + lo_new, xp), LOOP, v + lo_new, xp.zeros_like(v), loop[v])
+        state.phase = "start"
+        return out.build()
+
+    def _receive_rows(self, state, inbox) -> None:
+        """The next level's rows from the coarse edges received; a partition that owns the whole
+        level goes on alone, one that owns nothing of a gathered level stops."""
+        xp = state.xp
+        lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
+        n = hi - lo
+        s, d, w = _of_kind(inbox, EDGE)
+        order = xp.argsort(s * max(state.n_level, 1) + d)
+        s, d, w = s[order], d[order], w[order]
+        indptr = xp.zeros(n + 1, dtype=xp.int64)
+        if s.shape[0]:
+            indptr[1:] = xp.cumsum(xp.bincount(s - lo, minlength=n))
+        lv, _, lw = _of_kind(inbox, LOOP)
+        loop = xp.zeros(n, dtype=xp.int64)
+        loop[lv - lo] = lw
+        state.graph = _LevelGraph(indptr, d.astype(xp.int32), w, loop)
+        if n == state.n_level and state.n_parts > 1 and n > 0:  # gathered here: go on alone
+            _start_local(state)
+            state.level_timing["first_round"] = state.steps - 1
+            return
+        sizes = np.diff(state.bounds)
+        if n == 0 and (sizes == state.n_level).any() and state.n_level > 0:  # gathered elsewhere
+            state.phase = "done"
+            return
+
+    def _close_level(self, state) -> None:
+        state.level_timing["modularity"] = state.q_current
+        state.timings["levels"].append(state.level_timing)  # (its later aggregation rounds still add to it)
+
+
+def _scale(wmax: float, nnz: int) -> float:
+    """The fixed-point scale: a power of two that keeps every sum of weights below ``2**60``."""
+    if wmax <= 0:
+        return 0.0
+    return math.ldexp(1.0, FIXED_BITS - math.frexp(wmax)[1] - int(nnz).bit_length())
+
+
+def _bucket_counts(deg, xp) -> list:
+    lo, out = 0, []
+    for hi in MOVE_BUCKETS:
+        out.append(int(((deg > lo) & (deg <= hi)).sum()) if deg.shape[0] else 0)
+        lo = hi
+    out.append(int((deg > lo).sum()) if deg.shape[0] else 0)
+    return out
+
+
+def _local_buckets(deg, xp, lo: int) -> list:
+    """The owned vertices of each computeMove bucket, as level ids in ascending order."""
+    out, a = [], 0
+    for b in MOVE_BUCKETS:
+        out.append((xp.flatnonzero((deg > a) & (deg <= b)) + lo).astype(xp.int32))
+        a = b
+    out.append((xp.flatnonzero(deg > a) + lo).astype(xp.int32))
+    return out
+
+
+# ===================================================== one partition: Algorithm 1 and 3
+def _degree_buckets(indptr, xp) -> list:
+    """Vertices of each computeMove bucket (Algorithm 1 line 5); the last sorted by degree, largest first.
+
+    Every bucket is in the same order on both devices (ascending ids; the last by a stable sort
+    on degree), so the batches ``bucket[j::move_slices]`` are the same too.
+    """
+    deg = indptr[1:] - indptr[:-1]
+    out = _local_buckets(deg, xp, 0)
+    big = out[-1]
+    if big.shape[0]:
+        d = deg[big]
+        out[-1] = big[xp.argsort(-d, kind="stable")] if xp is np else big[xp.argsort(-d)]
+    return out
+
+
+def _move_slices(config: LouvainConfig, buckets) -> list:
+    """Batches per bucket: ``move_slices``, or 1 for buckets below ``move_slice_min`` vertices."""
+    return [config.move_slices if int(b.shape[0]) >= config.move_slice_min else 1 for b in buckets]
+
+
+def _start_local(state: LouvainState) -> None:
+    """Every vertex of the level graph alone in its community; k_i, a_c, buckets, Q."""
+    xp, g = state.xp, state.graph
+    state.kfix = state.twin.strengths(g.indptr, g.wfix, g.loop_fix)  # k_i, Algorithm 1 line 2
+    state.kfix_g = state.kfix
+    state.two_m_fix = int(state.kfix.sum()) if g.n else 0
+    state.n_level = g.n
+    state.nnz_level = g.nnz
+    state.comm = xp.arange(g.n, dtype=xp.int32)
+    state.csize = xp.ones(g.n, dtype=xp.int32)
+    state.afix = state.kfix.copy()
+    state.buckets = _degree_buckets(g.indptr, xp)
+    max_degree = int((g.indptr[1:] - g.indptr[:-1]).max()) if g.n else 0
+    state.workspace = state.twin.make_move_workspace(g.n, max_degree, state.buckets,
+                                                     slices=_move_slices(state.config, state.buckets))
+    state.iteration = 0
+    state.q_current = _local_modularity(state)
+    state.q_level_start = state.q_current
+    state.level_timing = {"level": state.level, "n": g.n, "nnz": g.nnz, "move_s": 0.0,
+                          "first_round": state.steps}
+    state.phase = "move" if (g.nnz and state.two_m_fix > 0) else "aggregate_local"
+
+
+def _local_modularity(state: LouvainState) -> float:
+    """Eq. (1) on the level graph, from the fixed-point weights."""
+    if state.two_m_fix <= 0:
+        return 0.0
+    g, xp = state.graph, state.xp
+    internal = state.twin.internal_weight(g.indptr, g.indices, g.wfix, g.loop_fix, state.comm)
+    return modularity_of(int(internal), _square_sum(state.afix, xp), state.two_m_fix, state.params["resolution"])
+
+
+def _local_sweep(state: LouvainState) -> None:
+    """One iteration of Algorithm 1 (lines 4-11); the sweep's modularity decides termination."""
+    g = state.graph
+    saved = (state.comm.copy(), state.csize.copy(), state.afix.copy())
+    gamma_over_2m = state.params["resolution"] / float(state.two_m_fix)
+    state.twin.move_sweep(g.indptr, g.indices, g.wfix, state.kfix, state.comm, state.csize, state.afix,
+                          state.buckets, gamma_over_2m, state.workspace)
+    q = _local_modularity(state)  # the scalars read back per sweep
+    state.iteration += 1
+    gain = q - state.q_current
+    if gain < 0:  # simultaneous moves lowered Q: undo the sweep and end the phase
+        state.comm, state.csize, state.afix = saved
+        state.phase = "aggregate_local"
+    else:
+        state.q_current = q
+        if gain < state.threshold or state.iteration >= state.params["max_iterations"]:
+            state.phase = "aggregate_local"
+    state.level_timing["iterations"] = state.iteration
+
+
+def _local_aggregate(state: LouvainState) -> None:
+    """Record the level, then Algorithm 3 unless the levels have converged."""
+    g, xp = state.graph, state.xp
+    changed = bool((state.comm != xp.arange(g.n, dtype=xp.int32)).any()) if g.n else False
+    level_gain = state.q_current - state.q_level_start
+    timing = state.level_timing
+    timing.setdefault("iterations", state.iteration)
+    if not changed:
+        if state.compose and not state.levels:  # nothing moved at all: every vertex is its own community
+            state.levels.append(state.orig_to_level.copy())
+            state.modularity.append(state.q_current)
+        elif not state.compose and not state.maps:
+            state.maps.append(xp.arange(g.n, dtype=xp.int64))
+            state.modularity.append(state.q_current)
+        _close_local(state)
+        state.phase = "done"
+        return
+    # the move phase's state is rebuilt for the next level: free it before the edge lists grow
+    state.workspace, state.buckets, state.kfix, state.kfix_g, state.csize, state.afix = None, [], None, None, None, None
+    new_indptr, new_indices, new_wfix, new_loop, new_id = state.twin.aggregate(
+        g.indptr, g.indices, g.wfix, g.loop_fix, state.comm
+    )
+    if state.compose:
+        state.orig_to_level = new_id[state.comm][state.orig_to_level]
+        state.levels.append(state.orig_to_level.copy())
+    else:
+        state.maps.append(new_id[state.comm].astype(xp.int64))
+    state.modularity.append(state.q_current)
+    _close_local(state)
+    state.level += 1
+    if state.level >= state.params["max_level"] or level_gain < state.threshold:
+        state.phase = "done"
+        return
+    state.graph = _LevelGraph(new_indptr, new_indices, new_wfix, new_loop)
+    _start_local(state)
+
+
+def _close_local(state: LouvainState) -> None:
+    state.level_timing["modularity"] = state.q_current
+    state.timings["levels"].append(state.level_timing)
+
+
+def _reraise_oom(exc: Exception, n: int, nnz: int) -> None:
+    """Turn a CUDA out-of-memory error into a :class:`ResourceError` naming the graph size."""
+    name = type(exc).__name__
+    if "OutOfMemory" in name or "cudaErrorMemoryAllocation" in str(exc):
+        raise ResourceError(
+            f"the GPU ran out of memory running louvain on a graph with {n} vertices and "
+            f"{nnz} stored edges: {exc}"
+        ) from None
+
