@@ -21,8 +21,10 @@ from .algorithms.matching import (  # noqa: E402
 )
 from .algorithms.bipartite import BipartiteMatchingResult, bipartite_matching  # noqa: E402
 from .algorithms.louvain import LouvainResult, louvain, modularity  # noqa: E402
+from .algorithms.stable_marriage import StableMarriageResult, stable_marriage  # noqa: E402
 from .errors import ClusterError, InputError, MgmatchError, ParameterError, ResourceError  # noqa: E402
 from .graph import Graph, Partition  # noqa: E402
+from .preferences import Preferences  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -39,6 +41,9 @@ __all__ = [
     "LouvainResult",
     "louvain",
     "modularity",
+    "Preferences",
+    "StableMarriageResult",
+    "stable_marriage",
     "MgmatchError",
     "InputError",
     "ParameterError",

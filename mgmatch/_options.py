@@ -13,17 +13,18 @@ __all__ = ["check_options_apply", "APPLIES_TO"]
 
 _MATCHING = ("suitor", "bsuitor", "ld", "handshake")
 _BIPARTITE = ("gpr", "apfb", "apsb")
+_STABLE = ("stable-marriage", "gale-shapley", "mcvitie-wilson")
 
 #: Option (as the command line spells it) -> the algorithms it applies to.
 APPLIES_TO = {
     "--b": ("bsuitor",),
-    "--partitions": _MATCHING,
+    "--partitions": _MATCHING + _STABLE,
     "--init": _BIPARTITE,
     "--deterministic": ("apfb", "apsb"),
     "--resolution": ("louvain",),
     "--all-levels": ("louvain",),
-    "--random-weights": _MATCHING + ("louvain",),
-    "--weighted/--unweighted": _MATCHING + ("louvain",),
+    "--random-weights": _MATCHING + ("louvain",) + _STABLE,
+    "--weighted/--unweighted": _MATCHING + ("louvain",) + _STABLE,
 }
 
 
@@ -35,7 +36,7 @@ def check_options_apply(algorithm: str, given) -> None:
     >>> check_options_apply("apfb", ["partitions"])
     Traceback (most recent call last):
     ...
-    mgmatch.errors.ParameterError: --partitions does not apply to -a apfb (only to suitor, bsuitor, ld, handshake)
+    mgmatch.errors.ParameterError: --partitions does not apply to -a apfb (only to suitor, bsuitor, ld, handshake, stable-marriage, gale-shapley, mcvitie-wilson)
     """
     for name in given:
         option = _option_name(name)

@@ -23,7 +23,8 @@ from .errors import InputError, MgmatchError, ParameterError
 MATCHING = ("suitor", "bsuitor", "ld", "handshake")
 BIPARTITE = ("gpr", "apfb", "apsb")
 COMMUNITY = ("louvain",)
-ALGORITHM_CHOICES = ("auto",) + MATCHING + BIPARTITE + COMMUNITY
+STABLE = ("stable-marriage", "gale-shapley", "mcvitie-wilson")
+ALGORITHM_CHOICES = ("auto",) + MATCHING + BIPARTITE + COMMUNITY + STABLE
 
 
 class _Exit(click.ClickException):
@@ -170,8 +171,10 @@ def main():
 @click.argument("input_path", metavar="INPUT", type=_PATH)
 @click.option("--algorithm", "-a", type=click.Choice(ALGORITHM_CHOICES), default="auto", show_default=True,
               help="suitor/bsuitor/ld/handshake: 1/2-approximate weighted (b-)matching; gpr/apfb/apsb: "
-                   "maximum cardinality bipartite matching; louvain: communities. auto: the fastest "
-                   "weighted matching (suitor, on a GPU as on a CPU).")
+                   "maximum cardinality bipartite matching; louvain: communities; stable-marriage (the fastest "
+                   "for the device), gale-shapley, mcvitie-wilson: the man-optimal stable matching of a preference "
+                   "table (man, woman, man_rank, woman_rank) or of a weighted graph. auto: the fastest weighted "
+                   "matching (suitor, on a GPU as on a CPU).")
 @click.option("--output", "-o", type=_PATH, default=None,
               help="Result table (.parquet, .pq, .csv or .tsv); the JSON summary goes beside it (.json). Required "
                    "unless INPUT is a pipeline file.")
@@ -306,13 +309,16 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
 
         validate_louvain_params(resolution, device=device)
     on_cluster = client is not None if on_cluster is None else on_cluster
-    if (on_cluster or report is not None) and algorithm not in MATCHING:
+    if (on_cluster or report is not None) and algorithm not in MATCHING + STABLE:
         raise ParameterError(f"--algorithm {algorithm} runs on one device; the cluster options (--workers, "
-                             f"--scheduler, --scheduler-file, --report) apply to {', '.join(MATCHING)}")
+                             f"--scheduler, --scheduler-file, --report) apply to {', '.join(MATCHING + STABLE)}")
     if report is not None and not on_cluster:
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
     opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
             "random_weights": None, "bipartite": None, "weighted": True} | (read_options or {})
+    if algorithm in STABLE:
+        return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
+                               quiet=quiet, read_options=opts, client=client)
     if algorithm in BIPARTITE:
         opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
@@ -350,6 +356,29 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     t1 = time.perf_counter()
     _write_outputs(output, table, summary_path, record)
     record["time_s"]["write"] = time.perf_counter() - t1
+    if not quiet:
+        _print_summary(record, output, summary_path)
+    return record
+
+
+def _run_stable_job(input_path, output, summary_path, algorithm, *, device, partitions, quiet, read_options,
+                    client=None):
+    """A stable-marriage job: a preference table (or a weighted graph) in, ``man, woman`` out."""
+    from .algorithms.stable_marriage import stable_marriage  # noqa: PLC0415
+    from .io.preferences import read_instance  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    prefs = read_instance(input_path, graph_reader=lambda path: _read(path, **read_options))
+    t_read = time.perf_counter() - t0
+    with _progress(algorithm, quiet) as callback:
+        result = stable_marriage(prefs, algorithm=algorithm, device=device, partitions=partitions, client=client,
+                                 progress=None if callback is None else
+                                 (lambda r: callback(r["round"], r["messages"], r.get("matched"))))
+    record = result.summary() | {"input": str(input_path), "versions": versions()}
+    if client is not None:
+        record["workers"] = len(client.scheduler_info()["workers"])
+    record.setdefault("time_s", {})["read"] = t_read
+    _write_outputs(output, result.to_table(), summary_path, record)
     if not quiet:
         _print_summary(record, output, summary_path)
     return record
@@ -444,7 +473,7 @@ def _maybe_cluster(on_cluster, cluster_opts, device, quiet, report):
     opts = dict(cluster_opts)
     if opts.get("scheduler_file") is not None:
         opts["scheduler_file"] = str(opts["scheduler_file"])
-    with held_dask_logs(), cluster(**opts, device=device) as client, _cluster_lost():
+    with held_dask_logs(), cluster(**opts, device=device, check_cores=True) as client, _cluster_lost():
         if not quiet:
             n_workers = len(client.scheduler_info()["workers"])
             _console().print(f"Dask dashboard: {client.dashboard_link} ({n_workers} worker"
@@ -592,7 +621,8 @@ def info(input_path, as_json, fmt, bipartite, weighted):
               help="Generator parameter, e.g. -p k=18 -p seed=1 (see the generator's docs).")
 @_friendly
 def generate(name, output, params):
-    """Generate a graph of family NAME (delaunay, rgg, kron, grid2d, random_bipartite, erdos_renyi).
+    """Generate a graph of family NAME (delaunay, rgg, kron, grid2d, random_bipartite, erdos_renyi), or a
+    stable-marriage preference table (sm_easy, sm_hard, sm_random; .parquet, .csv or .tsv).
 
     Example: mgmatch generate kron -p k=18 -p seed=1 -o kron18.parquet
     """
@@ -600,6 +630,16 @@ def generate(name, output, params):
     from .io import write_graph  # noqa: PLC0415
 
     spec = name + (":" + ",".join(params) if params else "")
+    if name in generators.PREFERENCE_GENERATORS:
+        from .io.preferences import write_preferences  # noqa: PLC0415
+        from .io.writers import TABLE_FORMATS  # noqa: PLC0415
+
+        if output.suffix.lower() not in TABLE_FORMATS:
+            raise ParameterError(f"a preference table is written as {', '.join(TABLE_FORMATS)}, not {output.name}")
+        prefs = generators.parse_preferences_spec(spec)
+        write_preferences(output, prefs)
+        click.echo(f"wrote {output}: {prefs!r}")
+        return
     graph = generators.parse_graph_spec(spec)
     write_graph(output, graph)
     click.echo(f"wrote {output}: {graph!r}")
@@ -618,7 +658,8 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
 
     A matching (u, v, weight) must be valid, maximal, with the graph's weights (or a b-matching
     with --b); a bipartite matching (row, col) valid and of maximum cardinality (against SciPy);
-    communities (vertex, community[, level]) must give every vertex one community. Exit status
+    communities (vertex, community[, level]) must give every vertex one community; marriages (man, woman)
+    must be stable and man-optimal for GRAPH, a preference table or a weighted graph. Exit status
     0 when the result passes, 1 when it does not.
     """
     from .io import read_table  # noqa: PLC0415
@@ -628,7 +669,12 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
     opts = dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros, duplicates=duplicates,
                 random_weights=random_weights, bipartite=bipartite, weighted=weighted)
     try:
-        if {"row", "col"} <= set(columns):
+        if {"man", "woman"} <= set(columns):
+            from .io.preferences import read_instance  # noqa: PLC0415
+            from .verify_stable import verify_stable_result  # noqa: PLC0415
+
+            report = verify_stable_result(read_instance(graph_path, graph_reader=lambda p: _read(p, **opts)), columns)
+        elif {"row", "col"} <= set(columns):
             report = verify_bipartite_result(_read(graph_path, **_as_matrix_pattern(opts)), columns)
         elif {"vertex", "community"} <= set(columns):
             report = verify_communities(_read(graph_path, **opts), columns)
@@ -637,7 +683,7 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
             report = verify_result(graph, columns, b=None if b is None else _parse_b(b, graph.n))
         else:
             raise InputError(f"result has columns {', '.join(columns)}; expected u, v[, weight], or row, col, "
-                             "or vertex, community", path=result_path)
+                             "or vertex, community, or man, woman", path=result_path)
     except InputError as exc:
         if exc.path is None:  # a problem of the result's columns: name the result
             raise InputError(exc.message, path=result_path) from None
@@ -649,7 +695,8 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
 
 # -------------------------------------------------------------------------------- bench
 @main.command()
-@click.option("--family", type=click.Choice(["matching", "bipartite", "louvain", "distributed", "all"]),
+@click.option("--family", type=click.Choice(["matching", "bipartite", "louvain", "distributed", "stable-marriage",
+                                            "all"]),
               default="matching", show_default=True,
               help="distributed: local mode against Dask clusters of 1, 2, ... workers.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
@@ -669,7 +716,7 @@ def bench(family, device, graphs, repeats, quick, output, workers):
     if repeats < 1:
         raise ParameterError(f"--repeats must be at least 1 (the timed runs of each case), not {repeats}")
     specs = [s for s in graphs.split(";") if s] if graphs else None
-    families = ["matching", "bipartite", "louvain", "distributed"] if family == "all" else [family]
+    families = ["matching", "bipartite", "louvain", "distributed", "stable-marriage"] if family == "all" else [family]
     counts = _parse_counts(workers)
     rows = []
     for fam in families:

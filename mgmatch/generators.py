@@ -74,6 +74,11 @@ __all__ = [
     "parse_graph_spec",
     "split_graph_spec",
     "builtin_demo_graph",
+    "sm_easy",
+    "sm_hard",
+    "sm_random",
+    "PREFERENCE_GENERATORS",
+    "parse_preferences_spec",
 ]
 
 _MAX_K = 30
@@ -557,12 +562,14 @@ def parse_graph_spec(spec: str) -> Graph:
     return generate(name, **params)
 
 
-def split_graph_spec(spec: str) -> tuple[str, dict]:
-    """The generator name and parameters of a graph spec, without generating anything.
+def split_graph_spec(spec: str, *, families=None) -> tuple[str, dict]:
+    """The generator name and parameters of a graph spec, without generating anything
+    (``families``: the names allowed, :data:`GENERATORS` by default).
 
     >>> split_graph_spec("kron:k=18,seed=1,a=0.6,weights=none")
     ('kron', {'k': 18, 'seed': 1, 'a': 0.6, 'weights': None})
     """
+    families = GENERATORS if families is None else families
     if not isinstance(spec, str):
         raise ParameterError(f"a graph spec must be a string, not {type(spec).__name__}")
     name, sep, rest = spec.partition(":")
@@ -571,10 +578,10 @@ def split_graph_spec(spec: str) -> tuple[str, dict]:
         raise ParameterError(
             f"graph spec {spec!r} has no generator name (expected NAME:KEY=VALUE,...)"
         )
-    if name not in GENERATORS:
+    if name not in families:
         raise ParameterError(
             f"graph spec {spec!r}: unknown generator {name!r}; "
-            f"choose one of {', '.join(sorted(GENERATORS))}"
+            f"choose one of {', '.join(sorted(families))}"
         )
     params: dict = {}
     if sep and rest.strip():
@@ -970,3 +977,122 @@ def _circumcircles(xs, ys, first, second, third):
         uy = (bx * c2 - cx * b2) / d
         radius = np.hypot(ux, uy)
     return ox + ux, oy + uy, radius
+
+
+# ============================================================================ stable marriage
+def sm_easy(n, *, seed=0, n_women=None):
+    """The paper's *easy* stable-marriage instances [SM]_: each man draws ``eps`` uniformly from
+    [0, 1] and ranks ``(1 + eps) ln n`` distinct women chosen at random (at least one), in
+    random order; each woman ranks exactly the men who rank her, in random order.
+
+    Parameters
+    ----------
+    n : int
+        Men (and women, unless ``n_women`` is given), at least 1.
+    seed : int
+    n_women : int, optional
+        Women (default ``n``); the lists then hold ``(1 + eps) ln n_women`` women.
+
+    Returns
+    -------
+    Preferences
+
+    References
+    ----------
+    .. [SM] F. Manne, M. Naim, H. Lerring, M. Halappanavar, "On stable marriages and greedy
+       matchings", CSC 2016, section 4.
+
+    Examples
+    --------
+    >>> p = sm_easy(1000, seed=1)
+    >>> p.n_men, p.n_women, bool(p.nnz >= 1000 * 6)
+    (1000, 1000, True)
+    """
+    from .cpu.stable_marriage import rank_by_keys, repeated_entries  # noqa: PLC0415
+    from .preferences import MAX_ID, Preferences  # noqa: PLC0415
+
+    n = _check_int("n", n, 1, MAX_ID)
+    nw = n if n_women is None else _check_int("n_women", n_women, 1, MAX_ID)
+    seed = _check_seed(seed)
+    rng = _structure_rng(seed)
+    length = np.floor((1.0 + rng.random(n)) * math.log(nw)).astype(np.int64)
+    np.clip(length, 1, nw, out=length)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(length, out=indptr[1:])
+    total = int(indptr[-1])
+    _check_memory(f"an easy instance of {n} men", 24.0 * total)
+    dtype = np.int32 if nw <= np.iinfo(np.int32).max else np.int64
+    women = rng.integers(0, nw, size=total, dtype=dtype)
+    again = np.flatnonzero(repeated_entries(indptr, women))
+    while again.size:  # a woman drawn twice for one man: draw again (rare unless lists are long)
+        women[again] = rng.integers(0, nw, size=again.size, dtype=dtype)
+        again = np.flatnonzero(repeated_entries(indptr, women))
+    keys = rng.integers(0, 2**32, size=total, dtype=np.uint32)
+    return Preferences(indptr, women, rank_by_keys(women, keys, nw), n, nw)
+
+
+def sm_hard(n, *, seed=0):
+    """The paper's *hard* stable-marriage instances [SM]_: every man ranks all ``n`` women in
+    one common random order, and every woman all ``n`` men in another; the stable matching is
+    unique and takes ``n (n + 1) / 2`` proposals. ``n^2`` list entries.
+
+    >>> p = sm_hard(50, seed=2)
+    >>> p.nnz, bool((p.women[:50] == p.women[50:100]).all())
+    (2500, True)
+    """
+    from .preferences import MAX_ID, Preferences  # noqa: PLC0415
+
+    n = _check_int("n", n, 1, MAX_ID)
+    seed = _check_seed(seed)
+    _check_memory(f"a hard instance of {n} men", 8.0 * n * n)
+    rng = _structure_rng(seed)
+    order = rng.permutation(n).astype(np.int32 if n <= np.iinfo(np.int32).max else np.int64)
+    rank_of_man = np.empty(n, dtype=np.int32)
+    rank_of_man[rng.permutation(n)] = np.arange(n, dtype=np.int32)
+    indptr = np.arange(0, n * n + 1, n, dtype=np.int64)
+    return Preferences(indptr, np.tile(order, n), np.repeat(rank_of_man, n), n, n)
+
+
+def sm_random(n, *, seed=0, n_women=None):
+    """Random complete preference lists (SM): every man ranks all women, every woman all men,
+    each list an independent uniformly random order. ``n * n_women`` list entries.
+
+    >>> p = sm_random(6, n_women=4, seed=3)
+    >>> p.n_men, p.n_women, p.nnz
+    (6, 4, 24)
+    """
+    from .preferences import MAX_ID, Preferences  # noqa: PLC0415
+
+    n = _check_int("n", n, 1, MAX_ID)
+    nw = n if n_women is None else _check_int("n_women", n_women, 1, MAX_ID)
+    seed = _check_seed(seed)
+    _check_memory(f"a complete instance of {n} x {nw}", 24.0 * n * nw)
+    rng = _structure_rng(seed)
+    women = rng.permuted(np.tile(np.arange(nw, dtype=np.int64), (n, 1)), axis=1)
+    her_list = rng.permuted(np.tile(np.arange(n, dtype=np.int64), (nw, 1)), axis=1)
+    rank = np.empty((nw, n), dtype=np.int32)  # rank[w, m]: woman w's rank of man m
+    np.put_along_axis(rank, her_list, np.arange(n, dtype=np.int32)[None, :], axis=1)
+    men = np.repeat(np.arange(n, dtype=np.int64), nw)
+    flat = women.reshape(-1)
+    indptr = np.arange(0, n * nw + 1, nw, dtype=np.int64)
+    return Preferences(indptr, flat.astype(np.int32), rank[flat, men], n, nw)
+
+
+PREFERENCE_GENERATORS = {"sm_easy": sm_easy, "sm_hard": sm_hard, "sm_random": sm_random}
+"""Stable-marriage instance generators by name, as used in specs and on the command line."""
+
+
+def parse_preferences_spec(spec: str):
+    """Generate the stable-marriage instance named by a spec such as ``"sm_easy:n=1000,seed=1"``
+    (the syntax of graph specs, with a name of :data:`PREFERENCE_GENERATORS`).
+
+    >>> parse_preferences_spec("sm_hard:n=10").nnz
+    100
+    """
+    name, params = split_graph_spec(spec, families=PREFERENCE_GENERATORS)
+    fn = PREFERENCE_GENERATORS[name]
+    try:
+        inspect.signature(fn).bind(**params)
+    except TypeError as exc:
+        raise ParameterError(f"{name}: {exc} (parameters: {', '.join(inspect.signature(fn).parameters)})") from None
+    return fn(**params)

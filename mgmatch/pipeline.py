@@ -216,7 +216,7 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
             from ._dasklogs import held_dask_logs  # noqa: PLC0415
 
             stack.enter_context(held_dask_logs())
-            client = stack.enter_context(start_cluster(**cluster_opts))
+            client = stack.enter_context(start_cluster(**cluster_opts, check_cores=True))
             stack.enter_context(_cluster_lost())
         records = []
         for job in spec["jobs"]:

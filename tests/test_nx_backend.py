@@ -107,17 +107,18 @@ def test_graph_without_edges_is_its_singletons():
     assert list(backend.louvain_partitions(G)) == [[{"a"}, {"b"}, {"c"}]]
 
 
-def test_newer_louvain_keywords_are_passed_when_mgmatch_louvain_has_them(monkeypatch):
+def test_max_level_and_resolution_reach_mgmatch_and_threshold_does_not(monkeypatch):
+    """NetworkX's threshold ends levels only; mgmatch's would also end each level's sweeps."""
     seen = {}
     original = mgmatch.louvain
 
-    def louvain(graph, resolution=1.0, *, threshold=1e-6, max_level=100, device="auto"):
-        seen.update(threshold=threshold, max_level=max_level, resolution=resolution, device=device)
-        return original(graph, resolution, device=device)
+    def louvain(graph, resolution=1.0, **options):
+        seen.update(options, resolution=resolution)
+        return original(graph, resolution, **options)
 
     monkeypatch.setattr(mgmatch, "louvain", louvain)
     backend.louvain_communities(nx.karate_club_graph(), threshold=0.01, max_level=2, resolution=2, device="cpu")
-    assert seen == {"threshold": 0.01, "max_level": 2, "resolution": 2.0, "device": "cpu"}
+    assert seen == {"max_level": 2, "resolution": 2.0, "device": "cpu"}
 
 
 # ------------------------------------------------------------------------- modularity

@@ -105,7 +105,7 @@ def scheduler_address(scheduler_file) -> str:
 @contextlib.contextmanager
 def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, workers: int | None = None,
             device: str = "auto", dashboard: bool = True, timeout: float = 10.0,
-            wait_for_workers: int | None = None, wait_timeout: float = 300.0):
+            wait_for_workers: int | None = None, wait_timeout: float = 300.0, check_cores: bool = False):
     """A Dask client for the job, as a context manager.
 
     Parameters
@@ -131,6 +131,10 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
     wait_timeout : float
         Seconds to wait for ``wait_for_workers`` workers before giving up with
         :class:`~mgmatch.errors.ClusterError`.
+    check_cores : bool
+        Refuse an embedded cluster of more CPU workers than this process has cores
+        (:class:`~mgmatch.errors.ResourceError`), as the command line does; without it more
+        workers than cores start, taking turns on them (as a test of partitioning may want).
 
     Yields
     ------
@@ -183,7 +187,8 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
     else:
         from distributed import LocalCluster  # noqa: PLC0415
 
-        _check_cpu_workers(workers)
+        if check_cores:
+            _check_cpu_workers(workers)
         _check_embedded_wait(wait_for_workers, workers or 2)
         local = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, host="127.0.0.1",
                              dashboard_address=dash, silence_logs=40)

@@ -7,7 +7,6 @@ functions' docstrings) and in :mod:`mgmatch.nx`.
 
 from __future__ import annotations
 
-import inspect
 
 import networkx as nx
 import numpy as np
@@ -81,11 +80,6 @@ def _input(G: NxGraph, weight, name: str) -> GraphInput:
 
 
 # ---------------------------------------------------------------------------- Louvain
-def _louvain_keywords() -> set:
-    """Keyword names ``mgmatch.louvain`` takes (``threshold`` and ``max_level`` are newer names)."""
-    return set(inspect.signature(mgmatch.louvain).parameters)
-
-
 def _levels(G, weight, resolution, threshold, max_level, device, name):
     """Yield NetworkX-style partitions level by level, stopping as NetworkX's Louvain does: after
     the first level whose modularity gain over the one before is at most ``threshold``."""
@@ -95,11 +89,11 @@ def _levels(G, weight, resolution, threshold, max_level, device, name):
     if g.m == 0:  # NetworkX: a graph without edges is its singletons, one level
         yield communities_as_sets(np.arange(g.n), gi)
         return
-    keywords = _louvain_keywords()
     options = {"resolution": float(resolution), "device": _device(device)}
-    if "threshold" in keywords:
-        options["threshold"] = threshold
-    if "max_level" in keywords and max_level is not None:
+    # NetworkX's threshold ends the levels only (its moves go on while any vertex gains), while
+    # mgmatch's also ends a level's sweeps: mgmatch runs with its own, the same for every
+    # threshold, so each level is the same partition and the rule below picks where to stop.
+    if max_level is not None:
         options["max_level"] = max_level
     result = mgmatch.louvain(g, **options)
     previous = mgmatch.modularity(g, np.arange(g.n), resolution=float(resolution))
