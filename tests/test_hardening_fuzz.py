@@ -165,3 +165,35 @@ def test_any_bytes_from_a_stream(seeds, fmt, monkeypatch, tmp_path):
         assert list(tmp_path.iterdir()) == []
 
     check()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet"])
+def test_any_bytes_read_as_a_preference_table_or_one_error(tmp_path_factory, suffix):
+    """The stable-marriage reader: any bytes give a preference table or one MgmatchError."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mgmatch.io.preferences import read_preferences
+
+    folder = tmp_path_factory.mktemp(f"prefs{suffix[1:]}")
+    path = folder / f"prefs{suffix}"
+    rows = {"man": [0, 0, 1, 1], "woman": [0, 1, 0, 1], "man_rank": [0, 1, 0, 1], "woman_rank": [1, 0, 0, 1]}
+    if suffix == ".parquet":
+        pq.write_table(pa.table(rows), path)
+        seed = path.read_bytes()
+    else:
+        sep = "," if suffix == ".csv" else "\t"
+        seed = (sep.join(rows) + "\n" + "".join(sep.join(str(rows[c][i]) for c in rows) + "\n"
+                                                for i in range(4))).encode()
+
+    @_FUZZ
+    @given(data=_inputs(seed))
+    def check(data):
+        path.write_bytes(data)
+        try:
+            read_preferences(path)
+        except MgmatchError as exc:
+            assert str(exc) and "\n" not in str(exc).strip(), str(exc)
+        assert [p.name for p in folder.iterdir()] == [path.name]
+
+    check()

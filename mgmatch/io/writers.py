@@ -226,13 +226,15 @@ def read_table(path) -> dict[str, np.ndarray]:
         raise InputError("the file is empty (0 bytes)", path=source)
     try:
         table = _read_arrow_table(source, fmt)
+        names = table.column_names  # decoded here: a header that is not UTF-8 fails now
     except MgmatchError:
         raise
-    except (OSError, ValueError, pa.ArrowException) as exc:
+    except (OSError, ValueError, pa.ArrowException) as exc:  # UnicodeDecodeError is a ValueError
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        detail = "; ".join(line.strip() for line in detail.splitlines() if line.strip())  # one line
         raise InputError(f"cannot read the table: {detail}", path=source) from exc
     result = {}
-    for name, column in zip(table.column_names, table.columns):
+    for name, column in zip(names, table.columns):
         if pa.types.is_null(column.type):
             result[name] = np.empty(0, dtype=np.float64)  # a header without rows
             continue
