@@ -31,7 +31,8 @@ class _Exit(click.ClickException):
     exit_code = 2
 
     def show(self, file=None):
-        click.echo(f"mgmatch: error: {self.message}", err=True)
+        message = "; ".join(line.strip() for line in self.message.splitlines() if line.strip())  # one line
+        click.echo(f"mgmatch: error: {message}", err=True)
 
 
 def _friendly(fn):
@@ -39,8 +40,14 @@ def _friendly(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from ._signals import Terminated, terminate_as_interrupt  # noqa: PLC0415
+
         try:
-            return fn(*args, **kwargs)
+            with terminate_as_interrupt():  # SIGTERM/SIGHUP clean up as Ctrl-C does
+                return fn(*args, **kwargs)
+        except Terminated as stop:
+            click.echo(f"mgmatch: stopped by {stop.name}; no output written", err=True)
+            sys.exit(128 + stop.signum)
         except MgmatchError as exc:
             raise _Exit(str(exc)) from None
         except MemoryError:
@@ -91,6 +98,12 @@ def versions() -> dict:
 _FORMAT_HELP = "Input format: mtx, csv, tsv, edgelist, metis, gml, parquet or npz (default: from the suffix)."
 
 
+#: Paths as given: mgmatch checks them itself (:func:`mgmatch.io.read_graph`, the output checks)
+#: and says what is wrong in one ``mgmatch: error:`` line, where click's own readability check
+#: would print a usage block instead.
+_PATH = click.Path(path_type=Path, readable=False)
+
+
 def _canon_options(f):
     f = click.option("--format", "fmt", default=None, help=_FORMAT_HELP)(f)
     f = click.option("--one-based/--zero-based", "one_based", default=None,
@@ -137,10 +150,11 @@ def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplic
                       with_details=with_details)
 
 
-def _note_shifted_ids(details, one_based, path, quiet):
+def _note_shifted_ids(details, one_based, path):
     """Say so when the reader found an edge list's ids 1-based by itself: the result numbers
-    vertices from 0, one less than the file's ids."""
-    if quiet or one_based is not None or not details.get("one_based"):
+    vertices from 0, one less than the file's ids. Said under --quiet as well: a batch job that
+    reads the result by the file's ids would otherwise be off by one without a word."""
+    if one_based is not None or not details.get("one_based"):
         return
     click.echo(f"mgmatch: note: {path}: ids read as 1-based (none is 0); the result numbers vertices from 0, "
                "one less than in the file (--zero-based keeps the file's ids)", err=True)
@@ -154,17 +168,17 @@ def main():
 
 # ---------------------------------------------------------------------------------- run
 @main.command()
-@click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
+@click.argument("input_path", metavar="INPUT", type=_PATH)
 @click.option("--algorithm", "-a", type=click.Choice(ALGORITHM_CHOICES), default="auto", show_default=True,
               help="suitor/bsuitor/ld/handshake: 1/2-approximate weighted (b-)matching; gpr/apfb/apsb: "
                    "maximum cardinality bipartite matching; louvain: communities; stable-marriage (the fastest "
                    "for the device), gale-shapley, mcvitie-wilson: the man-optimal stable matching of a preference "
                    "table (man, woman, man_rank, woman_rank) or of a weighted graph. auto: the fastest weighted "
                    "matching (suitor, on a GPU as on a CPU).")
-@click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
+@click.option("--output", "-o", type=_PATH, default=None,
               help="Result table (.parquet, .pq, .csv or .tsv); the JSON summary goes beside it (.json). Required "
                    "unless INPUT is a pipeline file.")
-@click.option("--summary", type=click.Path(path_type=Path), default=None, help="Where to write the JSON summary.")
+@click.option("--summary", type=_PATH, default=None, help="Where to write the JSON summary.")
 @click.option("--b", "b", default=None, help="b-Suitor capacity: an integer, or a file of one integer per vertex.")
 @click.option("--init", "init", type=click.Choice(["cheap", "karp-sipser", "none"]), default="cheap",
               show_default=True, help="Initial matching of gpr/apfb/apsb.")
@@ -181,11 +195,17 @@ def main():
               help="Start an embedded local Dask cluster of N workers (on GPUs: the first N GPUs, one worker each; "
                    "else N CPU worker processes).")
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS.")
-@click.option("--scheduler-file", type=click.Path(path_type=Path), default=None,
+@click.option("--scheduler-file", type=_PATH, default=None,
               help="Run on the Dask cluster described by this scheduler file.")
-@click.option("--report", type=click.Path(path_type=Path), default=None,
+@click.option("--wait-for-workers", type=int, default=None, metavar="N",
+              help="Start once N workers have joined the cluster (--scheduler or --scheduler-file), one partition "
+                   "each; without it a run starts with the workers there, at least one.")
+@click.option("--wait-timeout", type=float, default=300.0, show_default=True, metavar="SECONDS",
+              help="How long --wait-for-workers waits before giving up.")
+@click.option("--report", type=_PATH, default=None,
               help="Write Dask's performance report of the run to this HTML file.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress display or summary table.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display or summary table (notices that change "
+                                                  "how the result reads, such as ids read as 1-based, still show).")
 @click.option("--read-on-workers", is_flag=True,
               help="Build the partitions on the Dask workers, each reading its pieces of INPUT (Parquet or a "
                    "text edge list on storage every worker sees), so the graph never passes through this "
@@ -193,8 +213,8 @@ def main():
 @_canon_options
 @_friendly
 def run(input_path, algorithm, output, summary, b, init, deterministic, resolution, all_levels, device, partitions,
-        workers, scheduler, scheduler_file, report, quiet, read_on_workers, fmt, one_based, negative, zeros,
-        duplicates, random_weights, bipartite, weighted):
+        workers, scheduler, scheduler_file, wait_for_workers, wait_timeout, report, quiet, read_on_workers, fmt,
+        one_based, negative, zeros, duplicates, random_weights, bipartite, weighted):
     """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
 
     With --workers, --scheduler or --scheduler-file the matching rounds run on a Dask cluster,
@@ -202,17 +222,37 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
     (.yaml, see pipelines/README.md) listing several jobs, or - for standard input (with --format).
     """
     input_path = _input(input_path)
+    given = _given_options(click.get_current_context())
+    cluster_opts = dict(workers=workers, scheduler=scheduler, scheduler_file=scheduler_file,
+                        wait_for_workers=wait_for_workers, wait_timeout=wait_timeout)
     if input_path.suffix.lower() in (".yaml", ".yml"):
         from .pipeline import run_pipeline  # noqa: PLC0415
 
-        run_pipeline(input_path, quiet=quiet, run_job=run_job)
+        for_jobs = {name: option for name, option in given.items() if name not in _PIPELINE_CLI_OPTIONS}
+        if for_jobs:
+            raise ParameterError(f"{', '.join(for_jobs.values())} do{'es' if len(for_jobs) == 1 else ''} not apply to a "
+                                 "pipeline file: set job options in its 'defaults' or 'jobs' (the command line takes "
+                                 "--quiet and the cluster options --workers, --scheduler, --scheduler-file, "
+                                 "--wait-for-workers, --wait-timeout, which replace the file's 'cluster')")
+        run_pipeline(input_path, quiet=quiet, run_job=run_job,
+                     cluster={k: v for k, v in cluster_opts.items() if k in given} or None)
         return
     if output is None:
         raise ParameterError("--output is required (a .parquet, .pq, .csv or .tsv path)")
+    from ._options import check_options_apply  # noqa: PLC0415
+
+    check_options_apply(AUTO_ALGORITHM if algorithm == "auto" else algorithm, given.values())
     on_cluster = workers is not None or scheduler is not None or scheduler_file is not None
+    if (wait_for_workers is not None or "wait_timeout" in given) and not on_cluster:
+        raise ParameterError("--wait-for-workers and --wait-timeout need a Dask cluster (--scheduler, "
+                             "--scheduler-file or --workers)")
+    from .io import summary_path_for  # noqa: PLC0415
+
+    # before a cluster starts: the report is opened with it
+    _check_output(output, Path(summary) if summary else summary_path_for(output), input_path, report=report, b=b)
     if read_on_workers:
         _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite, input_path)
-    with _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet, report) as client:
+    with _maybe_cluster(on_cluster, cluster_opts, device, quiet, report) as client:
         run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init,
                 deterministic=deterministic, resolution=resolution,
                 all_levels=all_levels, device=device, partitions=partitions, quiet=quiet, client=client,
@@ -220,6 +260,24 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
                 read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
                                   duplicates=duplicates, random_weights=random_weights, bipartite=bipartite,
                                   weighted=weighted))
+
+
+#: Options of ``mgmatch run`` that a pipeline file takes from the command line.
+_PIPELINE_CLI_OPTIONS = ("quiet", "workers", "scheduler", "scheduler_file", "wait_for_workers", "wait_timeout")
+
+
+def _given_options(ctx) -> dict:
+    """The options given on the command line (or through the environment), not left at their
+    defaults: parameter name -> the option as a message names it."""
+    from click.core import ParameterSource  # noqa: PLC0415
+
+    given = {}
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option):
+            continue
+        if ctx.get_parameter_source(param.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            given[param.name] = "/".join(param.opts[:1] + param.secondary_opts[:1])
+    return given
 
 
 #: What ``--algorithm auto`` runs: Suitor, the fastest weighted matching on CPUs and GPUs alike
@@ -239,7 +297,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
 
     output = Path(output)
     summary_path = Path(summary) if summary else summary_path_for(output)
-    _check_output(output, summary_path, input_path)
+    _check_output(output, summary_path, input_path, report=report, b=b)
     if algorithm == "auto":
         algorithm = AUTO_ALGORITHM
     if algorithm not in ALGORITHM_CHOICES:
@@ -276,15 +334,18 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         partitions = None  # the partitions are built
     else:
         graph, details = _read(input_path, **opts, with_details=True)
-        _note_shifted_ids(details, opts["one_based"], input_path, quiet)
+        _note_shifted_ids(details, opts["one_based"], input_path)
     t_read = time.perf_counter() - t0
     _check_graph_kind(graph, algorithm, input_path)
     result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
                             device=device, partitions=partitions, quiet=quiet, client=client)
     record = result.summary()
+    if client is not None:
+        record["workers"] = len(client.scheduler_info()["workers"])
     record.update({
         "input": str(input_path),
         "reading": details,
+        "id_offset": getattr(graph, "id_offset", 0),
         "canonicalisation": graph.summary.as_dict(),
         "versions": versions(),
     })
@@ -314,6 +375,8 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
                                  progress=None if callback is None else
                                  (lambda r: callback(r["round"], r["messages"], r.get("matched"))))
     record = result.summary() | {"input": str(input_path), "versions": versions()}
+    if client is not None:
+        record["workers"] = len(client.scheduler_info()["workers"])
     record.setdefault("time_s", {})["read"] = t_read
     _write_outputs(output, result.to_table(), summary_path, record)
     if not quiet:
@@ -348,33 +411,23 @@ def _check_read_on_workers(on_cluster, algorithm, bipartite, input_path=None):
         raise ParameterError("--read-on-workers reads undirected graphs; --bipartite does not apply")
 
 
-def _check_output(output: Path, summary: Path, input_path=None):
+def _check_output(output: Path, summary: Path, input_path=None, *, report=None, b=None):
     """Refuse outputs that cannot be written as asked, before any work: a table of unknown
-    format, a directory in place of a file, the summary on the table, either on the input, or
-    either where it cannot be written (:func:`mgmatch.io.writers.unwritable`)."""
+    format, any output on a file the job reads (the input, a --b file) or on another output
+    (:func:`mgmatch._paths.check_job_paths`), or where it cannot be written
+    (:func:`mgmatch.io.writers.unwritable`)."""
+    from ._paths import check_job_paths  # noqa: PLC0415
     from .io.writers import unwritable  # noqa: PLC0415
 
     if Path(output).suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv"):
         raise ParameterError(f"output {output} must end in .parquet, .pq, .csv or .tsv")
-    for what, path in (("output", output), ("summary", summary)):
-        if path.is_dir():
-            raise ParameterError(f"{what} {path} is a directory")
-        if input_path is not None and _same_file(path, Path(input_path)):
-            raise ParameterError(f"{what} {path} is the input file; writing it would overwrite the graph")
-        why = unwritable(path)  # before the job runs, which may take long
+    b_file = None if b is None or isinstance(b, int) or str(b).strip().lstrip("-").isdigit() else Path(str(b))
+    writes = {"output": output, "summary": summary, "report": report}
+    check_job_paths({"input": input_path, "--b": b_file}, writes)
+    for what, path in writes.items():
+        why = None if path is None else unwritable(path)  # before the job runs, which may take long
         if why is not None:
             raise ParameterError(f"{what} {path} cannot be written: {why}")
-    if _same_file(output, summary):
-        raise ParameterError(f"the summary and the output are the same file, {output}; pass another --summary")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        if a.exists() and b.exists():
-            return a.samefile(b)
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
 
 
 def _parse_b(b, n):
@@ -408,17 +461,23 @@ def _parse_b(b, n):
 
 
 @contextlib.contextmanager
-def _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet, report):
-    """A Dask client when the job runs on a cluster (printing the dashboard link), else None."""
+def _maybe_cluster(on_cluster, cluster_opts, device, quiet, report):
+    """A Dask client when the job runs on a cluster (printing the dashboard link and how many
+    workers the run has), else None."""
     if not on_cluster:
         yield None
         return
-    from .distributed import cluster  # noqa: PLC0415
+    from ._dasklogs import held_dask_logs  # noqa: PLC0415
+    from .distributed import cluster  # noqa: PLC0415  (imports distributed, which sets up its loggers)
 
-    with cluster(scheduler=scheduler, scheduler_file=None if scheduler_file is None else str(scheduler_file),
-                 workers=workers, device=device) as client:
+    opts = dict(cluster_opts)
+    if opts.get("scheduler_file") is not None:
+        opts["scheduler_file"] = str(opts["scheduler_file"])
+    with held_dask_logs(), cluster(**opts, device=device, check_cores=True) as client, _cluster_lost():
         if not quiet:
-            _console().print(f"Dask dashboard: {client.dashboard_link}")
+            n_workers = len(client.scheduler_info()["workers"])
+            _console().print(f"Dask dashboard: {client.dashboard_link} ({n_workers} worker"
+                             f"{'s' if n_workers != 1 else ''})")
         if report is None:
             yield client
             return
@@ -428,6 +487,20 @@ def _maybe_cluster(on_cluster, workers, scheduler, scheduler_file, device, quiet
 
         with atomic_path(report) as tmp, performance_report(filename=str(tmp)):
             yield client
+
+
+@contextlib.contextmanager
+def _cluster_lost():
+    """A connection to the Dask scheduler lost in the middle of a job (``CommClosedError`` is an
+    ``OSError``) as one :class:`ClusterError`: mgmatch's own file errors are already
+    :class:`MgmatchError` by then, so an ``OSError`` here is the cluster's."""
+    from .errors import ClusterError  # noqa: PLC0415
+
+    try:
+        yield
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"lost the Dask cluster during the job; no output written ({type(exc).__name__}: "
+                           f"{exc})") from None
 
 
 def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions, quiet, client=None,
@@ -485,12 +558,9 @@ class _progress:
 
 def _write_outputs(output, table, summary_path, record):
     """Write the table and the summary atomically: both appear, or neither."""
-    from .io import atomic_path, write_json, write_table  # noqa: PLC0415
+    from .io import write_result  # noqa: PLC0415
 
-    with atomic_path(output) as tmp_table, atomic_path(summary_path) as tmp_summary:
-        fmt = {".pq": "parquet", ".parquet": "parquet", ".csv": "csv", ".tsv": "tsv"}[output.suffix.lower()]
-        write_table(tmp_table, table, format=fmt)
-        write_json(tmp_summary, record)
+    write_result(output, table, summary_path, record)
 
 
 def _print_summary(record, output, summary_path):
@@ -514,7 +584,7 @@ def _print_summary(record, output, summary_path):
 
 # --------------------------------------------------------------------------------- info
 @main.command()
-@click.argument("input_path", metavar="FILE", type=click.Path(path_type=Path))
+@click.argument("input_path", metavar="FILE", type=_PATH)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--format", "fmt", default=None, help=_FORMAT_HELP)
 @click.option("--bipartite/--no-bipartite", default=None)
@@ -545,7 +615,7 @@ def info(input_path, as_json, fmt, bipartite, weighted):
 # ----------------------------------------------------------------------------- generate
 @main.command()
 @click.argument("name")
-@click.option("--output", "-o", type=click.Path(path_type=Path), required=True,
+@click.option("--output", "-o", type=_PATH, required=True,
               help="Where to write the graph (.mtx, .parquet, .npz, .csv).")
 @click.option("--param", "-p", "params", multiple=True, metavar="KEY=VALUE",
               help="Generator parameter, e.g. -p k=18 -p seed=1 (see the generator's docs).")
@@ -577,8 +647,8 @@ def generate(name, output, params):
 
 # ------------------------------------------------------------------------------- verify
 @main.command()
-@click.argument("graph_path", metavar="GRAPH", type=click.Path(path_type=Path))
-@click.argument("result_path", metavar="RESULT", type=click.Path(path_type=Path))
+@click.argument("graph_path", metavar="GRAPH", type=_PATH)
+@click.argument("result_path", metavar="RESULT", type=_PATH)
 @click.option("--b", "b", default=None, help="Capacity the result was computed with (b-matchings).")
 @_canon_options
 @_friendly
@@ -598,21 +668,26 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
     columns = read_table(result_path)
     opts = dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros, duplicates=duplicates,
                 random_weights=random_weights, bipartite=bipartite, weighted=weighted)
-    if {"man", "woman"} <= set(columns):
-        from .io.preferences import read_instance  # noqa: PLC0415
-        from .verify_stable import verify_stable_result  # noqa: PLC0415
+    try:
+        if {"man", "woman"} <= set(columns):
+            from .io.preferences import read_instance  # noqa: PLC0415
+            from .verify_stable import verify_stable_result  # noqa: PLC0415
 
-        report = verify_stable_result(read_instance(graph_path, graph_reader=lambda p: _read(p, **opts)), columns)
-    elif {"row", "col"} <= set(columns):
-        report = verify_bipartite_result(_read(graph_path, **_as_matrix_pattern(opts)), columns)
-    elif {"vertex", "community"} <= set(columns):
-        report = verify_communities(_read(graph_path, **opts), columns)
-    elif {"u", "v"} <= set(columns):
-        graph = _read(graph_path, **opts)
-        report = verify_result(graph, columns, b=None if b is None else _parse_b(b, graph.n))
-    else:
-        raise InputError(f"result has columns {', '.join(columns)}; expected u, v[, weight], or row, col, "
-                         "or vertex, community, or man, woman", path=result_path)
+            report = verify_stable_result(read_instance(graph_path, graph_reader=lambda p: _read(p, **opts)), columns)
+        elif {"row", "col"} <= set(columns):
+            report = verify_bipartite_result(_read(graph_path, **_as_matrix_pattern(opts)), columns)
+        elif {"vertex", "community"} <= set(columns):
+            report = verify_communities(_read(graph_path, **opts), columns)
+        elif {"u", "v"} <= set(columns):
+            graph = _read(graph_path, **opts)
+            report = verify_result(graph, columns, b=None if b is None else _parse_b(b, graph.n))
+        else:
+            raise InputError(f"result has columns {', '.join(columns)}; expected u, v[, weight], or row, col, "
+                             "or vertex, community, or man, woman", path=result_path)
+    except InputError as exc:
+        if exc.path is None:  # a problem of the result's columns: name the result
+            raise InputError(exc.message, path=result_path) from None
+        raise
     click.echo(json.dumps(report, indent=2))
     if not report["ok"]:
         sys.exit(1)
@@ -627,9 +702,10 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
 @click.option("--graphs", default=None, help="Graph specs or graph files, ';' between graphs, e.g. "
                                              "'kron:k=18;delaunay:k=18;file:graphs/road.mtx'.")
-@click.option("--repeats", type=int, default=5, show_default=True)
+@click.option("--repeats", type=int, default=5, show_default=True,
+              help="Timed runs of each case (at least 1); the report gives their median.")
 @click.option("--quick", is_flag=True, help="Small graphs: a smoke test of the benchmark itself.")
-@click.option("--output", "-o", type=click.Path(path_type=Path), default=None, help="Write the rows as JSON here.")
+@click.option("--output", "-o", type=_PATH, default=None, help="Write the rows as JSON here.")
 @click.option("--workers", default=None, help="distributed: comma-separated worker counts (default: 1 to the "
                                               "number of GPUs, or 1,2 CPU processes).")
 @_friendly
@@ -637,6 +713,8 @@ def bench(family, device, graphs, repeats, quick, output, workers):
     """Time mgmatch against its peers (NetworKit, SciPy) side by side on the same graphs."""
     from .bench import run_family, write_report  # noqa: PLC0415
 
+    if repeats < 1:
+        raise ParameterError(f"--repeats must be at least 1 (the timed runs of each case), not {repeats}")
     specs = [s for s in graphs.split(";") if s] if graphs else None
     families = ["matching", "bipartite", "louvain", "distributed", "stable-marriage"] if family == "all" else [family]
     counts = _parse_counts(workers)
@@ -661,7 +739,7 @@ def _parse_counts(text):
 
 # --------------------------------------------------------------------------------- demo
 @main.command()
-@click.option("--output", "-o", "out_dir", type=click.Path(path_type=Path), default=Path("out"), show_default=True)
+@click.option("--output", "-o", "out_dir", type=_PATH, default=Path("out"), show_default=True)
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
 @click.option("--workers", type=int, default=None,
               help="Workers of the local cluster (default: one per GPU, else 2 CPU worker processes).")

@@ -27,7 +27,10 @@ Canonicalisation rules (applied by every constructor, reported in :class:`CanonS
   (``zeros="drop"``);
 * negative weights raise :class:`~mgmatch.errors.InputError` (``negative="error"``) or are
   replaced by their absolute value (``negative="abs"``, the papers' ``|a_ij|``);
-* NaN and infinite weights always raise, naming the offending edge;
+* NaN and infinite weights always raise, naming the offending edge; so does a weight that is
+  finite as given but not after the merge (``"sum"`` of large weights) or the cast to
+  ``float32``, and weights whose total (``2m`` for an undirected graph) overflows a float64:
+  every check holds for the values the algorithms consume;
 * unweighted input gets weight 1.0, or, with ``random_weights=SEED``, weights drawn uniformly
   from (0, 1], one per edge, reproducible for a given seed.
 """
@@ -122,6 +125,10 @@ class Graph:
     bipartite: bool = False
     weighted: bool = True
     summary: CanonSummary = field(default_factory=CanonSummary)
+    #: What to add to a vertex number to get the id the input named it by: 1 when a file's ids
+    #: were read as 1-based (Matrix Market, METIS, and edge lists or GML whose smallest id is 1
+    #: unless told otherwise), else 0. Results number vertices from 0 either way.
+    id_offset: int = 0
 
     # ------------------------------------------------------------------ shape
     @property
@@ -378,6 +385,7 @@ class Graph:
 
         u, v, w, merged, mirrored = _merge_duplicates(u, v, w, n_cols, duplicates,
                                                       forward=None if bipartite else forward)
+        _check_merged_weights(u, v, w, wdtype, bipartite, source)
         summary.duplicates_merged = merged
         summary.mirrored_pairs = mirrored
         zero = w == 0
@@ -679,6 +687,35 @@ def _bipartite_shape(rows, cols, shape, source):
     return nr, nc
 
 
+def _check_merged_weights(u, v, w, wdtype, bipartite, source):
+    """Refuse weights that are finite as given but not as the algorithms consume them: a merged
+    weight (``duplicates="sum"`` adds ``1e308 + 1e308``) or a weight cast to ``float32`` beyond
+    its range, and weights whose total overflows. Every algorithm sums weights (a matching's
+    weight, Louvain's ``2m`` over both directions of every edge), so the checks before the merge
+    are not enough: ``inf`` would flow into the results without a word."""
+    with np.errstate(over="ignore"):
+        stored = w.astype(wdtype, copy=False)
+        bad = ~np.isfinite(stored)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            merged = not np.isfinite(w[i])
+            how = "merging its entries gives" if merged else f"as {wdtype.name} it becomes"
+            hint = "another duplicate rule (--duplicates max)" if merged else "float64 weights"
+            raise InputError(
+                f"the weight of edge ({u[i]}, {v[i]}) overflows: {how} {stored[i]} "
+                f"({int(bad.sum())} such edge{'s' if bad.sum() != 1 else ''}); weights must be finite: "
+                f"use {hint} or smaller weights",
+                path=source,
+            )
+        total = float(np.sum(stored, dtype=np.float64)) * (1 if bipartite else 2)
+    if not np.isfinite(total):
+        raise InputError(
+            f"the weights sum to more than a float64 can hold ({np.finfo(np.float64).max:.4g}); the algorithms "
+            "add weights up (a matching's weight, Louvain's total), so scale the weights down",
+            path=source,
+        )
+
+
 def _merge_duplicates(u, v, w, n_cols, rule, forward=None):
     """Merge entries with equal ``(u, v)`` by ``rule``; return arrays sorted by (u, v).
 
@@ -712,7 +749,8 @@ def _merge_duplicates(u, v, w, n_cols, rule, forward=None):
     elif rule == "min":
         wm = np.minimum.reduceat(w, starts)
     elif rule == "sum":
-        wm = np.add.reduceat(w, starts)
+        with np.errstate(over="ignore"):  # an overflowing sum is refused after the merge, naming the edge
+            wm = np.add.reduceat(w, starts)
     else:  # first given, thanks to the stable sort
         wm = w[starts]
     return u[starts], v[starts], wm, merged, mirrored

@@ -40,7 +40,7 @@ JOB_KEYS = {
 READ_KEYS = {"format": "fmt", "one_based": "one_based", "negative": "negative", "zeros": "zeros",
              "duplicates": "duplicates", "random_weights": "random_weights", "bipartite": "bipartite",
              "weighted": "weighted"}
-CLUSTER_KEYS = {"workers", "scheduler", "scheduler_file", "device"}
+CLUSTER_KEYS = {"workers", "scheduler", "scheduler_file", "device", "wait_for_workers", "wait_timeout"}
 
 
 def load_pipeline(path) -> dict:
@@ -50,6 +50,9 @@ def load_pipeline(path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise InputError("pipeline file does not exist" if not path.exists() else "is not a file", path=path)
+    if path.stat().st_size > MAX_PIPELINE_BYTES:
+        raise InputError(f"is larger than {MAX_PIPELINE_BYTES:,} bytes; a pipeline file lists jobs, not data",
+                         path=path)
     try:
         doc = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
@@ -58,6 +61,10 @@ def load_pipeline(path) -> dict:
                          line=None if line is None else line + 1) from None
     except UnicodeDecodeError:
         raise InputError("is not a text file", path=path) from None
+    except RecursionError:
+        raise InputError(f"is nested too deeply to read (more than {MAX_PIPELINE_DEPTH} levels are refused)",
+                         path=path) from None
+    _check_expansion(doc, path)
     unknown = set(doc) - {"cluster", "defaults", "jobs"} if isinstance(doc, dict) else set()
     if unknown:
         raise InputError(f"unknown top-level key {sorted(unknown)[0]!r} (cluster, defaults, jobs)", path=path)
@@ -90,7 +97,73 @@ def load_pipeline(path) -> dict:
             job["b"] = _b_option(job["b"], base, f"job {i}", path)
         job.setdefault("name", f"job {i}")
         jobs.append(job)
+    _check_pipeline_paths(path, cluster, jobs)
     return {"cluster": cluster, "jobs": jobs}
+
+
+def _check_pipeline_paths(path: Path, cluster, jobs) -> None:
+    """Refuse a pipeline in which a job would write over a file that any job reads (its graph,
+    its b values), the pipeline file or the scheduler file, or over another job's output."""
+    from ._paths import check_job_paths  # noqa: PLC0415
+    from .io import summary_path_for  # noqa: PLC0415
+
+    reads = {"pipeline": path, "scheduler_file": (cluster or {}).get("scheduler_file")}
+    writes = {}
+    for job in jobs:
+        name = job["name"]
+        reads[f"{name}'s input"] = job["input"]
+        if isinstance(job.get("b"), str):
+            reads[f"{name}'s b"] = job["b"]
+        writes[f"{name}'s output"] = job["output"]
+        writes[f"{name}'s summary"] = job.get("summary") or summary_path_for(job["output"])
+    try:
+        check_job_paths(reads, writes)
+    except (InputError, ParameterError) as exc:
+        raise InputError(str(exc), path=path) from None
+
+
+#: Bounds on what a pipeline file may hold once its aliases are expanded: a job's fields are
+#: rendered into messages and summaries, so ``&a [*b, *b, ...]`` chains (an "alias bomb", a few
+#: hundred bytes that expand to billions of values) must stop here, not there.
+MAX_PIPELINE_BYTES = 1 << 20
+MAX_PIPELINE_NODES = 100_000
+MAX_PIPELINE_DEPTH = 50
+
+
+def _check_expansion(doc, path) -> None:
+    """Refuse a document that expands (aliases followed) to more than ``MAX_PIPELINE_NODES``
+    values or ``MAX_PIPELINE_DEPTH`` levels, or that holds itself (``&a [*a]``). Sizes of
+    shared nodes are counted once each and multiplied, so the check costs the size of the
+    document as written, not as expanded."""
+    sizes = {}
+    active = set()
+
+    def size(node, depth):
+        if depth > MAX_PIPELINE_DEPTH:
+            raise InputError(f"is nested more than {MAX_PIPELINE_DEPTH} levels deep", path=path)
+        if isinstance(node, dict):
+            children = [x for pair in node.items() for x in pair]
+        elif isinstance(node, list):
+            children = node
+        else:
+            return 1
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise InputError("refers to itself through an alias (&name ... *name inside it)", path=path)
+        active.add(key)
+        total = 1
+        for child in children:
+            total += size(child, depth + 1)
+            if total > MAX_PIPELINE_NODES:
+                raise InputError(f"expands to more than {MAX_PIPELINE_NODES:,} values once its aliases (*name) "
+                                 "are followed", path=path)
+        active.discard(key)
+        sizes[key] = total
+        return total
+
+    size(doc, 0)
 
 
 def _b_option(b, base: Path, what: str, path):
@@ -111,18 +184,40 @@ def _keys(mapping, what, path):
     return {str(k).replace("-", "_"): v for k, v in mapping.items()}
 
 
-def run_pipeline(path, *, quiet: bool = False, run_job=None) -> list[dict]:
-    """Run every job of a pipeline file; returns the jobs' summaries."""
+def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | None = None) -> list[dict]:
+    """Run every job of a pipeline file; returns the jobs' summaries.
+
+    ``cluster`` (the command line's ``--workers``, ``--scheduler``, ``--scheduler-file``,
+    ``--wait-for-workers``, ``--wait-timeout``) replaces the file's ``cluster`` section, whose
+    ``device`` alone stays."""
     if run_job is None:
         from .cli import run_job  # noqa: PLC0415
+    from ._options import check_options_apply  # noqa: PLC0415
+    from .cli import AUTO_ALGORITHM, _cluster_lost  # noqa: PLC0415
+
     spec = load_pipeline(path)
     cluster_opts = spec["cluster"]
+    if cluster:
+        cluster_opts = {k: v for k, v in (cluster_opts or {}).items() if k == "device"} | cluster
+    for job in spec["jobs"]:  # every job's options, before the first job runs
+        algorithm = job.get("algorithm", "auto")
+        try:
+            check_options_apply(AUTO_ALGORITHM if algorithm == "auto" else str(algorithm),
+                                [k for k in job if k not in ("name", "input", "output", "summary")])
+        except ParameterError as exc:
+            raise InputError(f"{job['name']}: {exc}", path=path) from None
     with contextlib.ExitStack() as stack:
         client = None
         if cluster_opts:
-            from .distributed import cluster  # noqa: PLC0415
+            from .distributed import cluster as start_cluster  # noqa: PLC0415
 
-            client = stack.enter_context(cluster(**cluster_opts))
+            if cluster_opts.get("scheduler_file") is not None:
+                cluster_opts["scheduler_file"] = str(cluster_opts["scheduler_file"])
+            from ._dasklogs import held_dask_logs  # noqa: PLC0415
+
+            stack.enter_context(held_dask_logs())
+            client = stack.enter_context(start_cluster(**cluster_opts, check_cores=True))
+            stack.enter_context(_cluster_lost())
         records = []
         for job in spec["jobs"]:
             job = dict(job)

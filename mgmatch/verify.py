@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cpu import matching as _cpu
+from .errors import InputError
 from .graph import Graph
 
 __all__ = [
@@ -153,13 +154,30 @@ def check_half_approximation(graph: Graph, u, v, *, max_edges: int = 5000) -> tu
     return weight, optimum
 
 
+def _id_column(columns: dict, name: str) -> np.ndarray:
+    """A result column of vertex ids as int64, refused when a value is not a whole number (a
+    CSV column of ``0.9`` reads as floats, and casting would truncate it to a valid-looking 0).
+    Negative and too-large ids stay, for the report's ``ids_in_range``."""
+    values = np.asarray(columns[name])
+    if values.dtype.kind == "f":
+        bad = ~np.isfinite(values) | (values != np.round(values)) | (np.abs(values) >= 2.0**63)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"column {name!r}, row {i + 1}: {values[i].item()!r} is not a vertex id (a whole number)")
+    elif values.dtype.kind == "u":
+        if (values > np.iinfo(np.int64).max).any():
+            raise InputError(f"column {name!r} holds ids beyond int64")
+    elif values.dtype.kind not in "ib" and values.size:
+        raise InputError(f"column {name!r} holds {values.dtype} values, not vertex ids")
+    return values.astype(np.int64)
+
+
 def verify_result(graph: Graph, columns: dict, *, b=None) -> dict:
     """Check a written matching (columns ``u, v[, weight]``) against its graph.
 
     Returns a report dict with ``ok`` and the findings (used by ``mgmatch verify``).
     """
-    u = np.asarray(columns["u"], dtype=np.int64)
-    v = np.asarray(columns["v"], dtype=np.int64)
+    u, v = _id_column(columns, "u"), _id_column(columns, "v")
     report = {"pairs": int(u.size)}
     in_range = bool(((u >= 0) & (u < graph.n) & (v >= 0) & (v < graph.n)).all())
     report["ids_in_range"] = in_range
@@ -187,8 +205,7 @@ def verify_bipartite_result(graph: Graph, columns: dict) -> dict:
     import scipy.sparse as sp  # noqa: PLC0415
     from scipy.sparse.csgraph import maximum_bipartite_matching  # noqa: PLC0415
 
-    r = np.asarray(columns["row"], dtype=np.int64)
-    c = np.asarray(columns["col"], dtype=np.int64)
+    r, c = _id_column(columns, "row"), _id_column(columns, "col")
     report = {"pairs": int(r.size)}
     report["ids_in_range"] = bool(((r >= 0) & (r < graph.n_rows) & (c >= 0) & (c < graph.n_cols)).all())
     if not report["ids_in_range"]:
@@ -210,10 +227,9 @@ def verify_communities(graph: Graph, columns: dict) -> dict:
     the final level assigns every vertex exactly one community; reports its modularity."""
     from .algorithms.louvain import modularity  # noqa: PLC0415
 
-    vertex = np.asarray(columns["vertex"], dtype=np.int64)
-    community = np.asarray(columns["community"], dtype=np.int64)
+    vertex, community = _id_column(columns, "vertex"), _id_column(columns, "community")
     if "level" in columns:
-        level = np.asarray(columns["level"], dtype=np.int64)
+        level = _id_column(columns, "level")
         last = level == level.max(initial=0)
         vertex, community = vertex[last], community[last]
     report = {"vertices": int(vertex.size)}

@@ -180,7 +180,7 @@ def test_directory_as_input(runner, tmp_path):
         (["--partitions", "0"], "partitions"),
         (["-a", "apfb", "--workers", "2"], "runs on one device"),
         (["--report", "r.html"], "--report needs"),
-        (["-a", "gpr", "--deterministic"], "deterministic=True needs algorithm 'apfb' or 'apsb'"),
+        (["-a", "gpr", "--deterministic"], "--deterministic does not apply to -a gpr"),
     ],
 )
 def test_bad_parameters_exit_2(runner, weighted_csv, tmp_path, args, message):
@@ -305,10 +305,12 @@ def test_detected_one_based_ids_are_noted_and_recorded(runner, tmp_path, flag):
     out = tmp_path / "m.csv"
     res = runner.invoke(main, ["run", "--device", "cpu", str(path), "-o", str(out), *([flag] if flag else [])])
     assert res.exit_code == 0, res.output
-    assert ("ids read as 1-based" in res.output) == (flag is None)
+    # said when detected, under --quiet too (a batch job needs it most); not when asked for
+    assert ("ids read as 1-based" in res.output) == (flag != "--one-based")
     assert out.read_text().splitlines()[1:] == ["0,1,5.0", "2,3,5.0"]  # vertices from 0
-    reading = json.loads((tmp_path / "m.json").read_text())["reading"]
-    assert reading["format"] == "edgelist" and reading["one_based"] is True
+    record = json.loads((tmp_path / "m.json").read_text())
+    assert record["reading"]["format"] == "edgelist" and record["reading"]["one_based"] is True
+    assert record["id_offset"] == 1
 
 
 def test_bad_output_suffix(runner, weighted_csv, tmp_path):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from ..errors import ClusterError, ParameterError
+from ..errors import ClusterError, ParameterError, ResourceError
 
 __all__ = ["cluster", "WorkerSetup", "connect"]
 
@@ -60,22 +60,52 @@ def connect(address: str | None = None, scheduler_file: str | None = None, *, ti
 
     if address and scheduler_file:
         raise ParameterError("give either a scheduler address or a scheduler file, not both")
-    if scheduler_file is not None and not os.path.isfile(scheduler_file):
-        raise ClusterError(f"scheduler file {scheduler_file} does not exist")
+    if scheduler_file is not None:
+        address = scheduler_address(scheduler_file)
     try:
-        if scheduler_file is not None:
-            return Client(scheduler_file=scheduler_file, timeout=timeout)
         return Client(address, timeout=timeout)
     except (OSError, TimeoutError) as exc:
-        where = scheduler_file or address
+        where = address if scheduler_file is None else f"{address} (from {scheduler_file})"
         raise ClusterError(f"cannot reach the Dask scheduler at {where}: {exc}") from None
-    except ValueError as exc:  # malformed address
-        raise ClusterError(f"cannot use scheduler address {address!r}: {exc}") from None
+    except (ValueError, TypeError) as exc:  # malformed address
+        where = "" if scheduler_file is None else f" (from {scheduler_file})"
+        raise ClusterError(f"cannot use scheduler address {address!r}{where}: {exc}") from None
+
+
+def scheduler_address(scheduler_file) -> str:
+    """The scheduler's address from a scheduler file (the JSON object a Dask scheduler writes
+    with ``--scheduler-file``: ``{"address": "tcp://host:port", ...}``), checked here so that a
+    missing, empty, truncated or hand-edited file is one :class:`ClusterError` naming it."""
+    import json  # noqa: PLC0415
+
+    try:
+        with open(scheduler_file, "rb") as fh:
+            data = fh.read((1 << 20) + 1)
+    except FileNotFoundError:
+        raise ClusterError(f"scheduler file {scheduler_file} does not exist") from None
+    except OSError as exc:
+        raise ClusterError(f"cannot read scheduler file {scheduler_file}: {exc.strerror or exc}") from None
+    if len(data) > 1 << 20:
+        raise ClusterError(f"scheduler file {scheduler_file} is larger than 1 MiB; a scheduler writes a few hundred "
+                           "bytes")
+    if not data.strip():
+        raise ClusterError(f"scheduler file {scheduler_file} is empty (is the scheduler still starting?)")
+    try:
+        info = json.loads(data)
+    except (ValueError, RecursionError) as exc:  # not JSON (UnicodeDecodeError is a ValueError), or nested too deep
+        detail = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
+        raise ClusterError(f"scheduler file {scheduler_file} is not valid JSON ({detail})") from None
+    address = info.get("address") if isinstance(info, dict) else None
+    if not isinstance(address, str) or not address:
+        raise ClusterError(f"scheduler file {scheduler_file} holds no scheduler address (a JSON object with an "
+                           "\"address\" string, as dask scheduler --scheduler-file writes)")
+    return address
 
 
 @contextlib.contextmanager
 def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, workers: int | None = None,
-            device: str = "auto", dashboard: bool = True, timeout: float = 10.0):
+            device: str = "auto", dashboard: bool = True, timeout: float = 10.0,
+            wait_for_workers: int | None = None, wait_timeout: float = 300.0, check_cores: bool = False):
     """A Dask client for the job, as a context manager.
 
     Parameters
@@ -89,6 +119,22 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
         ``gpu`` requires a GPU cluster; ``auto`` starts one when dask-cuda and GPUs are there.
     dashboard : bool
         Serve the Dask dashboard of an embedded cluster (its address is ``client.dashboard_link``).
+    timeout : float
+        Seconds to wait for the scheduler to answer, and (without ``wait_for_workers``) for a
+        first worker to join it.
+    wait_for_workers : int, optional
+        Start only once this many workers have joined a running cluster (SLURM and Kubernetes
+        jobs start their workers beside the job), waiting at most ``wait_timeout`` seconds; a
+        job then runs one partition per worker. Without it a job starts as soon as one worker is
+        there. An embedded cluster starts all its workers before it yields; asking it to wait
+        for more than it has is an error.
+    wait_timeout : float
+        Seconds to wait for ``wait_for_workers`` workers before giving up with
+        :class:`~mgmatch.errors.ClusterError`.
+    check_cores : bool
+        Refuse an embedded cluster of more CPU workers than this process has cores
+        (:class:`~mgmatch.errors.ResourceError`), as the command line does; without it more
+        workers than cores start, taking turns on them (as a test of partitioning may want).
 
     Yields
     ------
@@ -104,10 +150,18 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
 
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ParameterError(f"workers must be a positive integer, not {workers!r}")
+    if wait_for_workers is not None and (isinstance(wait_for_workers, bool) or not isinstance(wait_for_workers, int)
+                                         or wait_for_workers < 1):
+        raise ParameterError(f"wait_for_workers must be a positive integer, not {wait_for_workers!r}")
+    if not isinstance(wait_timeout, (int, float)) or not wait_timeout > 0 or wait_timeout == float("inf"):
+        raise ParameterError(f"wait_timeout must be a positive number of seconds, not {wait_timeout!r}")
     if scheduler or scheduler_file:
         client = connect(scheduler, scheduler_file, timeout=timeout)
         try:
-            _check_workers(client, timeout)
+            if wait_for_workers is None:
+                _check_workers(client, timeout)
+            else:
+                _wait_for_workers(client, wait_for_workers, wait_timeout)
             client.register_plugin(WorkerSetup("cpu" if device == "cpu" else "gpu"))
             yield client
         finally:
@@ -127,21 +181,65 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
         visible = cupy_or_none().cuda.runtime.getDeviceCount()
         if workers is not None and workers > visible:
             raise ClusterError(f"{workers} GPU workers were asked for, but {visible} GPU(s) are visible")
+        _check_embedded_wait(wait_for_workers, workers or visible)
         local = LocalCUDACluster(host="127.0.0.1", dashboard_address=dash, silence_logs=40,
                                  n_workers=workers or visible)
     else:
         from distributed import LocalCluster  # noqa: PLC0415
 
+        if check_cores:
+            _check_cpu_workers(workers)
+        _check_embedded_wait(wait_for_workers, workers or 2)
         local = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, host="127.0.0.1",
                              dashboard_address=dash, silence_logs=40)
     from distributed import Client  # noqa: PLC0415
 
     try:
         with Client(local) as client:
+            if wait_for_workers is not None:
+                _wait_for_workers(client, wait_for_workers, wait_timeout)
             client.register_plugin(WorkerSetup(dev))
             yield client
     finally:
-        local.close()
+        # A worker slow to stop (a loaded machine) makes close() time out after the job is done,
+        # its process killed by the nanny all the same: that must not fail the job, nor replace
+        # the error a failing one is raising.
+        with contextlib.suppress(TimeoutError, OSError):
+            local.close()
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity where the system tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _check_cpu_workers(workers) -> None:
+    """Refuse more CPU worker processes than cores: each worker runs its partition's rounds on
+    one core, so the extra ones only take turns, and starting dozens of processes (each importing
+    mgmatch and warming its kernels) takes minutes before the first round."""
+    cores = usable_cores()
+    if workers is not None and workers > cores:
+        raise ResourceError(f"{workers} CPU workers were asked for, but this machine has {cores} core"
+                            f"{'s' if cores != 1 else ''} for them; use --workers {cores} or fewer (the result "
+                            "does not depend on the number of workers)")
+
+
+def _check_embedded_wait(wait_for_workers, n_workers: int) -> None:
+    if wait_for_workers is not None and wait_for_workers > n_workers:
+        raise ParameterError(f"an embedded cluster of {n_workers} workers cannot wait for {wait_for_workers}; "
+                             "--wait-for-workers is for a running cluster (--scheduler or --scheduler-file)")
+
+
+def _wait_for_workers(client, n: int, timeout: float) -> None:
+    try:
+        client.wait_for_workers(n, timeout=timeout)
+    except (TimeoutError, OSError):
+        joined = len(client.scheduler_info().get("workers", {}))
+        raise ClusterError(f"only {joined} of the {n} workers asked for joined the Dask cluster at "
+                           f"{client.scheduler.address} within {timeout:g} s") from None
 
 
 def _check_workers(client, timeout):

@@ -7,7 +7,7 @@ through :func:`atomic_path`, and read a result table back with :func:`read_table
 """
 
 from .readers import SUFFIXES, format_of, graph_info, read_graph
-from .writers import atomic_path, read_table, summary_path_for, write_graph, write_json, write_table
+from .writers import atomic_path, read_table, summary_path_for, write_graph, write_json, write_result, write_table
 
 __all__ = [
     "read_graph",
@@ -17,6 +17,7 @@ __all__ = [
     "write_table",
     "write_graph",
     "write_json",
+    "write_result",
     "read_table",
     "atomic_path",
     "summary_path_for",

@@ -56,7 +56,8 @@ Text formats (Matrix Market, edge lists, METIS, GML) may be gzip-compressed; com
 recognised from the file's first bytes (a file named ``.gz`` that holds plain text is read as
 plain text), and a ``.gz`` suffix is stripped before the format is looked up. A UTF-8
 byte-order mark at the start of the text is skipped. A path that names a stream (a pipe,
-``/dev/stdin``) is copied to a temporary file and read from there; its format must be given.
+``/dev/stdin``) is copied to a temporary file and read from there, up to a bound (half the free
+space where temporary files go, or ``spool_limit``); its format must be given.
 """
 
 from __future__ import annotations
@@ -135,7 +136,8 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 
 # ----------------------------------------------------------------------------- public API
-def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=True, with_details=False, **canon):
+def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=True, with_details=False,
+               spool_limit=None, **canon):
     """Read a graph from a file.
 
     Parameters
@@ -163,6 +165,9 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
         ``weighted=False``. On the command line: ``--unweighted``.
     with_details : bool
         Also return what the reader found in the file.
+    spool_limit : int, optional
+        The most bytes of a stream (a pipe, ``/dev/stdin``) to copy to a temporary file before
+        reading it; default half the free space where temporary files go.
     **canon
         Canonicalisation options of :meth:`Graph.from_edges <mgmatch.graph.Graph.from_edges>`:
         ``duplicates``, ``zeros``, ``negative``, ``random_weights``, ``dtype``.
@@ -170,7 +175,9 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
     Returns
     -------
     Graph
-        The canonical graph on the CPU; ``graph.summary`` says what canonicalisation did.
+        The canonical graph on the CPU; ``graph.summary`` says what canonicalisation did, and
+        ``graph.id_offset`` is 1 when the file's ids were read as 1-based (vertex ``v`` is the
+        file's id ``v + 1``), else 0.
     dict
         With ``with_details`` only: ``format`` and what the format itself says (``one_based``
         for edge lists, GML and binary arrays, ``matrix_market`` with its field and symmetry,
@@ -192,12 +199,13 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
     ...     path = Path(tmp) / "triangle.txt"
     ...     _ = path.write_text("# a weighted triangle\\n1 2 0.5\\n2 3 1.5\\n3 1 2.0\\n")
     ...     g = read_graph(path)
-    >>> g.n, g.m, g.weighted
-    (3, 3, True)
+    >>> g.n, g.m, g.weighted, g.id_offset  # no id is 0: the file's ids are read as 1-based
+    (3, 3, True, 1)
     >>> g.neighbours(0)
     (array([1, 2], dtype=int32), array([0.5, 2. ]))
     """
-    graph, details = _read(path, format, bipartite=bipartite, one_based=one_based, weighted=weighted, canon=canon)
+    graph, details = _read(path, format, bipartite=bipartite, one_based=one_based, weighted=weighted, canon=canon,
+                           spool_limit=spool_limit)
     return (graph, details) if with_details else graph
 
 
@@ -237,11 +245,11 @@ def graph_info(path, format=None, **options) -> dict:
     1
     """
     options.setdefault("negative", "abs")
-    read_options = {k: options.pop(k) for k in ("bipartite", "one_based", "weighted") if k in options}
+    read_options = {k: options.pop(k) for k in ("bipartite", "one_based", "weighted", "spool_limit") if k in options}
     read_options.setdefault("weighted", True)
     graph, details = _read(
         path, format, bipartite=read_options.get("bipartite"), one_based=read_options.get("one_based"),
-        weighted=read_options["weighted"], canon=options,
+        weighted=read_options["weighted"], canon=options, spool_limit=read_options.get("spool_limit"),
     )
     degrees = _all_degrees(graph)
     summary = graph.summary
@@ -305,7 +313,7 @@ class _Request:
     canon: dict
 
 
-def _read(path, format, *, bipartite, one_based, weighted, canon) -> tuple[Graph, dict]:
+def _read(path, format, *, bipartite, one_based, weighted, canon, spool_limit=None) -> tuple[Graph, dict]:
     for name in canon:
         if name not in _CANON_OPTIONS:
             raise ParameterError(
@@ -322,13 +330,15 @@ def _read(path, format, *, bipartite, one_based, weighted, canon) -> tuple[Graph
         raise ParameterError(f"weighted must be True or False, not {weighted!r}")
     _check_readable(path)
     fmt = format or format_of(path)
-    with _spooled(path) as readable:
+    with _spooled(path, fmt, spool_limit) as readable:
         request = _Request(str(readable), bipartite, one_based, bool(weighted), dict(canon))
         try:
             with _input_errors(path):
                 if fmt in _TEXT_FORMATS:
                     _check_text(request.path)
                 graph, details = _READERS[fmt](request)
+                # the choice of base is the caller's to see: vertex v is the file's id v + id_offset
+                graph.id_offset = 1 if fmt in ("mtx", "metis") or details.get("one_based") else 0
         except InputError as exc:
             if readable == path:
                 raise
@@ -342,7 +352,9 @@ def _check_readable(path) -> None:
     it is read: :func:`_spooled` checks that)."""
     p = Path(path)
     if not p.exists():
-        raise InputError("no such file", path=path)
+        from .._paths import symlink_loop  # noqa: PLC0415
+
+        raise InputError("is a loop of symbolic links" if symlink_loop(p) else "no such file", path=path)
     if p.is_dir():
         raise InputError("is a directory, not a graph file", path=path)
     if not os.access(p, os.R_OK):
@@ -360,15 +372,37 @@ def is_stream(path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+#: The first bytes of the binary formats; a stream that starts otherwise is refused before it
+#: is copied.
+_MAGIC = {"parquet": b"PAR1", "npz": b"PK"}
+_SPOOL_STEP = 1 << 20
+
+
+def spool_limit_default(folder=None) -> int:
+    """How many bytes of a stream input may be copied to a temporary file: half the free space
+    of the folder temporary files go to (``TMPDIR``), so that a stream without end (``/dev/zero``)
+    or larger than the disk stops with a message before the file system is full."""
+    folder = tempfile.gettempdir() if folder is None else folder
+    try:
+        return shutil.disk_usage(folder).free // 2
+    except OSError:
+        return 0
+
+
 @contextlib.contextmanager
-def _spooled(path):
-    """``path`` itself, or for a stream a temporary copy of all it holds: the readers look at a
+def _spooled(path, fmt, limit=None):
+    """``path`` itself, or for a stream a temporary copy of what it holds: the readers look at a
     file's first bytes and start again, or hand the path to a library, none of which a pipe
     allows. The copy goes where :mod:`tempfile` puts temporary files (``TMPDIR``) and is removed
-    after the read."""
+    after the read, or when the read is interrupted (Ctrl-C, or SIGTERM and SIGHUP under the
+    command line). It holds at most ``limit`` bytes (default: :func:`spool_limit_default`).
+    A stream is refused as soon as its first bytes show it holds something else than ``fmt``:
+    a binary format's magic bytes missing, or a NUL byte in a text format's uncompressed text."""
     if not is_stream(path):
         yield path
         return
+    if limit is None:
+        limit = spool_limit_default()
     try:
         fd, spool = tempfile.mkstemp(prefix="mgmatch-input-")
     except OSError as exc:
@@ -376,7 +410,7 @@ def _spooled(path):
     try:
         try:
             with os.fdopen(fd, "wb") as out, open(path, "rb") as stream:
-                shutil.copyfileobj(stream, out, 1 << 20)
+                _copy_stream(stream, out, path, fmt, limit)
         except OSError as exc:
             raise InputError(f"cannot read the input into {spool}: {exc.strerror or exc}", path=path) from exc
         if os.path.getsize(spool) == 0:
@@ -385,6 +419,31 @@ def _spooled(path):
     finally:
         with contextlib.suppress(OSError):
             os.unlink(spool)
+
+
+def _copy_stream(stream, out, path, fmt, limit: int) -> None:
+    copied = 0
+    text = None  # whether to look for NUL bytes: a text format's stream that is not gzip data
+    while True:
+        piece = stream.read(_SPOOL_STEP)
+        if not piece:
+            return
+        if copied == 0:
+            magic = _MAGIC.get(fmt)
+            if magic is not None and not piece.startswith(magic[: len(piece)]):
+                raise InputError(f"the stream does not start as a {fmt} file does ({magic!r})", path=path)
+            text = fmt in _TEXT_FORMATS and not piece.startswith(_GZIP_MAGIC)
+        if text and b"\0" in piece:
+            raise InputError(f"the stream holds a NUL byte (at byte {copied + piece.index(0):,}), so it is not "
+                             f"{fmt} text", path=path)
+        copied += len(piece)
+        if copied > limit:
+            raise InputError(
+                f"the stream holds more than {limit:,} bytes, the most that may be copied to a temporary "
+                f"file ({tempfile.gettempdir()}; half its free space by default); save it to a file and read that",
+                path=path,
+            )
+        out.write(piece)
 
 
 @contextlib.contextmanager
@@ -402,8 +461,9 @@ def _input_errors(path):
         raise
     except (EOFError, zlib.error) as exc:
         raise InputError(f"the compressed data is truncated or corrupt ({exc})", path=path) from exc
-    except (OSError, ValueError, KeyError, IndexError, zipfile.BadZipFile, pa.ArrowException) as exc:
+    except (OSError, ValueError, KeyError, IndexError, OverflowError, zipfile.BadZipFile, pa.ArrowException) as exc:
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        detail = "; ".join(line.strip() for line in detail.splitlines() if line.strip())  # libraries' multi-line messages
         raise InputError(f"cannot read the file: {detail}", path=path) from exc
 
 
@@ -497,7 +557,7 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
         # and numbers with a leading '+'; read once more without them
         try:
             matrix = scipy.io.mmread(io.BytesIO(plain), spmatrix=False)
-        except (ValueError, RuntimeError) as exc:
+        except (ValueError, RuntimeError, OverflowError) as exc:
             raise _matrix_market_error(exc, req.path, stored, (nrows, ncols)) from exc
     graph, entries = _graph_from_matrix(matrix, req, weighted=field != "pattern", base=1)
     details = {
@@ -650,7 +710,7 @@ def _matrix_market_call(function, path, *, direct, stored=None, shape=None, **op
             return function(path, **options)
         with _open_bytes(path) as stream:
             return function(io.BufferedReader(_Unseekable(stream)), **options)
-    except (ValueError, RuntimeError) as exc:
+    except (ValueError, RuntimeError, OverflowError) as exc:  # an integer beyond int64: OverflowError
         raise _matrix_market_error(exc, path, stored, shape) from exc
 
 
@@ -670,6 +730,8 @@ def _matrix_market_error(exc, path, stored, shape) -> InputError:
         )
     text = re.sub(r"\.\s+(\w)", lambda m: "; " + m[1].lower(), text.rstrip("."))
     text = text[:1].lower() + text[1:]
+    if isinstance(exc, OverflowError):
+        text += " (ids, sizes and integer values must fit in a signed 64-bit integer; a real field holds larger values)"
     if "index out of bounds" in text and shape is not None:
         text += f" (the header declares a {shape[0]} x {shape[1]} matrix; ids start at 1)"
     return InputError(f"Matrix Market: {text}", path=path, line=line)
@@ -959,6 +1021,16 @@ def _parse_fields(block: _Block, columns, types, *, path, describe, row_line, ex
         raise InputError(describe(name, text), path=path, line=row_line(row)) from exc
     if not exact and table.num_rows != block.line_numbers.size:
         raise _Irregular  # not one row per line
+    integers = [name for name, dtype in types.items() if np.dtype(dtype).kind == "i"]
+    if integers and (b"x" in block.text or b"X" in block.text):
+        # pyarrow's integer parser takes hexadecimal (0x10 as 16); ids are decimal, so a line
+        # with an x in an id is refused, by a second look at those columns as text
+        if not exact:
+            raise _Irregular
+        found = _first_bad_value(parse({name: pa.binary() for name in types}), {n: types[n] for n in integers})
+        if found is not None:
+            row, name, text = found
+            raise InputError(describe(name, text), path=path, line=row_line(row))
     return {name: table.column(name).to_numpy() for name in types}
 
 
@@ -1704,7 +1776,14 @@ def _load_npz(path):
             "writes) or a matrix saved by scipy.sparse.save_npz",
             path=path,
         )
-    return np.load(path, allow_pickle=False)
+    raw = open(path, "rb")  # noqa: SIM115  (the archive owns it once made)
+    try:
+        # NpzFile(own_fid=True) closes the file with the archive; made here rather than by
+        # np.load, which leaves its file open when the archive cannot be made (a corrupt zip)
+        return np.lib.npyio.NpzFile(raw, own_fid=True, allow_pickle=False)
+    except BaseException:
+        raw.close()
+        raise
 
 
 def _scalar(archive, name, req: _Request) -> int:

@@ -20,7 +20,8 @@ import numpy as np
 from .._array import to_numpy
 from ..errors import InputError, MgmatchError, ParameterError, ResourceError
 
-__all__ = ["atomic_path", "write_table", "write_json", "read_table", "summary_path_for", "unwritable", "TABLE_FORMATS"]
+__all__ = ["atomic_path", "write_table", "write_json", "write_result", "read_table", "summary_path_for", "unwritable",
+           "TABLE_FORMATS"]
 
 #: Table suffixes and the format each stands for.
 TABLE_FORMATS: dict[str, str] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv"}
@@ -113,22 +114,52 @@ def write_table(path, columns: dict, *, format=None) -> Path:
     1,-1
     2,0
     """
-    import pyarrow as pa  # noqa: PLC0415
-
     target = Path(path)
     fmt = _table_format(target, format)
-    table = pa.table(_checked_columns(columns, fmt))
+    table = _arrow_table(columns, fmt)
     try:
         with atomic_path(target) as partial:
-            if fmt == "parquet":
-                import pyarrow.parquet as pq  # noqa: PLC0415
-
-                pq.write_table(table, partial)
-            else:
-                _write_delimited(table, partial, _DELIMITERS[fmt])
+            _write_table_file(partial, table, fmt)
     except OSError as exc:
         raise _write_error(target, exc) from exc
     return target
+
+
+def write_result(table_path, columns: dict, summary_path, record: dict, *, format=None) -> None:
+    """Write a result table and its JSON summary, atomically as a pair: both appear, or neither.
+
+    Each file is written to one temporary path beside its target (never a temporary path of a
+    temporary path), so an interrupted job has at most these two to remove."""
+    table_path, summary_path = Path(table_path), Path(summary_path)
+    fmt = _table_format(table_path, format)
+    table = _arrow_table(columns, fmt)
+    text = _json_text(record)
+    try:
+        with atomic_path(table_path) as tmp_table, atomic_path(summary_path) as tmp_summary:
+            _write_table_file(tmp_table, table, fmt)
+            tmp_summary.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _write_error(table_path, exc) from exc
+
+
+def _arrow_table(columns: dict, fmt: str):
+    import pyarrow as pa  # noqa: PLC0415
+
+    return pa.table(_checked_columns(columns, fmt))
+
+
+def _write_table_file(path: Path, table, fmt: str) -> None:
+    """Write an Arrow table to ``path`` as it is (the caller makes it atomic)."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        pq.write_table(table, path)
+    else:
+        _write_delimited(table, path, _DELIMITERS[fmt])
+
+
+def _json_text(obj) -> str:
+    return json.dumps(_plain(obj), indent=2, allow_nan=False) + "\n"
 
 
 def write_json(path, obj) -> Path:
@@ -153,7 +184,7 @@ def write_json(path, obj) -> Path:
     }
     """
     target = Path(path)
-    text = json.dumps(_plain(obj), indent=2, allow_nan=False) + "\n"
+    text = _json_text(obj)
     try:
         with atomic_path(target) as partial:
             partial.write_text(text, encoding="utf-8")
@@ -186,20 +217,24 @@ def read_table(path) -> dict[str, np.ndarray]:
     except ParameterError as exc:
         raise InputError(str(exc)) from exc  # (its message names the file)
     if not source.exists():
-        raise InputError("no such file", path=source)
+        from .._paths import symlink_loop  # noqa: PLC0415
+
+        raise InputError("is a loop of symbolic links" if symlink_loop(source) else "no such file", path=source)
     if source.is_dir():
         raise InputError("is a directory, not a table", path=source)
     if source.stat().st_size == 0:
         raise InputError("the file is empty (0 bytes)", path=source)
     try:
         table = _read_arrow_table(source, fmt)
+        names = table.column_names  # decoded here: a header that is not UTF-8 fails now
     except MgmatchError:
         raise
-    except (OSError, ValueError, pa.ArrowException) as exc:
+    except (OSError, ValueError, pa.ArrowException) as exc:  # UnicodeDecodeError is a ValueError
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        detail = "; ".join(line.strip() for line in detail.splitlines() if line.strip())  # one line
         raise InputError(f"cannot read the table: {detail}", path=source) from exc
     result = {}
-    for name, column in zip(table.column_names, table.columns):
+    for name, column in zip(names, table.columns):
         if pa.types.is_null(column.type):
             result[name] = np.empty(0, dtype=np.float64)  # a header without rows
             continue
@@ -398,6 +433,6 @@ def write_graph(path, graph) -> Path:
                          n=np.int64(graph.n_rows), n_cols=np.int64(graph.n_cols))
         else:
             fmt = _table_format(target, None)
-            write_table(tmp, {"src": u.astype(np.int64), "dst": v.astype(np.int64), "weight": w.astype(np.float64)},
-                        format=fmt)
+            columns = {"src": u.astype(np.int64), "dst": v.astype(np.int64), "weight": w.astype(np.float64)}
+            _write_table_file(tmp, _arrow_table(columns, fmt), fmt)
     return target
