@@ -18,7 +18,7 @@ _STABLE = ("stable-marriage", "gale-shapley", "mcvitie-wilson")
 #: Option (as the command line spells it) -> the algorithms it applies to.
 APPLIES_TO = {
     "--b": ("bsuitor",),
-    "--partitions": _MATCHING + _STABLE,
+    "--partitions": _MATCHING + ("louvain",) + _STABLE,
     "--init": _BIPARTITE,
     "--deterministic": ("apfb", "apsb"),
     "--resolution": ("louvain",),
@@ -36,7 +36,7 @@ def check_options_apply(algorithm: str, given) -> None:
     >>> check_options_apply("apfb", ["partitions"])
     Traceback (most recent call last):
     ...
-    mgmatch.errors.ParameterError: --partitions does not apply to -a apfb (only to suitor, bsuitor, ld, handshake, stable-marriage, gale-shapley, mcvitie-wilson)
+    mgmatch.errors.ParameterError: --partitions does not apply to -a apfb (only to suitor, bsuitor, ld, handshake, louvain, stable-marriage, gale-shapley, mcvitie-wilson)
     """
     for name in given:
         option = _option_name(name)

@@ -309,9 +309,6 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
 
         validate_louvain_params(resolution, device=device)
     on_cluster = client is not None if on_cluster is None else on_cluster
-    if (on_cluster or report is not None) and algorithm not in MATCHING + STABLE:
-        raise ParameterError(f"--algorithm {algorithm} runs on one device; the cluster options (--workers, "
-                             f"--scheduler, --scheduler-file, --report) apply to {', '.join(MATCHING + STABLE)}")
     if report is not None and not on_cluster:
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
     opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
@@ -517,10 +514,11 @@ def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions,
             from .algorithms.bipartite import bipartite_matching  # noqa: PLC0415
 
             return bipartite_matching(graph, algorithm=algorithm, init=init, device=device,
-                                      deterministic=deterministic)
+                                      deterministic=deterministic, client=client)
         from .algorithms.louvain import louvain  # noqa: PLC0415
 
-        return louvain(graph, resolution=resolution, device=device, progress=callback)
+        return louvain(graph, resolution=resolution, device=device, progress=callback, partitions=partitions,
+                       client=client)
 
 
 class _progress:

@@ -178,7 +178,7 @@ def test_directory_as_input(runner, tmp_path):
         (["-a", "bsuitor", "--b", "99999999999999999999"], "below 2^63"),
         (["--random-weights", "-5"], "non-negative integer seed"),
         (["--partitions", "0"], "partitions"),
-        (["-a", "apfb", "--workers", "2"], "runs on one device"),
+        (["-a", "apfb", "--partitions", "2"], "--partitions does not apply to -a apfb"),
         (["--report", "r.html"], "--report needs"),
         (["-a", "gpr", "--deterministic"], "--deterministic does not apply to -a gpr"),
     ],
@@ -732,3 +732,18 @@ def test_standard_input_errors(tmp_path):
                    out, stdin=b"0 1 1.0\n")
     assert res.returncode == 2 and "stream" in res.stderr.decode() and b"Traceback" not in res.stderr
     assert not out.exists() and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("algorithm, extra", [("louvain", ["--partitions", "2"]), ("apfb", [])])
+def test_every_family_runs_on_a_cluster_as_in_process(runner, tmp_path, data_dir, algorithm, extra):
+    """Louvain and bipartite matching run through the engine on Dask workers, and give what an
+    in-process run gives (Louvain over the same partition count)."""
+    src = data_dir / ("polbooks.mtx" if algorithm == "louvain" else "west0479.mtx")
+    outs = []
+    for cluster_args in ([], ["--workers", "2"]):
+        out = tmp_path / f"{algorithm}-{len(cluster_args)}.parquet"
+        res = runner.invoke(main, ["run", "-a", algorithm, "--device", "cpu", "-q", *extra, *cluster_args,
+                                   str(src), "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        outs.append(pq.read_table(out).to_pydict())
+    assert outs[0] == outs[1]
