@@ -148,18 +148,16 @@ def test_matrix_market_integers_beyond_int64(runner, tmp_path, body, line, comma
     assert _leftovers(tmp_path) == ["g.mtx"]
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="Louvain's fixed-point scale math.ldexp(1.0, shift) overflows for weights below about "
-                          "1e-292; the fix belongs in mgmatch/algorithms/louvain.py (scale by xp.ldexp on the array)")
-def test_louvain_on_tiny_weights_equals_louvain_on_the_same_graph_scaled_up():
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_louvain_on_tiny_weights_equals_louvain_on_the_same_graph_scaled_up(partitions):
     """Modularity does not depend on the weights' scale, and 2**-990 scales a float exactly: the
     communities of the scaled graph are those of the graph."""
     import mgmatch
     from mgmatch.generators import parse_graph_spec
 
     u, v, w = parse_graph_spec("rgg:k=9,seed=1").edges()
-    reference = mgmatch.louvain(Graph.from_edges(u, v, w), device="cpu")
-    tiny = mgmatch.louvain(Graph.from_edges(u, v, w * 2.0**-990), device="cpu")
+    reference = mgmatch.louvain(Graph.from_edges(u, v, w), device="cpu", partitions=partitions)
+    tiny = mgmatch.louvain(Graph.from_edges(u, v, w * 2.0**-990), device="cpu", partitions=partitions)
     np.testing.assert_array_equal(tiny.communities, reference.communities)
     assert tiny.modularity == reference.modularity
 

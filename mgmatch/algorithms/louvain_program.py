@@ -216,7 +216,7 @@ class LouvainState:
     n_level: int = 0
     nnz_level: int = 0
     two_m_fix: int = 0
-    scale: float = 1.0
+    shift: int | None = None  # the fixed-point scale is 2**shift
     kfix: object = None  # k_i of the owned vertices
     kfix_g: object = None
     indptr_g: object = None
@@ -449,7 +449,7 @@ class LouvainProgram:
                 state.compose = True
                 nnz = part.nnz
                 wmax = float(part.weights.max()) if nnz else 0.0
-                state.scale = _scale(wmax, nnz)
+                state.shift = _shift(wmax, nnz)
                 state.bounds = np.asarray([0, part.n_global], dtype=np.int64)
                 self._level_from_partition(state)
                 _start_local(state)
@@ -579,7 +579,8 @@ class LouvainProgram:
         degrees = indptr[1:] - indptr[:-1]
         twin.check_memory(n, nnz, int(degrees.max()) if n else 0)
         weights = part.weights.astype(xp.float64, copy=False)
-        wfix = twin.fixed_point(weights, state.scale) if nnz and state.scale > 0 else xp.zeros(nnz, dtype=xp.int64)
+        wfix = _fixed_point(twin, weights, state.shift) if nnz and state.shift is not None else \
+            xp.zeros(nnz, dtype=xp.int64)
         state.graph = _LevelGraph(indptr=indptr, indices=part.indices.astype(xp.int32, copy=False), wfix=wfix,
                                   loop_fix=xp.zeros(n, dtype=xp.int64))
         state.n_level = part.n_global
@@ -607,7 +608,7 @@ class LouvainProgram:
 
     def _after_scale(self, state):
         wmax = float(np.max(state.red_in[_HEAD::_SLOT][: state.n_parts]))
-        state.scale = _scale(wmax, int(round(state.red_in[0])))
+        state.shift = _shift(wmax, int(round(state.red_in[0])))
         self._level_from_partition(state)
         state.phase = "start"
 
@@ -1019,11 +1020,22 @@ class LouvainProgram:
         state.timings["levels"].append(state.level_timing)  # (its later aggregation rounds still add to it)
 
 
-def _scale(wmax: float, nnz: int) -> float:
-    """The fixed-point scale: a power of two that keeps every sum of weights below ``2**60``."""
+def _shift(wmax: float, nnz: int) -> int | None:
+    """The fixed-point scale's exponent: weights times ``2**shift`` keep every sum of weights
+    below ``2**60`` (``None`` when no weight is positive)."""
     if wmax <= 0:
-        return 0.0
-    return math.ldexp(1.0, FIXED_BITS - math.frexp(wmax)[1] - int(nnz).bit_length())
+        return None
+    return FIXED_BITS - math.frexp(wmax)[1] - int(nnz).bit_length()
+
+
+def _fixed_point(twin, weights, shift: int):
+    """``rint(weights * 2**shift)`` as int64. Tiny weights (below about 1e-290) need a shift
+    whose power of two a float cannot hold, so the weights are first scaled by part of it:
+    multiplying by a power of two is exact, so the result is the same."""
+    if shift <= 1000:
+        return twin.fixed_point(weights, math.ldexp(1.0, shift))
+    half = shift // 2
+    return twin.fixed_point(weights * math.ldexp(1.0, shift - half), math.ldexp(1.0, half))
 
 
 def _bucket_counts(deg, xp) -> list:
