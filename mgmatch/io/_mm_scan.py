@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from numba import njit
+import numpy as np
+from numba import njit, prange
 
-__all__ = ["scan_lines", "NOT_WHOLE", "NOT_A_NUMBER"]
+__all__ = ["scan_lines", "scan_pieces", "NOT_WHOLE", "NOT_A_NUMBER"]
 
 #: What :func:`scan_lines` found wrong with a field (or with a control byte where that field goes).
 NOT_WHOLE, NOT_A_NUMBER = 1, 2
@@ -117,3 +118,23 @@ def scan_lines(buf, ids, fields, numbers):
             return start, count, -1, -1, 0
         i = j + 1
     return -1, 0, -1, -1, 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def scan_pieces(buf, cuts, ids, fields, numbers):
+    """:func:`scan_lines` on the pieces ``buf[cuts[p]:cuts[p + 1]]`` (each of whole lines), one
+    thread a piece. Row ``p`` of the result is what :func:`scan_lines` found in piece ``p``, its
+    offsets made offsets in ``buf``: the first bad line of ``buf`` is that of the first row
+    whose line is not ``-1``."""
+    k = cuts.shape[0] - 1
+    found = np.full((k, 5), -1, dtype=np.int64)
+    for p in prange(k):
+        a = cuts[p]
+        at, count, t0, t1, wrong = scan_lines(buf[a:cuts[p + 1]], ids, fields, numbers)
+        if at >= 0:
+            found[p, 0] = at + a
+            found[p, 1] = count
+            found[p, 2] = t0 + a if t0 >= 0 else -1
+            found[p, 3] = t1 + a if t1 >= 0 else -1
+            found[p, 4] = wrong
+    return found

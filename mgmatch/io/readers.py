@@ -78,7 +78,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError, MgmatchError, ParameterError, ResourceError
-from ..graph import Graph, _as_id_array, _check_vertex_memory, _merge_duplicates
+from ..graph import Graph, _as_id_array, _check_vertex_memory
 
 __all__ = ["read_graph", "graph_info", "format_of", "SUFFIXES"]
 
@@ -586,18 +586,21 @@ def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int) -> t
     if np.issubdtype(data.dtype, np.complexfloating):
         data = np.abs(data)  # |a_ij|
     weighted = req.weighted and weighted and data.dtype != bool
-    # repeated coordinates add up (by the linear-time merge the graph build uses: SciPy's
-    # sum_duplicates sorts by lexsort, half of a large file's reading time)
-    row, col, data, _, _ = _merge_duplicates(coo.row, coo.col, data, coo.shape[1], "sum")
-    coo = sp.coo_array((data, (row, col)), shape=coo.shape)
+    # repeated coordinates add up: SciPy's COO to CSR conversion sums them (explicit zeros stay
+    # entries) and sorts each row's columns; a sum that overflows is refused by the graph build,
+    # naming the edge
+    csr = sp.csr_array((data, (coo.row, coo.col)), shape=coo.shape)
+    del coo, data
     if weighted:
+        indptr = csr.indptr
         _check_weights(
-            coo.data.astype(np.float64, copy=False), req,
-            what=lambda i: f"entry ({coo.row[i] + base}, {coo.col[i] + base})",
+            csr.data.astype(np.float64, copy=False), req,
+            what=lambda i: (f"entry ({int(np.searchsorted(indptr, i, side='right')) - 1 + base}, "
+                            f"{int(csr.indices[i]) + base})"),
         )
-    bipartite = _matrix_bipartite(coo.shape, req)
-    graph = Graph.from_scipy(coo, bipartite=bipartite, weighted=weighted, source=req.path, **req.canon)
-    return graph, {"matrix": entries, "summed": entries - int(coo.nnz)}
+    bipartite = _matrix_bipartite(csr.shape, req)
+    graph = Graph.from_scipy(csr, bipartite=bipartite, weighted=weighted, source=req.path, **req.canon)
+    return graph, {"matrix": entries, "summed": entries - int(csr.nnz)}
 
 
 def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry, *, gzipped: bool) -> None:
@@ -649,7 +652,7 @@ def _check_matrix_market_body(path, layout: str, field: str) -> None:
     spaces and tabs; blank lines and comments are skipped. One compiled pass over the text after
     the header (banner, comments, size line), in the pieces :func:`_chunks` cuts.
     """
-    from ._mm_scan import NOT_A_NUMBER, NOT_WHOLE, scan_lines  # noqa: PLC0415  (compiled on first use)
+    from ._mm_scan import NOT_A_NUMBER, NOT_WHOLE, scan_pieces  # noqa: PLC0415  (compiled on first use)
 
     ids = 2 if layout == "coordinate" else 0
     fields = ids + _MM_VALUES[field]
@@ -658,8 +661,11 @@ def _check_matrix_market_body(path, layout: str, field: str) -> None:
     with _open_bytes(path) as stream:
         _, line = _matrix_market_header(stream)
         for block in _chunks(stream):
-            at, count, t0, t1, wrong = scan_lines(np.frombuffer(block, dtype=np.uint8), ids, fields, not whole)
-            if at >= 0:
+            found = scan_pieces(np.frombuffer(block, dtype=np.uint8), _line_cuts(block, _scan_threads()), ids,
+                                fields, not whole)
+            bad = np.flatnonzero(found[:, 0] >= 0)
+            if bad.size:
+                at, count, t0, t1, wrong = (int(x) for x in found[bad[0]])
                 end = block.find(b"\n", at)
                 text = block[at: len(block) if end < 0 else end].decode("utf-8", "replace").strip()
                 where = line + block.count(b"\n", 0, at) + 1
@@ -674,6 +680,26 @@ def _check_matrix_market_body(path, layout: str, field: str) -> None:
                                f"in {layout} layout, whose lines have {fields}")
                 raise InputError(message, path=path, line=where)
             line += block.count(b"\n")
+
+
+def _scan_threads() -> int:
+    """The threads the compiled scans run on (Numba's, as set by ``NUMBA_NUM_THREADS``)."""
+    import numba  # noqa: PLC0415
+
+    return numba.get_num_threads()
+
+
+def _line_cuts(block: bytes, pieces: int) -> np.ndarray:
+    """Offsets that cut ``block`` into about ``pieces`` runs of whole lines: ``0``, the start of
+    a line near each ``k / pieces`` of the way, and ``len(block)``."""
+    cuts = [0]
+    for k in range(1, pieces):
+        at = block.find(b"\n", max(cuts[-1], len(block) * k // pieces))
+        if at < 0:
+            break
+        cuts.append(at + 1)
+    cuts.append(len(block))
+    return np.unique(np.asarray(cuts, dtype=np.int64))
 
 
 _MM_BODY_COMMENT = re.compile(rb"^[ \t]*%[^\n]*", re.MULTILINE)
