@@ -694,9 +694,10 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
 # -------------------------------------------------------------------------------- bench
 @main.command()
 @click.option("--family", type=click.Choice(["matching", "bipartite", "louvain", "distributed", "stable-marriage",
-                                            "all"]),
+                                            "io", "all"]),
               default="matching", show_default=True,
-              help="distributed: local mode against Dask clusters of 1, 2, ... workers.")
+              help="distributed: local mode against Dask clusters of 1, 2, ... workers. io: the graph readers "
+                   "against the library route for each format; --graphs names formats (mtx;csv;parquet).")
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
 @click.option("--graphs", default=None, help="Graph specs or graph files, ';' between graphs, e.g. "
                                              "'kron:k=18;delaunay:k=18;file:graphs/road.mtx'.")

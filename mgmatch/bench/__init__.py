@@ -1,6 +1,6 @@
 """``mgmatch bench``: our implementations and their peers, side by side on the same graphs.
 
-Each family module (``matching``, ``bipartite``, ``louvain``, ``distributed``, ``stable_marriage``) has ``run(...) -> list[dict]``;
+Each family module (``matching``, ``bipartite``, ``louvain``, ``distributed``, ``stable_marriage``, ``io``) has ``run(...) -> list[dict]``;
 :func:`write_report` prints the rows as a table and writes them as JSON. The JSON layout is
 stable so runs can be compared: ``{"mgmatch_bench": 1, "host": {...}, "rows": [...]}``.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 __all__ = ["run_family", "write_report", "host_info"]
 
-FAMILIES = ("matching", "bipartite", "louvain", "distributed", "stable-marriage")
+FAMILIES = ("matching", "bipartite", "louvain", "distributed", "stable-marriage", "io")
 
 
 def run_family(family: str, **kwargs) -> list[dict]:
@@ -41,7 +41,7 @@ def host_info() -> dict:
 # shown when some row has them: quality beside the peer, kernel time, memory, coordinator phases
 _OPTIONAL_COLUMNS = ("kernel_time_s", "speedup_kernel", "weight_rel_diff", "modularity", "cardinality",
                      "peak_gpu_bytes_per_nnz", "peak_bytes_per_nnz", "rounds", "exchange_share", "identical",
-                     "proposals", "matched")
+                     "proposals", "matched", "peak_bytes", "memory_ratio")
 
 
 def write_report(rows: list[dict], output: Path | None = None, *, console=None) -> None:
