@@ -13,16 +13,6 @@ NOT_WHOLE, NOT_A_NUMBER = 1, 2
 
 
 @njit(cache=True, nogil=True)
-def _blank(b):
-    return b == 32 or b == 9 or b == 13  # space, tab, CR
-
-
-@njit(cache=True, nogil=True)
-def _stray(b):
-    return (b < 32 and b != 9 and b != 10 and b != 13) or b == 127  # a control byte
-
-
-@njit(cache=True, nogil=True)
 def _lower(b):
     return b + 32 if 65 <= b <= 90 else b
 
@@ -33,13 +23,6 @@ def _digits(buf, k, b):
     while k < b and 48 <= buf[k] <= 57:
         k += 1
     return k
-
-
-@njit(cache=True, nogil=True)
-def _is_whole(buf, a, b):
-    """Whether ``buf[a:b]`` is an optional sign and decimal digits."""
-    k = a + 1 if a < b and (buf[a] == 43 or buf[a] == 45) else a  # + -
-    return b > k and _digits(buf, k, b) == b
 
 
 @njit(cache=True, nogil=True)
@@ -77,21 +60,54 @@ def _is_number(buf, a, b):
     return e == b
 
 
+# Byte classes: a solid byte of no other class, a digit, a sign, a point, an exponent mark, then
+# the bytes that end a field: a blank (space, tab, CR), a line break, a control byte.
+_OTHER, _DIGIT, _SIGN, _POINT, _EXP, _BLANK, _NEWLINE, _CONTROL = range(8)
+_CLASS = np.zeros(256, dtype=np.uint8)
+_CLASS[48:58] = _DIGIT
+_CLASS[[43, 45]] = _SIGN
+_CLASS[46] = _POINT
+_CLASS[[69, 101]] = _EXP
+_CLASS[[9, 13, 32]] = _BLANK
+_CLASS[10] = _NEWLINE
+_CLASS[[b for b in range(32) if b not in (9, 10, 13)] + [127]] = _CONTROL
+
+# Field automata over the five solid classes; state 0 starts, -1 is dead. Whole numbers: an
+# optional sign, digits (state 2 accepts). Decimal numbers: an optional sign, digits with an
+# optional point or a point and digits, an optional exponent (states 2, 3, 5 and 8 accept).
+_DEAD = -1
+_WHOLE_STEP = np.full((3, 5), _DEAD, dtype=np.int8)
+_WHOLE_STEP[0, _DIGIT] = _WHOLE_STEP[1, _DIGIT] = _WHOLE_STEP[2, _DIGIT] = 2
+_WHOLE_STEP[0, _SIGN] = 1
+_NUMBER_STEP = np.full((9, 5), _DEAD, dtype=np.int8)
+for _state, _cls, _next in ((0, _SIGN, 1), (0, _DIGIT, 2), (0, _POINT, 4), (1, _DIGIT, 2), (1, _POINT, 4),
+                            (2, _DIGIT, 2), (2, _POINT, 3), (2, _EXP, 6), (3, _DIGIT, 5), (3, _EXP, 6),
+                            (4, _DIGIT, 5), (5, _DIGIT, 5), (5, _EXP, 6), (6, _SIGN, 7), (6, _DIGIT, 8),
+                            (7, _DIGIT, 8), (8, _DIGIT, 8)):
+    _NUMBER_STEP[_state, _cls] = _next
+_NUMBER_ACCEPTS = np.zeros(9, dtype=np.bool_)
+_NUMBER_ACCEPTS[[2, 3, 5, 8]] = True
+
+
 @njit(cache=True, nogil=True)
 def scan_lines(buf, ids, fields, numbers):
     """The first bad data line of ``buf`` (bytes of whole lines). A line is bad when it has
     other than ``fields`` fields (separated by spaces and tabs), when one of its first ``ids``
     fields is not a whole number, when a later one is not a number (``numbers``) or not a whole
-    number (else), or when it holds a control byte (reported as that field's). Blank lines and comment lines (``%``) are
-    skipped. Returns ``(where the line starts, its number of fields, the bad field's start and
-    end, what is wrong with it)``: ``-1`` for the line when none is bad, and ``-1, -1, 0`` for the
-    field when the count is what is wrong."""
+    number (else), or when it holds a control byte (reported as that field's). Blank lines and
+    comment lines (``%``) are skipped. Returns ``(where the line starts, its number of fields, the
+    bad field's start and end, what is wrong with it)``: ``-1`` for the line when none is bad, and
+    ``-1, -1, 0`` for the field when the count is what is wrong.
+
+    One pass: each byte's class steps a field's automaton (whole or decimal number); a field the
+    decimal automaton refuses is looked at again for ``inf``, ``infinity`` and ``nan``."""
+    classes, whole_step, number_step, accepts = _CLASS, _WHOLE_STEP, _NUMBER_STEP, _NUMBER_ACCEPTS
     n = buf.shape[0]
     i = 0
     while i < n:
         start = i
         j = i
-        while j < n and _blank(buf[j]):
+        while j < n and classes[buf[j]] == _BLANK:
             j += 1
         if j < n and buf[j] == 37:  # a comment
             while j < n and buf[j] != 10:
@@ -99,21 +115,38 @@ def scan_lines(buf, ids, fields, numbers):
             i = j + 1
             continue
         count = 0
-        while j < n and buf[j] != 10:
-            if _blank(buf[j]):
+        while j < n:
+            c = classes[buf[j]]
+            if c == _BLANK:
                 j += 1
                 continue
-            if _stray(buf[j]):
+            if c == _NEWLINE:
+                break
+            if c == _CONTROL:
                 return start, count, j, j + 1, NOT_WHOLE if count < ids or not numbers else NOT_A_NUMBER
             a = j
-            while j < n and 32 < buf[j] != 127:  # the field's bytes
-                j += 1
             count += 1
+            state = 0
             if count <= ids or not numbers:
-                if not _is_whole(buf, a, j):
+                while j < n:
+                    c = classes[buf[j]]
+                    if c >= _BLANK:
+                        break
+                    if state >= 0:
+                        state = whole_step[state, c]
+                    j += 1
+                if state != 2:
                     return start, count, a, j, NOT_WHOLE
-            elif not _is_number(buf, a, j):
-                return start, count, a, j, NOT_A_NUMBER
+            else:
+                while j < n:
+                    c = classes[buf[j]]
+                    if c >= _BLANK:
+                        break
+                    if state >= 0:
+                        state = number_step[state, c]
+                    j += 1
+                if (state < 0 or not accepts[state]) and not _is_number(buf, a, j):
+                    return start, count, a, j, NOT_A_NUMBER
         if count != 0 and count != fields:
             return start, count, -1, -1, 0
         i = j + 1
