@@ -1132,3 +1132,95 @@ def test_files_in_tests_data_are_documented(data_dir):
         if path.name != "README.md":
             assert path.name in readme, f"{path.name} lacks provenance in tests/data/README.md"
 
+
+
+# ------------------------------------------------------- matrices built without a full sort
+def _canonical_matrix(rng, n_rows, n_cols, *, symmetric, kind):
+    """A SciPy CSR matrix with sorted, distinct columns: random entries with self-loops, explicit
+    zeros and negative values, mirrored into a symmetric one when asked."""
+    import scipy.sparse as sp
+
+    k = 4 * max(n_rows, n_cols)
+    r, c = rng.integers(0, n_rows, k), rng.integers(0, n_cols, k)
+    w = rng.choice([0.0, 1.5, -2.0, 3.25, 0.5], k)
+    if kind == "int":
+        w = np.round(w * 4).astype(np.int64)
+    if symmetric:
+        r, c, w = np.concatenate([r, c]), np.concatenate([c, r]), np.concatenate([w, -w if kind == "skew" else w])
+    return sp.csr_array((w, (r, c)), shape=(n_rows, n_cols))
+
+
+@pytest.mark.parametrize("duplicates", ["max", "sum", "min", "first"])
+@pytest.mark.parametrize("zeros", ["keep", "drop"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("shape,symmetric,kind", [
+    ((40, 40), True, "real"), ((40, 40), True, "skew"), ((40, 40), True, "int"), ((40, 40), False, "real"),
+    ((30, 50), False, "real"), ((1, 1), True, "real"),
+])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_graph_from_a_matrix_equals_the_edge_build(duplicates, zeros, dtype, shape, symmetric, kind, weighted):
+    # the reader builds a bipartite or symmetric matrix's graph from the CSR itself; the graph
+    # and its summary must be those that Graph.from_scipy (every entry sorted and merged) gives
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(hash((duplicates, zeros, dtype, shape, symmetric, kind, weighted)) % 2**32)
+    csr = _canonical_matrix(rng, *shape, symmetric=symmetric, kind=kind)
+    canon = dict(duplicates=duplicates, zeros=zeros, dtype=dtype, negative="abs")
+    req = readers._Request("m.mtx", None, None, True, canon)
+    bipartite = shape[0] != shape[1]
+    for told in (False, True) if symmetric else (False,):
+        graph, _ = readers._graph_from_matrix(csr, req, weighted=weighted, base=1, symmetric=told)
+        expect = Graph.from_scipy(sp.coo_array(csr), bipartite=bipartite, weighted=weighted, **canon)
+        assert graph.summary.as_dict() == expect.summary.as_dict()
+        assert (graph.n_rows, graph.n_cols, graph.bipartite, graph.weighted) == (
+            expect.n_rows, expect.n_cols, expect.bipartite, expect.weighted)
+        for name in ("indptr", "indices", "weights"):
+            got, want = getattr(graph, name), getattr(expect, name)
+            assert got.dtype == want.dtype and np.array_equal(got, want), name
+
+
+def test_graph_from_a_symmetric_matrix_refuses_an_overflowing_sum():
+    import scipy.sparse as sp
+
+    csr = sp.csr_array(([1e308, 1e308], ([0, 1], [1, 0])), shape=(2, 2))
+    req = readers._Request("m.mtx", None, None, True, {"duplicates": "sum"})
+    with pytest.raises(InputError, match=r"edge \(0, 1\) overflows: merging its entries gives inf"):
+        readers._graph_from_matrix(csr, req, weighted=True, base=1, symmetric=True)
+
+
+@pytest.mark.parametrize("duplicates", ["max", "sum", "first"])
+@pytest.mark.parametrize("zeros", ["keep", "drop"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("layout", ["undirected", "undirected-n", "bipartite", "bipartite-shape"])
+@pytest.mark.parametrize("repeats", [False, True])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_graph_from_edge_arrays_equals_the_edge_build(duplicates, zeros, dtype, layout, repeats, weighted):
+    # edge arrays that repeat no edge are built through SciPy's CSR conversion; the graph and its
+    # summary must be those Graph.from_edges gives (which sorts and merges every entry)
+    from mgmatch.io._build import graph_from_edge_arrays
+
+    rng = np.random.default_rng(hash((duplicates, zeros, dtype, layout, repeats, weighted)) % 2**32)
+    keys = rng.choice(60 * 60, 300, replace=False)  # distinct (src, dst): loops, but no repeat...
+    src, dst = keys // 60, keys % 60
+    if not layout.startswith("bipartite"):
+        keep = ~np.isin(dst * 60 + src, keys) | (src == dst)  # ...nor a mirrored pair
+        src, dst = src[keep], dst[keep]
+    if repeats:  # edges given twice; for an undirected graph, in both directions too
+        mirrored = not layout.startswith("bipartite")
+        src, dst = (np.concatenate([src, src[:3], dst[3:6] if mirrored else src[3:6]]),
+                    np.concatenate([dst, dst[:3], src[3:6] if mirrored else dst[3:6]]))
+    weight = rng.choice([0.0, 1.5, -2.0, 3.25], src.size) if weighted else None
+    canon = dict(duplicates=duplicates, zeros=zeros, dtype=dtype, negative="abs")
+    shape = {"undirected-n": dict(n=70), "bipartite": dict(bipartite=True),
+             "bipartite-shape": dict(bipartite=True, shape=(65, 61))}.get(layout, {})
+    graph = graph_from_edge_arrays(src, dst, weight, canon, "e.csv", **shape)
+    expect = Graph.from_edges(src, dst, weight, **shape, **canon)
+    if repeats:
+        assert graph is None  # left to from_edges, which merges by the rule
+        return
+    assert graph.summary.as_dict() == expect.summary.as_dict()
+    assert (graph.n_rows, graph.n_cols, graph.bipartite, graph.weighted) == (
+        expect.n_rows, expect.n_cols, expect.bipartite, expect.weighted)
+    for name in ("indptr", "indices", "weights"):
+        got, want = getattr(graph, name), getattr(expect, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name

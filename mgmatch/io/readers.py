@@ -79,6 +79,7 @@ import numpy as np
 
 from ..errors import InputError, MgmatchError, ParameterError, ResourceError
 from ..graph import Graph, _as_id_array, _check_vertex_memory
+from ._build import graph_from_csr, graph_from_edge_arrays
 
 __all__ = ["read_graph", "graph_info", "format_of", "SUFFIXES"]
 
@@ -545,21 +546,12 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
     nrows, ncols, stored, layout, field, symmetry = _matrix_market_call(scipy.io.mminfo, req.path, direct=direct)
     _check_matrix_market_header(req.path, nrows, ncols, stored, layout, symmetry, gzipped=gzipped)
     _check_matrix_market_body(req.path, layout, field)
-    try:
-        matrix = _matrix_market_call(
-            scipy.io.mmread, req.path, direct=direct, spmatrix=False, stored=stored, shape=(nrows, ncols)
-        )
-    except InputError:
-        plain = _matrix_market_plain_text(req.path)
-        if plain is None:
-            raise
-        # SciPy's reader refuses what the body check allows: comment lines among the entries,
-        # and numbers with a leading '+'; read once more without them
-        try:
-            matrix = scipy.io.mmread(io.BytesIO(plain), spmatrix=False)
-        except (ValueError, RuntimeError, OverflowError) as exc:
-            raise _matrix_market_error(exc, req.path, stored, (nrows, ncols)) from exc
-    graph, entries = _graph_from_matrix(matrix, req, weighted=field != "pattern", base=1)
+    # a symmetric, skew-symmetric or Hermitian file stores one triangle and SciPy's reader adds
+    # each entry's mirror, so the matrix read is symmetric in its pattern and in |a_ij|. (The
+    # matrix goes straight into the call, so that the graph build holds its only reference and
+    # frees it once it is summed into a CSR.)
+    graph, entries = _graph_from_matrix(_mmread(req.path, direct, stored, (nrows, ncols)), req,
+                                        weighted=field != "pattern", base=1, symmetric=symmetry != "general")
     details = {
         "matrix_market": {
             "layout": layout,
@@ -573,14 +565,35 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
     return graph, details
 
 
-def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int) -> tuple[Graph, dict]:
+def _mmread(path, direct, stored, shape):
+    """The matrix of a Matrix Market file whose header and body were checked, read by SciPy."""
+    import scipy.io  # noqa: PLC0415
+
+    try:
+        return _matrix_market_call(scipy.io.mmread, path, direct=direct, spmatrix=False, stored=stored, shape=shape)
+    except InputError:
+        plain = _matrix_market_plain_text(path)
+        if plain is None:
+            raise
+        # SciPy's reader refuses what the body check allows: comment lines among the entries,
+        # and numbers with a leading '+'; read once more without them
+        try:
+            return scipy.io.mmread(io.BytesIO(plain), spmatrix=False)
+        except (ValueError, RuntimeError, OverflowError) as exc:
+            raise _matrix_market_error(exc, path, stored, shape) from exc
+
+
+def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int, symmetric: bool = False
+                       ) -> tuple[Graph, dict]:
     """The graph of a sparse (or dense) matrix: repeated coordinates summed, ``|a_ij|`` if complex.
 
-    ``base`` is added to row and column indices when a message names an entry.
+    ``base`` is added to row and column indices when a message names an entry; ``symmetric``
+    says the matrix is known to be symmetric in its pattern and in ``|a_ij|``.
     """
     import scipy.sparse as sp  # noqa: PLC0415
 
     coo = sp.coo_array(matrix)  # a dense matrix keeps its nonzero entries
+    del matrix
     entries = int(coo.nnz)
     data = coo.data
     if np.issubdtype(data.dtype, np.complexfloating):
@@ -599,7 +612,9 @@ def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int) -> t
                             f"{int(csr.indices[i]) + base})"),
         )
     bipartite = _matrix_bipartite(csr.shape, req)
-    graph = Graph.from_scipy(csr, bipartite=bipartite, weighted=weighted, source=req.path, **req.canon)
+    graph = graph_from_csr(csr, req.canon, req.path, weighted=weighted, bipartite=bipartite, symmetric=symmetric)
+    if graph is None:  # an entry to merge with another than its mirror, or random weights
+        graph = Graph.from_scipy(csr, bipartite=bipartite, weighted=weighted, source=req.path, **req.canon)
     return graph, {"matrix": entries, "summed": entries - int(csr.nnz)}
 
 
@@ -1244,9 +1259,7 @@ class _EdgeListReader:
         if one_based:
             src -= 1
             dst -= 1
-        graph = Graph.from_edges(
-            src, dst, weight, bipartite=bool(req.bipartite), source=req.path, **req.canon
-        )
+        graph = _graph_from_edges(src, dst, weight, req, bipartite=bool(req.bipartite))
         details = {
             "one_based": one_based,
             "delimiter": {None: "whitespace", ord(","): "comma", ord("\t"): "tab"}[self.delimiter],
@@ -1837,11 +1850,26 @@ def _graph_from_arrays(arrays, req: _Request, *, n, shape) -> tuple[Graph, dict]
         one_based = _resolve_base(src, dst, req)
         src, dst = src - 1, dst - 1
     weight = arrays.get("weight")
+    if weight is not None:
+        weight = np.asarray(weight)
+        if weight.dtype.kind in "iuf" and weight.dtype != np.float64:
+            weight = weight.astype(np.float64)
     if req.bipartite:
-        graph = Graph.from_edges(src, dst, weight, bipartite=True, shape=shape, source=req.path, **req.canon)
+        graph = _graph_from_edges(src, dst, weight, req, bipartite=True, shape=shape)
     else:
-        graph = Graph.from_edges(src, dst, weight, n=n, source=req.path, **req.canon)
+        graph = _graph_from_edges(src, dst, weight, req, n=n)
     return graph, {"one_based": one_based}
+
+
+def _graph_from_edges(src, dst, weight, req: _Request, *, n=None, bipartite=False, shape=None) -> Graph:
+    """``Graph.from_edges`` of the arrays under the request's options: through SciPy's CSR
+    conversion where no entry repeats an edge, else by ``from_edges`` itself (which merges
+    repeats by the duplicate rule, and names any value it refuses)."""
+    graph = graph_from_edge_arrays(src, dst, weight, req.canon, req.path, n=n, bipartite=bipartite, shape=shape)
+    if graph is None:
+        graph = Graph.from_edges(src, dst, weight, n=n, bipartite=bipartite, shape=shape, source=req.path,
+                                 **req.canon)
+    return graph
 
 
 def _all_degrees(graph: Graph) -> np.ndarray:
