@@ -96,14 +96,16 @@ def scan_lines(buf, ids, fields, numbers):
     fields is not a whole number, when a later one is not a number (``numbers``) or not a whole
     number (else), or when it holds a control byte (reported as that field's). Blank lines and
     comment lines (``%``) are skipped. Returns ``(where the line starts, its number of fields, the
-    bad field's start and end, what is wrong with it)``: ``-1`` for the line when none is bad, and
-    ``-1, -1, 0`` for the field when the count is what is wrong.
+    bad field's start and end, what is wrong with it, the line breaks before the bad line)``: ``-1``
+    for the line when none is bad (and the line breaks of all ``buf``), and ``-1, -1, 0`` for the
+    field when the count is what is wrong.
 
     One pass: each byte's class steps a field's automaton (whole or decimal number); a field the
     decimal automaton refuses is looked at again for ``inf``, ``infinity`` and ``nan``."""
     classes, whole_step, number_step, accepts = _CLASS, _WHOLE_STEP, _NUMBER_STEP, _NUMBER_ACCEPTS
     n = buf.shape[0]
     i = 0
+    breaks = 0
     while i < n:
         start = i
         j = i
@@ -112,6 +114,7 @@ def scan_lines(buf, ids, fields, numbers):
         if j < n and buf[j] == 37:  # a comment
             while j < n and buf[j] != 10:
                 j += 1
+            breaks += j < n
             i = j + 1
             continue
         count = 0
@@ -123,7 +126,7 @@ def scan_lines(buf, ids, fields, numbers):
             if c == _NEWLINE:
                 break
             if c == _CONTROL:
-                return start, count, j, j + 1, NOT_WHOLE if count < ids or not numbers else NOT_A_NUMBER
+                return start, count, j, j + 1, NOT_WHOLE if count < ids or not numbers else NOT_A_NUMBER, breaks
             a = j
             count += 1
             state = 0
@@ -136,7 +139,7 @@ def scan_lines(buf, ids, fields, numbers):
                         state = whole_step[state, c]
                     j += 1
                 if state != 2:
-                    return start, count, a, j, NOT_WHOLE
+                    return start, count, a, j, NOT_WHOLE, breaks
             else:
                 while j < n:
                     c = classes[buf[j]]
@@ -146,11 +149,12 @@ def scan_lines(buf, ids, fields, numbers):
                         state = number_step[state, c]
                     j += 1
                 if (state < 0 or not accepts[state]) and not _is_number(buf, a, j):
-                    return start, count, a, j, NOT_A_NUMBER
+                    return start, count, a, j, NOT_A_NUMBER, breaks
         if count != 0 and count != fields:
-            return start, count, -1, -1, 0
+            return start, count, -1, -1, 0, breaks
+        breaks += j < n
         i = j + 1
-    return -1, 0, -1, -1, 0
+    return -1, 0, -1, -1, 0, breaks
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -158,12 +162,14 @@ def scan_pieces(buf, cuts, ids, fields, numbers):
     """:func:`scan_lines` on the pieces ``buf[cuts[p]:cuts[p + 1]]`` (each of whole lines), one
     thread a piece. Row ``p`` of the result is what :func:`scan_lines` found in piece ``p``, its
     offsets made offsets in ``buf``: the first bad line of ``buf`` is that of the first row
-    whose line is not ``-1``."""
+    whose line is not ``-1``. Column 5 counts the piece's line breaks (before its bad line, if it
+    has one)."""
     k = cuts.shape[0] - 1
-    found = np.full((k, 5), -1, dtype=np.int64)
+    found = np.full((k, 6), -1, dtype=np.int64)
     for p in prange(k):
         a = cuts[p]
-        at, count, t0, t1, wrong = scan_lines(buf[a:cuts[p + 1]], ids, fields, numbers)
+        at, count, t0, t1, wrong, breaks = scan_lines(buf[a:cuts[p + 1]], ids, fields, numbers)
+        found[p, 5] = breaks
         if at >= 0:
             found[p, 0] = at + a
             found[p, 1] = count

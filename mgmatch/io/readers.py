@@ -680,10 +680,10 @@ def _check_matrix_market_body(path, layout: str, field: str) -> None:
                                 fields, not whole)
             bad = np.flatnonzero(found[:, 0] >= 0)
             if bad.size:
-                at, count, t0, t1, wrong = (int(x) for x in found[bad[0]])
+                at, count, t0, t1, wrong, _ = (int(x) for x in found[bad[0]])
                 end = block.find(b"\n", at)
                 text = block[at: len(block) if end < 0 else end].decode("utf-8", "replace").strip()
-                where = line + block.count(b"\n", 0, at) + 1
+                where = line + int(found[: bad[0] + 1, 5].sum()) + 1
                 token = _clip(block[t0:t1].decode("utf-8", "replace"))
                 if wrong == NOT_WHOLE:
                     message = (f"{token!r} is not a whole number, and {declared} (integer ids"
@@ -694,7 +694,7 @@ def _check_matrix_market_body(path, layout: str, field: str) -> None:
                     message = (f"{_clip(text)!r} has {count} field{'s' if count != 1 else ''} where {declared} "
                                f"in {layout} layout, whose lines have {fields}")
                 raise InputError(message, path=path, line=where)
-            line += block.count(b"\n")
+            line += int(found[:, 5].sum())
 
 
 def _scan_threads() -> int:
