@@ -30,7 +30,7 @@ from mgmatch.io import (
     write_json,
     write_table,
 )
-from mgmatch.io import readers
+from mgmatch.io import _cutter, edgelist, readers
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -178,8 +178,8 @@ def test_weighted_false_reads_an_edge_lists_first_two_fields_only(tmp_path, monk
     plain = write_text(tmp_path / "plain.txt", "".join(f"{i} {i + 1}\n" for i in range(300)))
     labelled = write_text(tmp_path / "labelled.txt", "".join(f"{i} {i + 1} tag{i % 7}\n" for i in range(300)))
     assert "weight 'tag0' is not a number" in str(error_of(labelled))
-    for chunk in (readers._CHUNK_BYTES, 200):  # one uniform block, and many cut ones
-        monkeypatch.setattr(readers, "_CHUNK_BYTES", chunk)
+    for chunk in (_cutter._CHUNK_BYTES, 200):  # one uniform block, and many cut ones
+        monkeypatch.setattr(_cutter, "_CHUNK_BYTES", chunk)
         assert_same_graph(read_graph(labelled, weighted=False), read_graph(plain))
     wide = write_text(tmp_path / "wide.txt", "".join(f"{i}\t{i + 1}\t1\t{1700000000 + i}\n" for i in range(300)))
     assert "found 4 fields" in str(error_of(wide)) and "--unweighted" in str(error_of(wide))
@@ -199,7 +199,7 @@ def test_canonicalisation_options_pass_through(fmt, tmp_path, karate_weighted):
 def test_small_chunks_give_the_same_graph_and_lines(tmp_path, data_dir, monkeypatch, karate_weighted):
     whole = read_graph(data_dir / "4elt.graph")
     text_path, _ = _write_in("txt-snap", tmp_path, karate_weighted)
-    monkeypatch.setattr(readers, "_CHUNK_BYTES", 1000)
+    monkeypatch.setattr(_cutter, "_CHUNK_BYTES", 1000)
     assert_same_graph(read_graph(data_dir / "4elt.graph"), whole)
     assert_same_graph(read_graph(text_path), karate_weighted)
     lines = text_path.read_text().splitlines()
@@ -365,28 +365,24 @@ def test_matrix_market_real_field_number_forms(tmp_path, value):
     ],
 )
 def test_matrix_market_line_has_the_declared_fields(tmp_path, monkeypatch, header, line, fields, want):
-    from mgmatch.io import readers
-
     first = "1.0" if header.startswith("array") else "2 1" + {"real": " 1", "integer": " 1", "pattern": "",
                                                               "complex": " 1 0"}[header.split()[1]]
     size = "2 2" if header.startswith("array") else "3 3 2"
     text = f"%%MatrixMarket matrix {header}\n{size}\n" + "% note\n" * 40 + f"{first}\n{line}\n"
     path = write_text(tmp_path / "f.mtx", text)
     for piece in (1 << 20, 16, 5):  # the line found across the pieces the text is read in
-        monkeypatch.setattr(readers, "_CHUNK_BYTES", piece)
+        monkeypatch.setattr(_cutter, "_CHUNK_BYTES", piece)
         err = error_of(path)
         assert err.line == 44, (piece, err)
         assert f"{line!r} has {fields} fields" in str(err) and f"lines have {want}" in str(err)
 
 
 def test_matrix_market_pattern_field_holds_whole_numbers(tmp_path, monkeypatch):
-    from mgmatch.io import readers
-
     banner = "%%MatrixMarket matrix coordinate pattern general\n"
     lines = [f"{1 + k % 9} {1 + (k * 7) % 9}" for k in range(500)]
     path = write_text(tmp_path / "p.mtx", banner + "9 9 501\n" + "\n".join(lines) + "\n4 5 0.5\n")
     for piece in (1 << 20, 64, 7):  # the line found across the pieces the text is read in
-        monkeypatch.setattr(readers, "_CHUNK_BYTES", piece)
+        monkeypatch.setattr(_cutter, "_CHUNK_BYTES", piece)
         err = error_of(path)
         assert err.line == 503 and "'0.5' is not a whole number" in str(err) and "pattern matrix" in str(err)
     control = write_text(tmp_path / "c.mtx", banner + "9 9 1\n2 1\x0c\n")  # a byte, not a field
@@ -486,7 +482,7 @@ MESSY_TRIANGLE = {
 @pytest.mark.parametrize("taken_as_it_stands", [True, False])
 def test_text_layouts_read_alike(layout, taken_as_it_stands, tmp_path, monkeypatch):
     if not taken_as_it_stands:
-        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+        monkeypatch.setattr(edgelist, "_uniform_block", lambda *args: None)
     path = tmp_path / "g.txt"
     path.write_bytes(MESSY_TRIANGLE[layout])
     want = Graph.from_edges([0, 1, 2], [1, 2, 0], [0.5, 1.5, 2.5])
@@ -496,14 +492,14 @@ def test_text_layouts_read_alike(layout, taken_as_it_stands, tmp_path, monkeypat
 @pytest.mark.parametrize("taken_as_it_stands", [True, False])
 def test_line_numbers_count_every_line(taken_as_it_stands, tmp_path, monkeypatch):
     if not taken_as_it_stands:
-        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+        monkeypatch.setattr(edgelist, "_uniform_block", lambda *args: None)
     path = tmp_path / "g.txt"
     path.write_bytes(b"# top\n0 1\n\n\r\n# middle\n1 2\n1 x\n")
     assert error_of(path).line == 7
 
 
 def test_every_format_as_cut_text(tmp_path, monkeypatch, karate_weighted):
-    monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+    monkeypatch.setattr(edgelist, "_uniform_block", lambda *args: None)
     for fmt in ("csv", "csv-header", "tsv", "txt-snap", "el-gz", "txt-comma"):
         path, options = _write_in(fmt, tmp_path, karate_weighted)
         assert_same_graph(read_graph(path, **options), karate_weighted)
@@ -573,7 +569,7 @@ TRAILING_DELIMITERS = [
 @pytest.mark.parametrize("taken_as_it_stands", [True, False])
 def test_trailing_delimiters_are_ignored(name, filename, data, want, taken_as_it_stands, tmp_path, monkeypatch):
     if not taken_as_it_stands:
-        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+        monkeypatch.setattr(edgelist, "_uniform_block", lambda *args: None)
     path = tmp_path / filename
     path.write_bytes(data)
     assert_same_graph(read_graph(path), want)
@@ -584,7 +580,7 @@ def test_trailing_delimiters_may_end_a_line_short_of_fields(taken_as_it_stands, 
     # they stand for its last fields, empty: an unweighted read takes the edge, a weighted one
     # refuses the empty weight
     if not taken_as_it_stands:
-        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+        monkeypatch.setattr(edgelist, "_uniform_block", lambda *args: None)
     labelled = write_text(tmp_path / "labelled.csv", "0,1,friend\n1,2,\n2,0,colleague\n")
     assert_same_graph(read_graph(labelled, weighted=False), UNWEIGHTED_TRIANGLE)
     weighted = write_text(tmp_path / "weighted.csv", "0,1,0.5\n1,2,\n2,0,2.5\n")
@@ -608,7 +604,7 @@ INLINE_COMMENTS = [
 @pytest.mark.parametrize("taken_as_it_stands", [True, False])
 def test_inline_comments_are_skipped(name, filename, data, taken_as_it_stands, tmp_path, monkeypatch):
     if not taken_as_it_stands:
-        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+        monkeypatch.setattr(edgelist, "_uniform_block", lambda *args: None)
     path = tmp_path / filename
     path.write_bytes(data)
     assert_same_graph(read_graph(path), TRIANGLE)
@@ -635,7 +631,7 @@ def test_lines_left_blank_by_a_comment_are_counted_as_skipped(tmp_path):
 ])
 def test_an_empty_field_in_the_middle_is_refused_with_its_line(text, line, taken_as_it_stands, tmp_path, monkeypatch):
     if not taken_as_it_stands:
-        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+        monkeypatch.setattr(edgelist, "_uniform_block", lambda *args: None)
     path = tmp_path / "g.tsv"
     path.write_bytes(text)
     err = error_of(path)
@@ -643,14 +639,14 @@ def test_an_empty_field_in_the_middle_is_refused_with_its_line(text, line, taken
     assert "target id ''" in str(err) or "found 3 fields, but line 1 has 2" in str(err)
 
 
-@pytest.mark.parametrize("chunk_bytes", [readers._CHUNK_BYTES, 16])
+@pytest.mark.parametrize("chunk_bytes", [_cutter._CHUNK_BYTES, 16])
 @pytest.mark.parametrize("taken_as_it_stands", [True, False])
 def test_line_numbers_count_lines_with_comments_and_trailing_delimiters(
     chunk_bytes, taken_as_it_stands, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(readers, "_CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(_cutter, "_CHUNK_BYTES", chunk_bytes)
     if not taken_as_it_stands:
-        monkeypatch.setattr(readers, "_uniform_block", lambda *args: None)
+        monkeypatch.setattr(edgelist, "_uniform_block", lambda *args: None)
     path = tmp_path / "g.txt"
     path.write_bytes(b"# top\n0 1 # first\n   # only a comment\n\n1 2\t# second\n2 3\n1 x # bad\n")
     err = error_of(path)

@@ -1,5 +1,5 @@
 """The compiled line scan behind the Matrix Market reader's body check
-(:func:`mgmatch.io.readers._check_matrix_market_body`)."""
+(:func:`mgmatch.io.matrix_market._check_matrix_market_body`)."""
 
 from __future__ import annotations
 
