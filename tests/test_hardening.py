@@ -544,3 +544,17 @@ def test_a_scheduler_lost_mid_job_is_one_cluster_error():
     with pytest.raises(ClusterError, match="lost the Dask cluster during the job.*CommClosedError"):
         with _cluster_lost():
             raise CommClosedError("in <TCP (closed) ConnectionPool.gather local=tcp://127.0.0.1:1>")
+
+
+# ------------------------------------------------------------------------ resource exhaustion
+@pytest.mark.parametrize("algorithm", ["suitor", "louvain"])
+def test_partitions_far_above_the_vertex_count_are_refused_at_once(runner, tmp_path, small_graph, algorithm):
+    """A million partitions of a small graph would take minutes and gigabytes of empty partitions."""
+    import time
+
+    t0 = time.perf_counter()
+    res = _run(runner, "run", "-q", "--device", "cpu", "-a", algorithm, "--partitions", "1000000", small_graph,
+               "-o", tmp_path / "m.csv")
+    _one_error(res, "partitions=1000000", "vertices")
+    assert time.perf_counter() - t0 < 30
+    assert _leftovers(tmp_path) == ["g.txt"]
