@@ -603,57 +603,10 @@ __device__ bool mgm_remove_target(long long* tid, long long* tcnt, const long lo
     return false;
 }
 
-// b-Suitor inbox, one thread (the CPU twin's inbox loop, [KH] Algorithm 2 on boundary messages):
-// PROPOSE offers the remote proposer to the owned vertex's heap of b(v) suitors; DISPLACE
-// refreshes a ghost's cached threshold and withdraws the proposal it names.
-template <typename I, typename S, typename W>
-__global__ void bsuitor_inbox(long long lo, long long hi, const long long* __restrict__ ghosts, long long n_ghosts,
-                              const long long* b, double* hw, long long* hs, long long* hcnt, const long long* hoff,
-                              double* tw, long long* ts, long long* tid, long long* tcnt, const long long* toff,
-                              const long long* __restrict__ in_i, const double* __restrict__ in_w, long long n_in,
-                              long long* work, unsigned long long* n_work,
-                              long long* ob_i, double* ob_w, unsigned long long* ob_count, long long ob_cap) {
-    if (mgm_tid() != 0) return;
-    const long long n_owned = hi - lo;
-    for (long long k = 0; k < n_in; ++k) {
-        long long kind = in_i[4 * k], dst = in_i[4 * k + 1], src = in_i[4 * k + 2], aux = in_i[4 * k + 3];
-        double w = in_w[k];
-        long long d = dst - lo;
-        if (kind == MGM_PROPOSE) {
-            double thw;
-            long long ths;
-            mgm_threshold(hw, hs, hcnt, hoff, b, d, &thw, &ths);
-            if (ths != -2 && mgm_beats_threshold(w, src, dst, thw, ths)) {
-                long long x = mgm_heap_offer(hw, hs, hcnt, hoff, b, d, src, w, dst);
-                if (x >= 0) {
-                    double nthw;
-                    long long nths;
-                    mgm_threshold(hw, hs, hcnt, hoff, b, d, &nthw, &nths);
-                    if (x >= lo && x < hi) {
-                        mgm_remove_target(tid, tcnt, toff, x - lo, dst);
-                        work[(*n_work)++] = x;
-                    } else {
-                        mgm_push(ob_i, ob_w, ob_count, ob_cap, MGM_DISPLACE, x, dst, nthw, nths);
-                    }
-                }
-            } else {
-                mgm_push(ob_i, ob_w, ob_count, ob_cap, MGM_DISPLACE, src, dst, thw, ths);
-            }
-        } else {
-            long long g = mgm_slot_of(src, lo, hi, ghosts, n_ghosts) - n_owned;
-            if (aux == -2 || (ts[g] != -2 && (ts[g] < 0 || (aux >= 0 && mgm_edge_beats(w, aux, src, tw[g], ts[g], src))))) {
-                tw[g] = w;
-                ts[g] = aux;
-            }
-            if (mgm_remove_target(tid, tcnt, toff, d, src)) work[(*n_work)++] = dst;
-        }
-    }
-}
-
 // b-Suitor inbox, thread per receiving owned vertex ([KH] Algorithm 2 on boundary messages): the
 // host sorts the messages by receiving vertex, keeping inbox order within each vertex (order,
 // seg: one segment per vertex), so each thread applies its vertex's messages in turn, exactly as
-// the one-thread inbox above would. PROPOSE offers the remote proposer to the vertex's heap; a
+// the CPU twin's sequential inbox loop does. PROPOSE offers the remote proposer to the vertex's heap; a
 // displaced owned suitor x is recorded as (x, v) for bsuitor_withdraw, since x's target list is
 // another thread's; DISPLACE withdraws the proposal it names (its ghost threshold is raised by
 // bsuitor_inbox_ghosts). b-Suitor's result does not depend on the order in which proposals to

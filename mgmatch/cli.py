@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import platform
 import sys
 import time
@@ -162,8 +163,24 @@ def _note_shifted_ids(details, one_based, path):
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="mgmatch")
-def main():
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+              default="info", show_default=True,
+              help="Level of the 'mgmatch' log on stderr. When stderr is not a terminal (a batch job), progress "
+                   "is logged there, a line per round or Louvain sweep, at level info.")
+def main(log_level):
     """Matchings and communities on large graphs: CPU, one GPU, or a Dask cluster of GPUs."""
+    _configure_log(log_level)
+
+
+def _configure_log(level: str) -> None:
+    """Send the ``mgmatch`` logger to stderr, unless the embedding program gave it a handler."""
+    log = logging.getLogger("mgmatch")
+    log.setLevel(level.upper())
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
+        log.addHandler(handler)
+        log.propagate = False
 
 
 # ---------------------------------------------------------------------------------- run
@@ -522,27 +539,36 @@ def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions,
 
 
 class _progress:
-    """A rich status line while a job runs (matching: rounds, messages in flight; Louvain: level,
-    sweeps, modularity); silent with --quiet."""
+    """Progress while a job runs (matching: rounds, messages in flight; Louvain: level, sweeps,
+    modularity): a rich status line on a terminal, a log line per round or sweep on the
+    ``mgmatch`` logger otherwise (a batch job's stderr); nothing with --quiet."""
 
     def __init__(self, algorithm, quiet):
         self.algorithm = algorithm
-        self.quiet = quiet or not sys.stderr.isatty()
+        self.quiet = quiet
+        self.to_log = not quiet and not sys.stderr.isatty()
         self.status = None
 
     def __enter__(self):
         if self.quiet:
             return None
-        self.status = _console().status(f"{self.algorithm}: starting")
-        self.status.__enter__()
+        if not self.to_log:
+            self.status = _console().status(f"{self.algorithm}: starting")
+            self.status.__enter__()
         return self.levels if self.algorithm in COMMUNITY else self.update
+
+    def _show(self, text):
+        if self.to_log:
+            logging.getLogger("mgmatch.progress").info(text)
+        else:
+            self.status.update(text)
 
     def update(self, rounds, messages, matched=None):
         share = "" if matched is None else f", {100 * matched:.1f}% of vertices matched"
-        self.status.update(f"{self.algorithm}: round {rounds}, {messages} messages in flight{share}")
+        self._show(f"{self.algorithm}: round {rounds}, {messages} messages in flight{share}")
 
     def levels(self, level, sweeps, modularity):
-        self.status.update(self.describe_levels(level, sweeps, modularity))
+        self._show(self.describe_levels(level, sweeps, modularity))
 
     def describe_levels(self, level, sweeps, modularity):
         plural = "s" if sweeps != 1 else ""

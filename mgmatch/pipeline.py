@@ -225,14 +225,8 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
             read = {READ_KEYS[k]: job.pop(k) for k in list(job) if k in READ_KEYS}
             inp, out = job.pop("input"), job.pop("output")
             try:
-                records.append(run_job(inp, out, quiet=quiet, client=client if _is_matching(job) else None,
-                                       read_options=read, **job))
+                records.append(run_job(inp, out, quiet=quiet, client=client, read_options=read, **job))
             except (InputError, ParameterError) as exc:
                 raise type(exc)(f"{name}: {exc}") from None
         return records
 
-
-def _is_matching(job) -> bool:
-    from .cli import MATCHING  # noqa: PLC0415
-
-    return job.get("algorithm", "auto") in ("auto",) + MATCHING

@@ -747,3 +747,21 @@ def test_every_family_runs_on_a_cluster_as_in_process(runner, tmp_path, data_dir
         assert res.exit_code == 0, res.output
         outs.append(pq.read_table(out).to_pydict())
     assert outs[0] == outs[1]
+
+
+def test_progress_is_logged_when_stderr_is_not_a_terminal(tmp_path, data_dir):
+    """A batch job (stderr to a file) gets a log line per round on the 'mgmatch' logger; -q none."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "m.parquet"
+    cmd = [sys.executable, "-m", "mgmatch.cli", "run", "--device", "cpu", "--partitions", "3",
+           str(data_dir / "netscience.mtx"), "-o", str(out)]
+    logged = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
+    rounds = [line for line in logged.splitlines() if "mgmatch.progress INFO: suitor: round" in line]
+    assert len(rounds) >= 2 and "0 messages in flight" in rounds[-1]
+    quiet = subprocess.run([*cmd[:4], "-q", *cmd[4:]], capture_output=True, text=True, check=True).stderr
+    assert "mgmatch.progress" not in quiet
+    warned = subprocess.run([sys.executable, "-m", "mgmatch.cli", "--log-level", "warning", *cmd[3:]],
+                            capture_output=True, text=True, check=True).stderr
+    assert "mgmatch.progress" not in warned

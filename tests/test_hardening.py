@@ -427,7 +427,6 @@ def test_an_unreadable_input_is_one_message(runner, tmp_path, small_graph, monke
 # ------------------------------------------------ batch jobs that do what was asked, or refuse
 @pytest.mark.parametrize("algorithm, option", [
     ("apfb", ["--partitions", "2"]),
-    ("louvain", ["--partitions", "2"]),
     ("suitor", ["--resolution", "2"]),
     ("ld", ["--all-levels"]),
     ("louvain", ["--b", "2"]),
@@ -450,8 +449,8 @@ def test_options_that_apply_are_taken(runner, tmp_path, small_graph):
 def test_pipeline_job_options_that_do_not_apply_are_refused_before_any_job_runs(runner, tmp_path, small_graph):
     pipeline = tmp_path / "p.yaml"
     pipeline.write_text("jobs:\n  - {input: g.txt, output: a.csv}\n"
-                        "  - {input: g.txt, output: b.csv, algorithm: louvain, partitions: 2}\n")
-    _one_error(_run(runner, "run", "-q", pipeline), "job 2", "--partitions does not apply to -a louvain")
+                        "  - {input: g.txt, output: b.csv, algorithm: louvain, init: none}\n")
+    _one_error(_run(runner, "run", "-q", pipeline), "job 2", "--init does not apply to -a louvain")
     assert _leftovers(tmp_path) == ["g.txt", "p.yaml"]
 
 
@@ -470,7 +469,7 @@ def test_pipeline_runs_on_the_cluster_the_command_line_names(runner, tmp_path, s
     res = _run(runner, "run", "-q", "--workers", "2", pipeline)
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "a.json").read_text())["workers"] == 2
-    assert "workers" not in json.loads((tmp_path / "c.json").read_text())  # Louvain runs in-process
+    assert json.loads((tmp_path / "c.json").read_text())["workers"] == 2  # every family runs on the cluster
 
 
 def test_more_cpu_workers_than_cores_are_refused(runner, tmp_path, small_graph):
@@ -545,3 +544,17 @@ def test_a_scheduler_lost_mid_job_is_one_cluster_error():
     with pytest.raises(ClusterError, match="lost the Dask cluster during the job.*CommClosedError"):
         with _cluster_lost():
             raise CommClosedError("in <TCP (closed) ConnectionPool.gather local=tcp://127.0.0.1:1>")
+
+
+# ------------------------------------------------------------------------ resource exhaustion
+@pytest.mark.parametrize("algorithm", ["suitor", "louvain"])
+def test_partitions_far_above_the_vertex_count_are_refused_at_once(runner, tmp_path, small_graph, algorithm):
+    """A million partitions of a small graph would take minutes and gigabytes of empty partitions."""
+    import time
+
+    t0 = time.perf_counter()
+    res = _run(runner, "run", "-q", "--device", "cpu", "-a", algorithm, "--partitions", "1000000", small_graph,
+               "-o", tmp_path / "m.csv")
+    _one_error(res, "partitions=1000000", "vertices")
+    assert time.perf_counter() - t0 < 30
+    assert _leftovers(tmp_path) == ["g.txt"]

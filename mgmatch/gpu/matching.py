@@ -69,7 +69,7 @@ _ID_LIMIT = 2**32 - 1
 _KEY_MAX = np.uint64(2**64 - 1)
 
 _KERNELS = (
-    "weight_ranks", "suitor_inbox", "suitor_inbox_wide", "suitor_pack_wide", "suitor_unpack_wide", "suitor_propose", "suitor_propose_wide", "bsuitor_inbox", "bsuitor_inbox_grouped", "bsuitor_inbox_ghosts", "bsuitor_propose", "bsuitor_withdraw",
+    "weight_ranks", "suitor_inbox", "suitor_inbox_wide", "suitor_pack_wide", "suitor_unpack_wide", "suitor_propose", "suitor_propose_wide", "bsuitor_inbox_grouped", "bsuitor_inbox_ghosts", "bsuitor_propose", "bsuitor_withdraw",
     "bsuitor_pairs_kernel", "pointer_inbox", "ld_candidates", "ld_match", "ld_settle", "hs_notify",
     "hs_scan_init", "strongest_neighbour_scan", "collate_segments", "strongest_neighbour_warp",
     "hs_collate",
