@@ -30,7 +30,7 @@ from mgmatch.io import (
     write_json,
     write_table,
 )
-from mgmatch.io import _cutter, edgelist, readers
+from mgmatch.io import _cutter, edgelist, matrix_market, readers
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -1165,7 +1165,7 @@ def test_graph_from_a_matrix_equals_the_edge_build(duplicates, zeros, dtype, sha
     req = readers._Request("m.mtx", None, None, True, canon)
     bipartite = shape[0] != shape[1]
     for told in (False, True) if symmetric else (False,):
-        graph, _ = readers._graph_from_matrix(csr, req, weighted=weighted, base=1, symmetric=told)
+        graph, _ = matrix_market._graph_from_matrix(csr, req, weighted=weighted, base=1, symmetric=told)
         expect = Graph.from_scipy(sp.coo_array(csr), bipartite=bipartite, weighted=weighted, **canon)
         assert graph.summary.as_dict() == expect.summary.as_dict()
         assert (graph.n_rows, graph.n_cols, graph.bipartite, graph.weighted) == (
@@ -1181,7 +1181,7 @@ def test_graph_from_a_symmetric_matrix_refuses_an_overflowing_sum():
     csr = sp.csr_array(([1e308, 1e308], ([0, 1], [1, 0])), shape=(2, 2))
     req = readers._Request("m.mtx", None, None, True, {"duplicates": "sum"})
     with pytest.raises(InputError, match=r"edge \(0, 1\) overflows: merging its entries gives inf"):
-        readers._graph_from_matrix(csr, req, weighted=True, base=1, symmetric=True)
+        matrix_market._graph_from_matrix(csr, req, weighted=True, base=1, symmetric=True)
 
 
 @pytest.mark.parametrize("duplicates", ["max", "sum", "first"])

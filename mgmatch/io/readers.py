@@ -74,17 +74,17 @@ from ..errors import InputError, ParameterError
 from ..graph import Graph
 # One module per format around the shared chunk cutter (_cutter); the pieces that read a file
 # in parts (for mgmatch.distributed.loading) are imported from here too, as they always were.
-from ._common import _GZIP_MAGIC, EdgeChunk, _check_readable, _check_text, _input_errors, _is_gzip, _Request, is_stream
+from ._common import _GZIP_MAGIC, EdgeChunk, _check_readable, _check_text, _input_errors, _Request, is_stream
+from ._common import _is_gzip  # noqa: F401  (mgmatch.distributed.loading imports it from here)
 from .edgelist import _read_edge_list, edge_list_delimiter, read_edge_chunk
 from .gml import _read_gml
-from .matrix_market import _graph_from_matrix, _read_matrix_market
+from .matrix_market import _read_matrix_market
 from .metis import _read_metis
 from .npz import _read_npz
 from .parquet import _read_parquet, parquet_row_groups, read_parquet_row_groups
 
 __all__ = ["read_graph", "graph_info", "format_of", "SUFFIXES", "is_stream", "EdgeChunk", "edge_list_delimiter",
            "read_edge_chunk", "parquet_row_groups", "read_parquet_row_groups"]
-_PRIVATE_NAMES_OTHERS_IMPORT = (_is_gzip, _graph_from_matrix)  # (mgmatch.distributed.loading, the tests)
 
 #: Input suffixes and what each holds; text formats also read gzip-compressed (``.gz`` added).
 SUFFIXES: dict[str, str] = {
