@@ -127,7 +127,7 @@ def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, dev
         for p in own:
             pieces = outbox_pieces(program.step(states[p], inbox[p]), bounds)
             outgoing[p] = pieces
-            vectors[p] = round_vector(program, states[p], sum(len(m) for m in pieces.values()))
+            vectors[p] = round_vector(program, states[p], sum(len(m) for m in pieces.values()), topic is not None)
         t1 = time.perf_counter()
         table, received = exchange(session, own, owner_rank, vectors, outgoing, n_parts, xp)
         totals = sum_in_order(table)

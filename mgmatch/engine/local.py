@@ -57,7 +57,7 @@ def run_local(program, parts: list, *, progress: Callable[[dict], None] | None =
             sent.append(sum(len(m) for m in pieces.values()))
             for dest, batch in pieces.items():
                 routed[dest].append(batch)
-        totals = sum_in_order(round_vector(program, s, k) for s, k in zip(states, sent))
+        totals = sum_in_order(round_vector(program, s, k, progress is not None) for s, k in zip(states, sent))
         if reduced is not None:
             for s in states:
                 reduced(s, totals[HEAD:])

@@ -125,11 +125,15 @@ def outbox_pieces(outbox, bounds) -> dict[int, Messages]:
     return outbox.split(bounds)
 
 
-def round_vector(program, state, sent: int) -> np.ndarray:
+def round_vector(program, state, sent: int, watched: bool = True) -> np.ndarray:
     """One partition's contribution to a round's all-reduce: messages sent, whether it is still
-    active, vertices matched, then the program's own ``reduce`` values."""
+    active, vertices matched, then the program's own ``reduce`` values.
+
+    The matched count is for progress displays only, and counting it reads a value back from the
+    device: it is counted only when someone ``watched`` the run (0 otherwise), so a GPU round
+    needs no host read beyond the exchange's."""
     active = getattr(program, "active", None)
-    matched = getattr(program, "matched", None)
+    matched = getattr(program, "matched", None) if watched else None
     extra = getattr(program, "reduce", None)
     head = [float(sent), float(bool(active(state))) if active else 0.0, float(matched(state)) if matched else 0.0]
     if extra is not None:
