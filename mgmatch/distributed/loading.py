@@ -107,10 +107,6 @@ class DistributedGraph:
 
 
 # ------------------------------------------------------------------------- worker tasks
-def _check_worker(expected: str) -> None:
-    check_worker(expected)
-
-
 def _read_chunk(plan: _ReadPlan, c: int, *, first_pass: bool):
     """Chunk ``c`` of the file, parsed and checked (an :class:`~mgmatch.io.readers.EdgeChunk`)."""
     from ..io.readers import read_edge_chunk, read_parquet_row_groups  # noqa: PLC0415
@@ -212,7 +208,7 @@ def _merge_task(plan: _ReadPlan, p: int, bounds: np.ndarray, pieces: list, expec
     (:meth:`Graph.from_edges <mgmatch.graph.Graph.from_edges>` on local ids, so memory follows the
     partition, not ``n``); count what canonicalisation did to the edges it counts: those whose
     smaller endpoint it owns, so the counts of all partitions add up."""
-    _check_worker(expected_worker)
+    check_worker(expected_worker)
     pieces = [piece for piece in pieces if piece is not None]
     if pieces:
         src, dst, w = (np.concatenate([piece[i] for piece in pieces]) for i in range(3))
@@ -236,7 +232,7 @@ def _merge_task(plan: _ReadPlan, p: int, bounds: np.ndarray, pieces: list, expec
 
 def _partition_task(merged, p: int, bounds: np.ndarray, n: int, m: int, dtype: str, expected_worker: str):
     """The :class:`Partition` of the merged edges, as ``Graph.partition(bounds=...)`` builds it."""
-    _check_worker(expected_worker)
+    check_worker(expected_worker)
     (u, v, w), _ = merged
     lo, hi = int(bounds[p]), int(bounds[p + 1])
     idx = index_dtype_for(n, 2 * m)
@@ -448,7 +444,7 @@ async def _scatter_async(client, parts: list, workers: list[str]):
 
 
 def _partition_to_gpu(part: Partition, expected_worker: str) -> Partition:
-    _check_worker(expected_worker)
+    check_worker(expected_worker)
     from .._array import cupy_or_none  # noqa: PLC0415
 
     cp = cupy_or_none()

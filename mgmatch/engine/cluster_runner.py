@@ -77,7 +77,7 @@ def _rank_task(program, sid: str, addresses: list, nccl_id, parts: dict, owner_r
                topic: str | None, n_vertices: int, expected_worker: str):
     """The round loop of one worker's partitions (see the module notes)."""
     from ..distributed.workers import check_worker  # noqa: PLC0415
-    from .transport import SESSIONS, close_session, exchange  # noqa: PLC0415
+    from .transport import SESSIONS, close_session  # noqa: PLC0415
 
     check_worker(expected_worker)
     session = SESSIONS.get(sid)
@@ -86,14 +86,15 @@ def _rank_task(program, sid: str, addresses: list, nccl_id, parts: dict, owner_r
     with session.lock:
         try:
             return _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic,
-                                   n_vertices, exchange)
+                                   n_vertices)
         except BaseException:
             close_session(sid)  # the peers see the connections close and stop too
             raise
 
 
-def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic, n_vertices,
-                    exchange):
+def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic, n_vertices):
+    from .transport import exchange  # noqa: PLC0415
+
     session.ready(addresses, config, nccl_id if device == "gpu" else None)
     t0 = time.perf_counter()
     own = sorted(parts)
@@ -424,7 +425,7 @@ def _step_task(program, prev, inbox_pieces, reduced_totals, expected_worker: str
     if reduced_totals is not None and getattr(program, "reduced", None) is not None:
         program.reduced(state, reduced_totals)
     t0 = time.perf_counter()
-    xp = state_xp(inbox_pieces, state)
+    xp = _state_xp(state)
     inbox = Messages.concat([Messages(xp.asarray(m.ints), xp.asarray(m.w)) for m in inbox_pieces], xp)
     pieces = outbox_pieces(program.step(state, inbox), prev[2])
     vector = round_vector(program, state, sum(len(m) for m in pieces.values()))
@@ -433,7 +434,7 @@ def _step_task(program, prev, inbox_pieces, reduced_totals, expected_worker: str
     return state, 0.0, prev[2], host, stats
 
 
-def state_xp(pieces, state):
+def _state_xp(state):
     """The array module of a task-mode state (through its partition, whatever the program)."""
     part = getattr(state, "part", None)
     return part.xp if part is not None else np
