@@ -190,10 +190,11 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
     ``cluster`` (the command line's ``--workers``, ``--scheduler``, ``--scheduler-file``,
     ``--wait-for-workers``, ``--wait-timeout``) replaces the file's ``cluster`` section, whose
     ``device`` alone stays."""
-    if run_job is None:
-        from .cli import run_job  # noqa: PLC0415
     from ._options import check_options_apply  # noqa: PLC0415
-    from .cli import AUTO_ALGORITHM, _cluster_lost  # noqa: PLC0415
+    from .jobs import AUTO_ALGORITHM, _cluster_lost  # noqa: PLC0415
+
+    if run_job is None:
+        from .jobs import run_job  # noqa: PLC0415
 
     spec = load_pipeline(path)
     cluster_opts = spec["cluster"]

@@ -237,7 +237,7 @@ def test_output_under_a_file_refused_before_the_run(runner, weighted_csv, tmp_pa
     def no_read(*args, **kwargs):
         raise AssertionError("the input was read")
 
-    monkeypatch.setattr("mgmatch.cli._read", no_read)
+    monkeypatch.setattr("mgmatch.jobs._read", no_read)
     res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(weighted_csv), *args])
     assert res.exit_code == 2, res.output
     line = res.output.strip()
@@ -261,7 +261,7 @@ def test_unwritable_output_folder_refused_before_the_run(runner, weighted_csv, t
         def no_read(*args, **kwargs):
             raise AssertionError("the input was read")
 
-        monkeypatch.setattr("mgmatch.cli._read", no_read)
+        monkeypatch.setattr("mgmatch.jobs._read", no_read)
         out = locked / "d" / "m.csv"
         res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(weighted_csv), "-o", str(out)])
         assert res.exit_code == 2, res.output
@@ -467,7 +467,7 @@ def test_louvain_parameters_checked_before_the_read(runner, weighted_csv, tmp_pa
     def no_read(*args, **kwargs):
         raise AssertionError("the input was read")
 
-    monkeypatch.setattr("mgmatch.cli._read", no_read)
+    monkeypatch.setattr("mgmatch.jobs._read", no_read)
     out = tmp_path / "c.csv"
     res = runner.invoke(main, ["run", "-a", "louvain", "--device", "cpu", "-q", "--resolution", value,
                                str(weighted_csv), "-o", str(out)])

@@ -207,7 +207,8 @@ def test_unsupported_formats_and_options(dask_client, tmp_path, files):
 def test_cli_read_on_workers(dask_client, files, tmp_path):
     from click.testing import CliRunner
 
-    from mgmatch.cli import main, run_job
+    from mgmatch.cli import main
+    from mgmatch.jobs import run_job
 
     path, _ = files["csv"]
     out = tmp_path / "mates.csv"
