@@ -21,8 +21,8 @@ from . import __version__
 from ._versions import versions
 from .errors import InputError, MgmatchError, ParameterError
 from .jobs import (
-    ALGORITHM_CHOICES, AUTO_ALGORITHM, _as_matrix_pattern, _check_output, _check_read_on_workers, _cluster_lost,
-    _parse_b, _progress, _read, _write_outputs, run_job,
+    ALGORITHM_CHOICES, AUTO_ALGORITHM, _as_matrix_pattern, _b_file, _check_output, _check_read_on_workers,
+    _cluster_lost, _parse_b, _progress, _read, _write_outputs, column_options, run_job,
 )
 from .jobs import console as _console
 
@@ -89,6 +89,26 @@ def _canon_options(f):
     f = click.option("--bipartite/--no-bipartite", default=None,
                      help="Read a square matrix as rows x columns (default: only rectangular ones).")(f)
     f = _weighted_option(f)
+    f = _column_options(f)
+    return f
+
+
+def _column_options(f):
+    """--src, --dst, --weight and --columns: which columns of a CSV, TSV, edge list or Parquet
+    table hold the edges (:func:`mgmatch.jobs.column_options`)."""
+    number = " (a name from the header, or a field number from 1)"
+    f = click.option("--columns", "columns", default=None, metavar="SRC,DST[,WEIGHT]",
+                     help="The source, target and weight columns at once, as --src, --dst and --weight.")(f)
+    f = click.option("--weight", "weight_column", default=None, metavar="COLUMN",
+                     help="The weight column of a CSV/TSV/edge list or Parquet table" + number + "; a text file "
+                          "of more columns keeps its weights this way (default: 'weight' in Parquet; a text "
+                          "file's header 'weight' column, or its third field).")(f)
+    f = click.option("--dst", "dst_column", default=None, metavar="COLUMN",
+                     help="The target column" + number + " (default: 'dst' in Parquet, the second field of text).")(f)
+    f = click.option("--src", "src_column", default=None, metavar="COLUMN",
+                     help="The source column" + number + " (default: 'src' in Parquet, the first field of text). "
+                          "Ids that are not integers (labels), or sparse or negative 64-bit integers, are renumbered "
+                          "and the output names vertices by the input's ids (the summary says \"renumbered\").")(f)
     return f
 
 
@@ -174,7 +194,8 @@ def _configure_log(level: str) -> None:
 @_friendly
 def run(input_path, algorithm, output, summary, b, init, deterministic, resolution, all_levels, device, partitions,
         workers, scheduler, scheduler_file, wait_for_workers, wait_timeout, report, quiet, read_on_workers, fmt,
-        one_based, negative, zeros, duplicates, random_weights, bipartite, weighted):
+        one_based, negative, zeros, duplicates, random_weights, bipartite, weighted, src_column, dst_column,
+        weight_column, columns):
     """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
 
     With --workers, --scheduler or --scheduler-file the matching rounds run on a Dask cluster,
@@ -199,6 +220,7 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
         return
     if output is None:
         raise ParameterError("--output is required (a .parquet, .pq, .csv or .tsv path)")
+    chosen = column_options(src_column, dst_column, weight_column, columns)
     from ._options import check_options_apply  # noqa: PLC0415
 
     check_options_apply(AUTO_ALGORITHM if algorithm == "auto" else algorithm, given.values())
@@ -219,7 +241,7 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
                 report=report, on_cluster=on_cluster, read_on_workers=read_on_workers,
                 read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
                                   duplicates=duplicates, random_weights=random_weights, bipartite=bipartite,
-                                  weighted=weighted))
+                                  weighted=weighted, columns=chosen))
 
 
 #: Options of ``mgmatch run`` that a pipeline file takes from the command line.
@@ -276,14 +298,16 @@ def _maybe_cluster(on_cluster, cluster_opts, device, quiet, report):
 @click.option("--format", "fmt", default=None, help=_FORMAT_HELP)
 @click.option("--bipartite/--no-bipartite", default=None)
 @_weighted_option
+@_column_options
 @_friendly
-def info(input_path, as_json, fmt, bipartite, weighted):
+def info(input_path, as_json, fmt, bipartite, weighted, src_column, dst_column, weight_column, columns):
     """Describe a graph file (- for standard input, with --format): size, degrees, weights, what
-    canonicalisation found."""
+    canonicalisation found, whether ids were renumbered."""
     from .io import graph_info  # noqa: PLC0415
 
     input_path = _input(input_path)
-    facts = graph_info(input_path, fmt, bipartite=bipartite, negative="abs", weighted=weighted)
+    facts = graph_info(input_path, fmt, bipartite=bipartite, negative="abs", weighted=weighted, renumber="auto",
+                       columns=column_options(src_column, dst_column, weight_column, columns))
     if as_json:
         click.echo(json.dumps(facts, indent=2, default=str))
         return
@@ -340,36 +364,45 @@ def generate(name, output, params):
 @_canon_options
 @_friendly
 def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicates, random_weights, bipartite,
-           weighted):
+           weighted, src_column, dst_column, weight_column, columns):
     """Check a written RESULT against GRAPH.
 
     A matching (u, v, weight) must be valid, maximal, with the graph's weights (or a b-matching
     with --b); a bipartite matching (row, col) valid and of maximum cardinality (against SciPy);
     communities (vertex, community[, level]) must give every vertex one community; marriages (man, woman)
     must be stable and man-optimal for GRAPH, a preference table or a weighted graph. Exit status
-    0 when the result passes, 1 when it does not.
+    0 when the result passes, 1 when it does not. A GRAPH whose ids ``run`` renumbered is read
+    the same way (the same --src, --dst, --weight), and the result's ids are taken as its ids.
     """
     from .io import read_table  # noqa: PLC0415
     from .verify import verify_bipartite_result, verify_communities, verify_result  # noqa: PLC0415
 
-    columns = read_table(result_path)
+    table = read_table(result_path)
     opts = dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros, duplicates=duplicates,
-                random_weights=random_weights, bipartite=bipartite, weighted=weighted)
+                random_weights=random_weights, bipartite=bipartite, weighted=weighted,
+                columns=column_options(src_column, dst_column, weight_column, columns))
     try:
-        if {"man", "woman"} <= set(columns):
+        if {"man", "woman"} <= set(table):
             from .io.preferences import read_instance  # noqa: PLC0415
             from .verify_stable import verify_stable_result  # noqa: PLC0415
 
-            report = verify_stable_result(read_instance(graph_path, graph_reader=lambda p: _read(p, **opts)), columns)
-        elif {"row", "col"} <= set(columns):
-            report = verify_bipartite_result(_read(graph_path, **_as_matrix_pattern(opts)), columns)
-        elif {"vertex", "community"} <= set(columns):
-            report = verify_communities(_read(graph_path, **opts), columns)
-        elif {"u", "v"} <= set(columns):
-            graph = _read(graph_path, **opts)
-            report = verify_result(graph, columns, b=None if b is None else _parse_b(b, graph.n))
+            graph_reader = lambda p: _read(p, **opts, renumber=False).graph  # noqa: E731
+            report = verify_stable_result(read_instance(graph_path, graph_reader=graph_reader), table)
+        elif {"row", "col"} <= set(table):
+            read = _read(graph_path, **_as_matrix_pattern(opts))
+            report = verify_bipartite_result(read.graph, _in_dense_ids(table, read))
+        elif {"vertex", "community"} <= set(table):
+            read = _read(graph_path, **opts)
+            report = verify_communities(read.graph, _in_dense_ids(table, read))
+        elif {"u", "v"} <= set(table):
+            read = _read(graph_path, **opts)
+            if read.renumbered and b is not None and _b_file(b) is not None:
+                raise ParameterError(f"--b {b} gives one value per vertex 0 .. n-1, but the ids of {graph_path} are "
+                                     "renumbered: give one b for all vertices")
+            report = verify_result(read.graph, _in_dense_ids(table, read),
+                                   b=None if b is None else _parse_b(b, read.graph.n))
         else:
-            raise InputError(f"result has columns {', '.join(columns)}; expected u, v[, weight], or row, col, "
+            raise InputError(f"result has columns {', '.join(table)}; expected u, v[, weight], or row, col, "
                              "or vertex, community, or man, woman", path=result_path)
     except InputError as exc:
         if exc.path is None:  # a problem of the result's columns: name the result
@@ -378,6 +411,25 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
     click.echo(json.dumps(report, indent=2))
     if not report["ok"]:
         sys.exit(1)
+
+
+def _in_dense_ids(table: dict, read) -> dict:
+    """A result table with its vertex columns mapped from the input's ids, as ``run`` wrote them
+    for a renumbered input, to the graph's ``0 .. n-1`` (an id the graph lacks is an error)."""
+    if not read.renumbered:
+        return table
+    out = dict(table)
+    for name, values in table.items():
+        vertex_map = read.columns if name == "col" else read.vertices if name in ("u", "v", "vertex", "row") else None
+        if vertex_map is None or not vertex_map.renumbered:
+            continue
+        if vertex_map.ids.dtype == object and values.dtype != object:  # labels that read back as numbers
+            values = values.astype(str).astype(object)
+        try:
+            out[name] = vertex_map.to_dense(values.tolist())
+        except InputError as exc:
+            raise InputError(f"column {name!r}: {exc.message}") from None
+    return out
 
 
 # -------------------------------------------------------------------------------- bench

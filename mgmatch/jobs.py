@@ -46,12 +46,42 @@ def _as_matrix_pattern(opts: dict) -> dict:
 
 
 def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplicates="max", random_weights=None,
-          bipartite=None, weighted=True, with_details=False):
-    from .io import read_graph  # noqa: PLC0415
+          bipartite=None, weighted=True, columns=None, renumber="auto", with_details=False):
+    """The input as a :class:`~mgmatch.convert.GraphInput` (the graph and the maps back to the
+    file's ids), read by :func:`mgmatch.io.read_input`: the columns chosen, ids that are labels or
+    sparse integers renumbered (``renumber="auto"``)."""
+    from .io import read_input  # noqa: PLC0415
 
-    return read_graph(path, fmt, bipartite=bipartite, one_based=one_based, negative=negative, zeros=zeros,
-                      duplicates=duplicates, random_weights=random_weights, weighted=weighted,
-                      with_details=with_details)
+    return read_input(path, fmt, columns=columns, renumber=renumber, bipartite=bipartite, one_based=one_based,
+                      negative=negative, zeros=zeros, duplicates=duplicates, random_weights=random_weights,
+                      weighted=weighted, with_details=with_details)
+
+
+def column_options(src=None, dst=None, weight=None, columns=None) -> dict | None:
+    """The ``columns`` read option from ``--src``, ``--dst``, ``--weight`` (one column each) or
+    ``--columns SRC,DST[,WEIGHT]``: a mapping of the roles given (``None`` when none is). A
+    column that is a number counts fields from 1 (a text file without a header); on the command
+    line, a string of digits is such a number.
+
+    >>> column_options(src="user", weight="3")
+    {'src': 'user', 'weight': 3}
+    >>> column_options(columns="a,b")
+    {'src': 'a', 'dst': 'b'}
+    """
+    single = {role: value for role, value in (("src", src), ("dst", dst), ("weight", weight)) if value is not None}
+    if columns is not None:
+        if single:
+            raise ParameterError("give the columns either with --columns or with --src, --dst and --weight, "
+                                 "not both")
+        parts = [part.strip() for part in str(columns).split(",")] if isinstance(columns, str) else list(columns)
+        if len(parts) not in (2, 3) or any(part in ("", None) for part in parts):
+            raise ParameterError(f"--columns takes SRC,DST or SRC,DST,WEIGHT (names, or field numbers from 1), "
+                                 f"not {columns!r}")
+        single = dict(zip(("src", "dst", "weight"), parts))
+    if not single:
+        return None
+    return {role: int(value) if isinstance(value, str) and value.isdigit() else value
+            for role, value in single.items()}
 
 
 def _note_shifted_ids(details, one_based, path):
@@ -95,7 +125,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     if report is not None and not on_cluster:
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
     opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
-            "random_weights": None, "bipartite": None, "weighted": True} | (read_options or {})
+            "random_weights": None, "bipartite": None, "weighted": True, "columns": None} | (read_options or {})
     if algorithm in STABLE:
         return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
                                quiet=quiet, read_options=opts, client=client)
@@ -103,6 +133,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
     details = {}
+    read = None  # the graph and the maps back to the input's ids, when read here
     if read_on_workers:
         _check_read_on_workers(on_cluster, algorithm, opts["bipartite"], input_path)
         from .distributed import read_partitions  # noqa: PLC0415
@@ -110,12 +141,17 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         graph = read_partitions(client, input_path, partitions=partitions, format=opts["fmt"],
                                 one_based=opts["one_based"], duplicates=opts["duplicates"], zeros=opts["zeros"],
                                 negative=opts["negative"], random_weights=opts["random_weights"],
-                                weighted=opts["weighted"])
+                                weighted=opts["weighted"], columns=opts["columns"])
         partitions = None  # the partitions are built
     else:
-        graph, details = _read(input_path, **opts, with_details=True)
+        read, details = _read(input_path, **opts, with_details=True)
+        graph = read.graph
         _note_shifted_ids(details, opts["one_based"], input_path)
     t_read = time.perf_counter() - t0
+    renumbered = read is not None and read.renumbered
+    if renumbered and _b_file(b) is not None:
+        raise ParameterError(f"--b {b} gives one value per vertex 0 .. n-1, but the ids of {input_path} are "
+                             "renumbered (they are labels or sparse integers): give one b for all vertices")
     _check_graph_kind(graph, algorithm, input_path)
     result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
                             device=device, partitions=partitions, quiet=quiet, client=client)
@@ -126,13 +162,24 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         "input": str(input_path),
         "reading": details,
         "id_offset": getattr(graph, "id_offset", 0),
+        "renumbered": renumbered,
         "canonicalisation": graph.summary.as_dict(),
         "versions": versions(),
     })
+    if renumbered:  # how many ids, of what type: the table holds them, not 0 .. n-1
+        record["vertex_ids"] = read.vertices.summary()
+        if read.columns is not None:
+            record["column_ids"] = read.columns.summary()
     if read_on_workers:
         record["read"] = "workers"
     record.setdefault("time_s", {})["read"] = t_read
-    table = result.to_table(all_levels=all_levels) if algorithm in COMMUNITY else result.to_table()
+    options = {"all_levels": all_levels} if algorithm in COMMUNITY else {}
+    if renumbered:
+        from .convert import result_columns  # noqa: PLC0415
+
+        table = result_columns(result, read, **options)  # in the input's ids
+    else:
+        table = result.to_table(**options)
     t1 = time.perf_counter()
     _write_outputs(output, table, summary_path, record)
     record["time_s"]["write"] = time.perf_counter() - t1
@@ -148,7 +195,7 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
     from .io.preferences import read_instance  # noqa: PLC0415
 
     t0 = time.perf_counter()
-    prefs = read_instance(input_path, graph_reader=lambda path: _read(path, **read_options))
+    prefs = read_instance(input_path, graph_reader=lambda path: _read(path, **read_options, renumber=False).graph)
     t_read = time.perf_counter() - t0
     with _progress(algorithm, quiet) as callback:
         result = stable_marriage(prefs, algorithm=algorithm, device=device, partitions=partitions, client=client,
@@ -201,13 +248,18 @@ def _check_output(output: Path, summary: Path, input_path=None, *, report=None, 
 
     if Path(output).suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv"):
         raise ParameterError(f"output {output} must end in .parquet, .pq, .csv or .tsv")
-    b_file = None if b is None or isinstance(b, int) or str(b).strip().lstrip("-").isdigit() else Path(str(b))
+    b_file = _b_file(b)
     writes = {"output": output, "summary": summary, "report": report}
     check_job_paths({"input": input_path, "--b": b_file}, writes)
     for what, path in writes.items():
         why = None if path is None else unwritable(path)  # before the job runs, which may take long
         if why is not None:
             raise ParameterError(f"{what} {path} cannot be written: {why}")
+
+
+def _b_file(b):
+    """The file of per-vertex b values that ``--b`` names, or ``None`` for one integer b."""
+    return None if b is None or isinstance(b, int) or str(b).strip().lstrip("-").isdigit() else Path(str(b))
 
 
 def _parse_b(b, n):
@@ -335,6 +387,8 @@ def _print_summary(record, output, summary_path):
             if isinstance(val, list):
                 val = val[-1] if val else None
             t.add_row(key, f"{val:.6g}" if isinstance(val, float) else str(val))
+    if record.get("renumbered"):
+        t.add_row("renumbered", "yes: the output names vertices by the input's ids")
     for phase, secs in record.get("time_s", {}).items():
         if isinstance(secs, (int, float)):
             t.add_row(f"time {phase}", f"{secs:.3f} s")

@@ -114,7 +114,8 @@ def _read_chunk(plan: _ReadPlan, c: int, *, first_pass: bool):
     opts = plan.options
     if plan.format == "parquet":
         return read_parquet_row_groups(plan.path, list(plan.chunks[c]), weighted=opts["weighted"],
-                                       negative=opts["negative"], one_based=opts["one_based"])
+                                       negative=opts["negative"], one_based=opts["one_based"],
+                                       columns=opts.get("columns"))
     start, stop = plan.chunks[c]
     n_fields = None if first_pass or c == plan.header_chunk else plan.n_fields
     return read_edge_chunk(plan.path, start, stop, delimiter=plan.delimiter, weighted=opts["weighted"],
@@ -128,7 +129,7 @@ def _plan_task(path: str, fmt: str, chunk_bytes: int, options: dict) -> _ReadPla
     from ..io.readers import _check_readable, _is_gzip, edge_list_delimiter, parquet_row_groups  # noqa: PLC0415
 
     if fmt == "parquet":
-        groups = parquet_row_groups(path)
+        groups = parquet_row_groups(path, options.get("columns"))
         if not groups:
             raise InputError("no edges: the table holds no row group", path=path)
         chunks = tuple((g,) for g in range(len(groups)))
@@ -348,8 +349,10 @@ async def _place_async(client, plan: _ReadPlan, bounds: np.ndarray, n: int, work
 
 async def read_partitions_async(client, path, *, partitions=None, format=None, one_based=None, weighted=True,
                                 duplicates="max", zeros="keep", negative="error", dtype="float64",
-                                chunk_bytes=_DEFAULT_CHUNK_BYTES, random_weights=None) -> DistributedGraph:
+                                chunk_bytes=_DEFAULT_CHUNK_BYTES, random_weights=None,
+                                columns=None) -> DistributedGraph:
     """The asynchronous core of :func:`read_partitions` (same parameters)."""
+    from ..io._common import column_choice  # noqa: PLC0415
     from ..io.readers import format_of  # noqa: PLC0415
 
     if random_weights is not None:
@@ -370,10 +373,18 @@ async def read_partitions_async(client, path, *, partitions=None, format=None, o
     if fmt not in _SPLITTABLE:
         raise ParameterError(f"format {fmt!r} cannot be read on the workers (only Parquet and text edge lists "
                              "can be cut into pieces); read it in the client with read_graph and pass the Graph")
+    columns = column_choice(columns)
+    if columns is not None and fmt != "parquet":
+        raise ParameterError("columns are chosen on the workers only in Parquet tables; read a text edge list "
+                             "with chosen columns in the client (read_input)")
+    if columns is not None and any(isinstance(c, int) for c in columns.values()):
+        raise ParameterError("Parquet columns are chosen by name, not by number")
+    if columns is not None and not weighted and columns["weight"] is not None:
+        raise ParameterError("a weight column is chosen, but weights are not read (weighted=False, --unweighted)")
     path = str(path)
     workers = await _worker_list(client)
     options = {"weighted": bool(weighted), "negative": negative, "duplicates": duplicates, "zeros": zeros,
-               "one_based": one_based, "dtype": str(np.dtype(dtype))}
+               "one_based": one_based, "dtype": str(np.dtype(dtype)), "columns": columns}
     run = uuid.uuid4().hex[:8]
     plan = await client.submit(_plan_task, path, fmt, int(chunk_bytes), options, key=f"read-plan-{run}", pure=False)
 
@@ -530,7 +541,7 @@ def place(client, graph: Graph, *, partitions=None, resident: bool = False):
 
 def read_partitions(client, path, *, partitions=None, format=None, one_based=None, weighted=True,
                     duplicates="max", zeros="keep", negative="error", dtype="float64",
-                    chunk_bytes=_DEFAULT_CHUNK_BYTES, random_weights=None):
+                    chunk_bytes=_DEFAULT_CHUNK_BYTES, random_weights=None, columns=None):
     """Read a graph file into partitions built on the Dask workers.
 
     The file must be on storage that every worker can read; the client never reads it. The
@@ -556,6 +567,10 @@ def read_partitions(client, path, *, partitions=None, format=None, one_based=Non
         Size of the byte ranges a plain text file is cut into.
     random_weights : None
         Not supported: per-edge random weights depend on the order of the whole file.
+    columns : tuple or dict, optional
+        A Parquet table's columns holding the source, target and weight, by name, as for
+        :func:`~mgmatch.io.read_graph`. Ids must be non-negative integers here: labels and
+        sparse ids are renumbered only by a read in the client (:func:`~mgmatch.io.read_input`).
 
     Returns
     -------
@@ -585,7 +600,8 @@ def read_partitions(client, path, *, partitions=None, format=None, one_based=Non
     """
     coro = read_partitions_async(client, path, partitions=partitions, format=format, one_based=one_based,
                                  weighted=weighted, duplicates=duplicates, zeros=zeros, negative=negative,
-                                 dtype=dtype, chunk_bytes=chunk_bytes, random_weights=random_weights)
+                                 dtype=dtype, chunk_bytes=chunk_bytes, random_weights=random_weights,
+                                 columns=columns)
     if getattr(client, "asynchronous", False):
         return coro
     return client.sync(lambda: coro)
