@@ -4,20 +4,24 @@
 row groups; byte ranges of a text edge list cut at line breaks; a gzip file is one chunk) and
 builds the partitions in three steps, all on the workers:
 
-1. **scan** (``read-scan-c<chunk>``): parse and check one chunk; return only its entry count,
-   smallest and largest id and a coarse histogram of endpoint counts over id buckets. From
-   these the client decides the vertex count, whether ids are 1-based (the rule of
+1. **scan** (``read-chunk-c<chunk>``, ``read-scan-c<chunk>``): parse and check one chunk, which
+   stays in the memory of the worker that read it; return only its entry count, smallest and
+   largest id and a coarse histogram of endpoint counts over id buckets. From these the client
+   decides the vertex count, whether ids are 1-based (the rule of
    :func:`~mgmatch.io.read_graph`) and partition bounds balanced by edge count;
-2. **split** (``read-split-c<chunk>``): read the chunk again, drop self-loops, write every entry
-   as ``(min, max)`` and cut the chunk into one piece per partition that owns an endpoint; the
-   pieces travel worker to worker (``read-piece-c<chunk>-p<partition>``);
-3. **build** (``read-merge-p<partition>``, ``read-partition-p<partition>``, pinned to the
-   partition's worker): merge duplicate entries by the graph model's rule and build the
-   :class:`~mgmatch.graph.Partition` that ``read_graph(path).partition(bounds=...)`` gives.
+2. **split** (``read-split-c<chunk>``): drop the chunk's self-loops and cut it into one piece per
+   partition that owns an endpoint, holding the entries as rows of that partition's CSR (from
+   each endpoint it owns); the pieces travel worker to worker (``read-piece-c<chunk>-p<partition>``);
+3. **build** (``read-merge-p<partition>``, pinned to the partition's worker, and
+   ``read-partition-p<partition>``): lay the rows out as CSR, merging entries that repeat an edge
+   by the graph model's rule, and build the :class:`~mgmatch.graph.Partition` that
+   ``read_graph(path).partition(bounds=...)`` gives.
 
-Every entry that names an edge reaches both owners of the edge, in file order (pieces are
-concatenated in chunk order and a chunk keeps its entries in file order), so both owners merge
-the edge identically, ``duplicates="first"`` included.
+Every entry that names an edge reaches both owners of the edge, with its place in the file where
+the duplicate rule needs it (``duplicates="first"``), so both owners merge the edge identically.
+Each step does work in proportion to the entries it is given (one sort, by SciPy, of the rows a
+merge builds), so that with a worker per core the workers read a file faster than the client
+reads it and scatters its partitions (``mgmatch bench --family distributed`` measures both).
 """
 
 from __future__ import annotations
@@ -122,6 +126,12 @@ def _read_chunk(plan: _ReadPlan, c: int, *, first_pass: bool):
     n_fields = None if first_pass or c == plan.header_chunk else plan.n_fields
     return read_edge_chunk(plan.path, start, stop, delimiter=plan.delimiter, weighted=opts["weighted"],
                            negative=opts["negative"], n_fields=n_fields, one_based=opts["one_based"])
+
+
+def _import_readers() -> None:
+    import scipy.sparse  # noqa: F401, PLC0415
+
+    from ..io import readers  # noqa: F401, PLC0415
 
 
 def _plan_task(path: str, fmt: str, chunk_bytes: int, options: dict) -> _ReadPlan:
@@ -546,6 +556,8 @@ async def read_partitions_async(client, path, *, partitions=None, format=None, o
     options = {"weighted": bool(weighted), "negative": negative, "duplicates": duplicates, "zeros": zeros,
                "one_based": one_based, "dtype": str(np.dtype(dtype)), "columns": columns}
     run = uuid.uuid4().hex[:8]
+    # every worker imports the readers (pyarrow, SciPy) at once, rather than each at its first chunk
+    await client.run(_import_readers, workers=workers)
     plan = await client.submit(_plan_task, path, fmt, int(chunk_bytes), options, key=f"read-plan-{run}", pure=False)
 
     # Pass 1: every chunk read, kept where it was read, and its statistics.
