@@ -732,7 +732,8 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
 @click.option("--quick", is_flag=True, help="Small graphs: a smoke test of the benchmark itself.")
 @click.option("--output", "-o", type=_PATH, default=None, help="Write the rows as JSON here.")
 @click.option("--workers", default=None, help="distributed: comma-separated worker counts (default: 1 to the "
-                                              "number of GPUs, or 1,2 CPU processes).")
+                                              "number of GPUs, or 1,2 CPU processes); louvain: also run on "
+                                              "clusters of these worker counts, the graph placed once.")
 @_friendly
 def bench(family, device, graphs, repeats, quick, output, workers):
     """Time mgmatch against its peers (NetworKit, SciPy) side by side on the same graphs."""
@@ -747,6 +748,9 @@ def bench(family, device, graphs, repeats, quick, output, workers):
     for fam in families:
         extra = {"workers": counts} if fam == "distributed" else {}
         rows += run_family(fam, graphs=specs, device=device, repeats=repeats, quick=quick, **extra)
+        if fam == "louvain" and counts:  # the same graphs placed on clusters of these worker counts
+            rows += run_family("distributed", graphs=specs, device=device, repeats=repeats, quick=quick,
+                               workers=counts, algorithms=("louvain",))
     write_report(rows, output, console=_console())
 
 

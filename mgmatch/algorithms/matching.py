@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 import numpy as np
 
-from .._array import resolve_device, to_numpy
+from .._array import concat_to_host, resolve_device, to_numpy
 from ..cpu import matching as cpu
 from ..engine import Messages, RoundLog, execute, fork_state, is_distributed_graph
 from ..errors import ParameterError
@@ -149,7 +149,7 @@ class _MatchingProgram:
 
     name = "matching"
     #: State fields that no step writes (the partition and arrays derived from it once).
-    shared = ("part", "slot", "ghosts", "boundary")
+    shared = ("part", "slot", "ghosts", "boundary", "prepared")
     b = None
 
     def fork(self, st):
@@ -217,7 +217,7 @@ class _Suitor(_MatchingProgram):
         own = st.suitor[: st.part.n_owned]
         mate = st.target.copy()
         mate[(st.target < 0) | (own != st.target)] = -1
-        return {"mate": mate, "mate_w": st.target_w}
+        return _own_pairs(st.part, mate, st.target_w)
 
 
 class _BSuitor(_MatchingProgram):
@@ -242,21 +242,31 @@ class _BSuitor(_MatchingProgram):
         off[1:] = xp.cumsum(b_eff)
         total = int(off[-1])
         n_ghost = part.ghosts.size
+        slot = _slots(part)
         return SimpleNamespace(
-            part=part, b=b_eff, slot=_slots(part), ghosts=xp.asarray(part.ghosts, dtype=xp.int64),
+            part=part, b=b_eff, slot=slot, ghosts=xp.asarray(part.ghosts, dtype=xp.int64),
             hw=xp.zeros(total, dtype=xp.float64), hs=xp.full(total, -1, dtype=xp.int64),
             hcnt=xp.zeros(n, dtype=xp.int64), hoff=off[:-1].copy(),
             tw=xp.full(n_ghost, -np.inf, dtype=xp.float64), ts=xp.full(n_ghost, -1, dtype=xp.int64),
             tid=xp.full(total, -1, dtype=xp.int64), tcnt=xp.zeros(n, dtype=xp.int64), toff=off[:-1].copy(),
-            queue=_active_queue(part),
+            queue=_active_queue(part), prepared=self._prepare(part, slot),
         )
+
+    @staticmethod
+    def _prepare(part: Partition, slot) -> dict:
+        """What every GPU step of the partition shares (see ``gpu.matching.bsuitor_prepare``)."""
+        if part.xp is np:
+            return {}
+        from ..gpu.matching import bsuitor_prepare  # noqa: PLC0415
+
+        return bsuitor_prepare(part.indices, slot, part.weights, part.n_owned, part.ghosts.size)
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
         ints, w = _twin("bsuitor_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts, st.b,
             st.hw, st.hs, st.hcnt, st.hoff, st.tw, st.ts, st.tid, st.tcnt, st.toff,
-            st.queue, *_as_inbox(inbox, p.xp),
+            st.queue, *_as_inbox(inbox, p.xp), **st.prepared,
         )
         st.queue = st.queue[:0]
         return Messages(ints, w)
@@ -294,7 +304,7 @@ class _PointerProgram(_MatchingProgram):
         return int((st.mate >= 0).sum())
 
     def finish(self, st) -> dict:
-        return {"mate": st.mate, "mate_w": st.mate_w, "passes": st.passes}
+        return {**_own_pairs(st.part, st.mate, st.mate_w), "passes": st.passes}
 
 
 class _LocallyDominant(_PointerProgram):
@@ -427,22 +437,29 @@ def _assemble(graph: Graph, algorithm: str, parts_out: list[dict], log: RoundLog
         u, v, w = gather("u"), gather("v"), gather("w")
         keep = u < v
         u, v, w = u[keep], v[keep], w[keep]
-        mate = None
-    else:
-        mate = gather("mate").astype(np.int64, copy=False)
-        mate_w = gather("mate_w")
-        ids = np.arange(mate.size)
-        keep = (mate >= 0) & (ids < mate)
-        u, v, w = ids[keep], mate[keep], mate_w[keep]
-    if algorithm == "bsuitor":  # pairs come grouped by u; order each group by v, in linear time
         from ..cpu.graph_build import sort_pairs  # noqa: PLC0415
 
-        order = sort_pairs(u, v, graph.n, graph.n)
-    else:  # u is ascending already (ids < mate, in id order)
-        order = slice(None)
-    return MatchingResult(u=u[order].astype(np.int64, copy=False), v=v[order].astype(np.int64, copy=False),
-                          w=w[order].astype(np.float64, copy=False),
-                          mate=mate, n=graph.n, m=graph.m, algorithm=algorithm, rounds=log)
+        order = sort_pairs(u, v, graph.n, graph.n)  # pairs come grouped by u; each group by v, in linear time
+        return MatchingResult(u=u[order].astype(np.int64, copy=False), v=v[order].astype(np.int64, copy=False),
+                              w=w[order].astype(np.float64, copy=False),
+                              mate=None, n=graph.n, m=graph.m, algorithm=algorithm, rounds=log)
+    from ..cpu.pairs import mate_from_pairs  # noqa: PLC0415
+
+    # each partition's pairs have u owned, u < v, ascending: in partition order u ascends throughout
+    u, v = (concat_to_host([p[k] for p in parts_out], np.int64) for k in ("u", "v"))
+    w = concat_to_host([p["w"] for p in parts_out], np.float64)
+    return MatchingResult(u=u, v=v, w=w, mate=mate_from_pairs(u, v, graph.n), n=graph.n, m=graph.m,
+                          algorithm=algorithm, rounds=log)
+
+
+def _own_pairs(part: Partition, mate, mate_w) -> dict:
+    """A partition's matched pairs ``u < v`` with ``u`` owned, ascending, as its result: ids in
+    32 bits where the graph's fit (half the bytes to gather), weights as they are."""
+    xp = part.xp
+    ids = xp.arange(part.lo, part.hi, dtype=xp.int64)
+    keep = xp.flatnonzero(mate > ids)  # -1 (unmatched) is never above an id
+    dtype = xp.int32 if part.n_global < 2**31 else xp.int64
+    return {"u": ids[keep].astype(dtype), "v": mate[keep].astype(dtype), "w": mate_w[keep]}
 
 
 def suitor(graph: Graph, *, partitions=None, device: str = "auto", client=None, progress=None) -> MatchingResult:
