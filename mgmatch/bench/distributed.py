@@ -110,6 +110,7 @@ def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algori
                        "n": graph.n, "nnz": graph.nnz, "time_s": local["time_s"], "times_s": local["times_s"],
                        "identical": _same(local["result"], ref, algorithm), **_outcome(local["result"])}
                 rows.append(row)
+                _tell(row)
                 local_rows[(name, algorithm, where)] = row
             del g
         graphs.append((name, graph, refs))
@@ -134,8 +135,19 @@ def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algori
                         elif key in one_worker:
                             rows[-1].update(ratio_vs=f"dask-1w{'-resident' if where == 'resident' else ''}",
                                             speedup=one_worker[key] / t["time_s"])
+                        _tell(rows[-1])
                     del dg
     return rows
+
+
+def _tell(row) -> None:
+    """A row's time on standard error as soon as it is measured: a long benchmark cut short
+    (a batch job's time limit) still leaves what it measured in the log."""
+    import sys  # noqa: PLC0415
+
+    extra = f", {row['speedup']:.2f}x {row['ratio_vs']}" if row.get("speedup") else ""
+    print(f"mgmatch bench: distributed: {row['graph']} {row['algorithm']} {row['impl']}: {row['time_s']:.4f} s"
+          f"{extra}", file=sys.stderr, flush=True)
 
 
 def _outcome(res) -> dict:
