@@ -58,6 +58,7 @@ import numpy as np
 
 from .._array import to_numpy
 from ..errors import InputError, ParameterError
+from ..convert import attach_mapping, coerce_input
 from ..graph import Graph
 from .louvain_program import FIXED_BITS, MOVE_BUCKETS, LouvainConfig, LouvainProgram, get_louvain_config, louvain_config
 
@@ -296,9 +297,11 @@ def louvain(
 
     Parameters
     ----------
-    graph : Graph or DistributedGraph
-        An undirected graph, weighted or not (unweighted edges count 1); or one placed on a Dask
-        cluster (then ``client`` is required).
+    graph : Graph, DistributedGraph or graph-like
+        An undirected graph, weighted or not (unweighted edges count 1); one placed on a Dask
+        cluster (then ``client`` is required); or a NetworkX graph, SciPy matrix, edge table or ``(src, dst[, weight])`` arrays
+        (see :func:`mgmatch.convert.as_graph`; the result's ``mapping`` then gives the user's ids
+        back to :func:`~mgmatch.convert.to_pandas` and the other converters).
     resolution : float
         The resolution :math:`\gamma > 0`; larger values give smaller communities.
     threshold : float, optional
@@ -391,9 +394,8 @@ def louvain(
         config = get_louvain_config()
     elif not isinstance(config, LouvainConfig):
         raise ParameterError(f"config must be a LouvainConfig, not {type(config).__name__}")
+    graph, mapping = coerce_input(graph, bipartite=False)
     if not is_distributed_graph(graph):
-        if not isinstance(graph, Graph):
-            raise InputError(f"louvain needs an mgmatch.Graph, not {type(graph).__name__}")
         if graph.bipartite:
             raise InputError("louvain needs an undirected graph; this one is bipartite")
     if progress is not None and not callable(progress):
@@ -406,7 +408,7 @@ def louvain(
                      progress=None if progress is None else _LevelProgress(progress))
     if isinstance(result, LouvainResult):
         result.timings["total_s"] = time.perf_counter() - t0
-    return result
+    return attach_mapping(result, mapping)
 
 
 class _LevelProgress:
@@ -431,8 +433,8 @@ def modularity(graph: Graph, communities, resolution: float = 1.0) -> float:
 
     Parameters
     ----------
-    graph : Graph
-        An undirected graph.
+    graph : Graph or graph-like
+        An undirected graph (or what :func:`mgmatch.convert.as_graph` takes).
     communities : array_like of int
         Community of each vertex (any non-negative integer labels).
     resolution : float
@@ -446,6 +448,7 @@ def modularity(graph: Graph, communities, resolution: float = 1.0) -> float:
     0.357143
     """
     resolution = validate_louvain_params(resolution)["resolution"]
+    graph, _ = coerce_input(graph, bipartite=False)
     if not isinstance(graph, Graph) or graph.bipartite:
         raise InputError("modularity needs an undirected mgmatch.Graph")
     comm = np.asarray(to_numpy(communities))

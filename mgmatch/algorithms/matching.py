@@ -27,6 +27,7 @@ from .._array import concat_to_host, resolve_device, to_numpy
 from ..cpu import matching as cpu
 from ..engine import Messages, RoundLog, execute, fork_state, is_distributed_graph
 from ..errors import ParameterError
+from ..convert import attach_mapping, coerce_input
 from ..graph import Graph, Partition
 
 __all__ = [
@@ -397,12 +398,14 @@ def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions=None, d
             raise ParameterError("b-Suitor needs b (an integer or one per vertex)")
     elif algorithm not in ALGORITHMS:
         raise ParameterError(f"unknown matching algorithm {algorithm!r}; choose from suitor, bsuitor, ld, handshake")
+    graph, mapping = coerce_input(graph, bipartite=False)
     b = _validate(graph, b if algorithm == "bsuitor" else None)
     program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
     if progress is not None and not callable(progress):
         raise ParameterError(f"progress must be callable, not {type(progress).__name__}")
     report = None if progress is None else (lambda rec: progress(rec["round"], rec["messages"], rec.get("matched")))
-    return execute(program, graph, partitions=partitions, device=device, client=client, progress=report)
+    return attach_mapping(execute(program, graph, partitions=partitions, device=device, client=client,
+                                  progress=report), mapping)
 
 
 # Device bytes one GPU run needs beyond the graph, per vertex and per stored edge (CSR entry):
@@ -471,8 +474,10 @@ def suitor(graph: Graph, *, partitions=None, device: str = "auto", client=None, 
 
     Parameters
     ----------
-    graph : Graph
-        An undirected weighted graph.
+    graph : Graph or graph-like
+        An undirected weighted graph: a :class:`~mgmatch.graph.Graph`, or a NetworkX graph, SciPy matrix, edge table or ``(src, dst[, weight])`` arrays
+        (see :func:`mgmatch.convert.as_graph`; the result's ``mapping`` then gives the user's ids
+        back to :func:`~mgmatch.convert.to_pandas` and the other converters).
     partitions : int or sequence of int, optional
         Number of partitions the rounds run over, or explicit range bounds
         ``[0, b_1, ..., n]``. Default: 1 in-process, one per worker with ``client``. The result
@@ -519,7 +524,8 @@ def b_suitor(graph: Graph, b, *, partitions=None, device: str = "auto", client=N
 
     Parameters
     ----------
-    graph : Graph
+    graph : Graph or graph-like
+        As for :func:`suitor`.
     b : int or array_like of int
         Capacity of every vertex, or one per vertex.
     partitions, device, client, progress
