@@ -28,6 +28,7 @@ from ..cpu import matching as cpu
 from ..engine import Messages, RoundLog, execute, fork_state, is_distributed_graph
 from ..errors import ParameterError
 from ..graph import Graph, Partition
+from ._rounds import round_fields
 
 __all__ = [
     "MatchingResult", "suitor", "b_suitor", "locally_dominant", "handshake", "strongest_neighbour",
@@ -102,6 +103,7 @@ class MatchingResult:
             "cardinality": self.cardinality,
             "rounds": self.rounds.rounds,
             "messages_per_round": list(self.rounds.messages),
+            **round_fields(self.rounds),
             "time_s": dict(self.timings),
         }
 
