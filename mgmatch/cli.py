@@ -1,4 +1,4 @@
-"""The ``mgmatch`` command line: ``run``, ``info``, ``generate``, ``verify``, ``bench``, ``demo``.
+"""The ``mgmatch`` command line: ``run``, ``info``, ``generate``, ``verify``, ``report``, ``bench``, ``demo``.
 
 Every error a user can cause (bad file, bad parameter, a job that will not fit) prints one line
 ``mgmatch: error: ...`` on standard error and exits with status 2; no partial output is left.
@@ -161,7 +161,20 @@ def _note_shifted_ids(details, one_based, path):
                "one less than in the file (--zero-based keeps the file's ids)", err=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Main(click.Group):
+    """The ``mgmatch`` group; keeps the arguments it was started with, which summaries and
+    reports show as the user's command line (:func:`mgmatch.report.command_line`)."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        argv = list(args)
+        ctx = super().make_context(info_name, args, parent=parent, **extra)
+        from .report import ARGV_KEY  # noqa: PLC0415
+
+        ctx.meta[ARGV_KEY] = argv
+        return ctx
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="mgmatch")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
               default="info", show_default=True,
@@ -220,7 +233,11 @@ def _configure_log(level: str) -> None:
 @click.option("--wait-timeout", type=float, default=300.0, show_default=True, metavar="SECONDS",
               help="How long --wait-for-workers waits before giving up.")
 @click.option("--report", type=_PATH, default=None,
-              help="Write Dask's performance report of the run to this HTML file.")
+              help="Write Dask's performance report of the run to this HTML file (readable offline).")
+@click.option("--run-report", type=_PATH, default=None, metavar="FILE.html",
+              help="Write a page of charts about the run to this HTML file, readable offline: messages and time per "
+                   "round, matched share per round, modularity per level, community sizes, load per partition "
+                   "(mgmatch report makes one later from the JSON summary).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display or summary table (notices that change "
                                                   "how the result reads, such as ids read as 1-based, still show).")
 @click.option("--read-on-workers", is_flag=True,
@@ -230,8 +247,8 @@ def _configure_log(level: str) -> None:
 @_canon_options
 @_friendly
 def run(input_path, algorithm, output, summary, b, init, deterministic, resolution, all_levels, device, partitions,
-        workers, scheduler, scheduler_file, wait_for_workers, wait_timeout, report, quiet, read_on_workers, fmt,
-        one_based, negative, zeros, duplicates, random_weights, bipartite, weighted):
+        workers, scheduler, scheduler_file, wait_for_workers, wait_timeout, report, run_report, quiet, read_on_workers,
+        fmt, one_based, negative, zeros, duplicates, random_weights, bipartite, weighted):
     """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
 
     With --workers, --scheduler or --scheduler-file the matching rounds run on a Dask cluster,
@@ -266,14 +283,15 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
     from .io import summary_path_for  # noqa: PLC0415
 
     # before a cluster starts: the report is opened with it
-    _check_output(output, Path(summary) if summary else summary_path_for(output), input_path, report=report, b=b)
+    _check_output(output, Path(summary) if summary else summary_path_for(output), input_path, report=report, b=b,
+                  run_report=run_report)
     if read_on_workers:
         _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite, input_path)
     with _maybe_cluster(on_cluster, cluster_opts, device, quiet, report) as client:
         run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init,
                 deterministic=deterministic, resolution=resolution,
                 all_levels=all_levels, device=device, partitions=partitions, quiet=quiet, client=client,
-                report=report, on_cluster=on_cluster, read_on_workers=read_on_workers,
+                report=report, run_report=run_report, on_cluster=on_cluster, read_on_workers=read_on_workers,
                 read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
                                   duplicates=duplicates, random_weights=random_weights, bipartite=bipartite,
                                   weighted=weighted))
@@ -305,16 +323,18 @@ AUTO_ALGORITHM = "suitor"
 
 def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init="cheap", deterministic=False,
             resolution=1.0, all_levels=False, device="auto", partitions=None, quiet=False, client=None, report=None,
-            on_cluster=None, read_options=None, read_on_workers=False):
+            on_cluster=None, read_options=None, read_on_workers=False, run_report=None):
     """One job: read INPUT, run the algorithm, write the table and its summary atomically.
 
     With ``read_on_workers`` the Dask workers build the partitions from INPUT themselves
-    (:func:`mgmatch.distributed.read_partitions`) and the summary records ``"read": "workers"``."""
+    (:func:`mgmatch.distributed.read_partitions`) and the summary records ``"read": "workers"``.
+    With ``run_report`` the run's page of charts (:mod:`mgmatch.report`) is written there too,
+    together with the table and the summary."""
     from .io import summary_path_for  # noqa: PLC0415
 
     output = Path(output)
     summary_path = Path(summary) if summary else summary_path_for(output)
-    _check_output(output, summary_path, input_path, report=report, b=b)
+    _check_output(output, summary_path, input_path, report=report, b=b, run_report=run_report)
     if algorithm == "auto":
         algorithm = AUTO_ALGORITHM
     if algorithm not in ALGORITHM_CHOICES:
@@ -330,9 +350,14 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
     opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
             "random_weights": None, "bipartite": None, "weighted": True} | (read_options or {})
+    from .report import RoundTrace, run_fields, run_report_written  # noqa: PLC0415
+
+    # the matched share after each round, for the summary: free while a progress display watches the
+    # rounds, one read from the device per round otherwise, so only for a run report
+    trace = RoundTrace() if run_report is not None or not quiet else None
     if algorithm in STABLE:
         return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
-                               quiet=quiet, read_options=opts, client=client)
+                               quiet=quiet, read_options=opts, client=client, trace=trace, run_report=run_report)
     if algorithm in BIPARTITE:
         opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
@@ -352,7 +377,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     t_read = time.perf_counter() - t0
     _check_graph_kind(graph, algorithm, input_path)
     result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
-                            device=device, partitions=partitions, quiet=quiet, client=client)
+                            device=device, partitions=partitions, quiet=quiet, client=client, trace=trace)
     record = result.summary()
     if client is not None:
         record["workers"] = len(client.scheduler_info()["workers"])
@@ -366,9 +391,11 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     if read_on_workers:
         record["read"] = "workers"
     record.setdefault("time_s", {})["read"] = t_read
+    record.update(run_fields(record, graph, trace))
     table = result.to_table(all_levels=all_levels) if algorithm in COMMUNITY else result.to_table()
-    t1 = time.perf_counter()
-    _write_outputs(output, table, summary_path, record)
+    with run_report_written(run_report, record):  # (drawn here, written with the others)
+        t1 = time.perf_counter()
+        _write_outputs(output, table, summary_path, record)
     record["time_s"]["write"] = time.perf_counter() - t1
     if not quiet:
         _print_summary(record, output, summary_path)
@@ -376,7 +403,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
 
 
 def _run_stable_job(input_path, output, summary_path, algorithm, *, device, partitions, quiet, read_options,
-                    client=None):
+                    client=None, trace=None, run_report=None):
     """A stable-marriage job: a preference table (or a weighted graph) in, ``man, woman`` out."""
     from .algorithms.stable_marriage import stable_marriage  # noqa: PLC0415
     from .io.preferences import read_instance  # noqa: PLC0415
@@ -384,7 +411,11 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
     t0 = time.perf_counter()
     prefs = read_instance(input_path, graph_reader=lambda path: _read(path, **read_options))
     t_read = time.perf_counter() - t0
+    from .report import run_fields, run_report_written  # noqa: PLC0415
+
     with _progress(algorithm, quiet) as callback:
+        if trace is not None:
+            callback = trace.wrap(callback)
         result = stable_marriage(prefs, algorithm=algorithm, device=device, partitions=partitions, client=client,
                                  progress=None if callback is None else
                                  (lambda r: callback(r["round"], r["messages"], r.get("matched"))))
@@ -392,7 +423,9 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
     if client is not None:
         record["workers"] = len(client.scheduler_info()["workers"])
     record.setdefault("time_s", {})["read"] = t_read
-    _write_outputs(output, result.to_table(), summary_path, record)
+    record.update(run_fields(record, None, trace))
+    with run_report_written(run_report, record):
+        _write_outputs(output, result.to_table(), summary_path, record)
     if not quiet:
         _print_summary(record, output, summary_path)
     return record
@@ -425,7 +458,7 @@ def _check_read_on_workers(on_cluster, algorithm, bipartite, input_path=None):
         raise ParameterError("--read-on-workers reads undirected graphs; --bipartite does not apply")
 
 
-def _check_output(output: Path, summary: Path, input_path=None, *, report=None, b=None):
+def _check_output(output: Path, summary: Path, input_path=None, *, report=None, b=None, run_report=None):
     """Refuse outputs that cannot be written as asked, before any work: a table of unknown
     format, any output on a file the job reads (the input, a --b file) or on another output
     (:func:`mgmatch._paths.check_job_paths`), or where it cannot be written
@@ -436,7 +469,7 @@ def _check_output(output: Path, summary: Path, input_path=None, *, report=None, 
     if Path(output).suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv"):
         raise ParameterError(f"output {output} must end in .parquet, .pq, .csv or .tsv")
     b_file = None if b is None or isinstance(b, int) or str(b).strip().lstrip("-").isdigit() else Path(str(b))
-    writes = {"output": output, "summary": summary, "report": report}
+    writes = {"output": output, "summary": summary, "report": report, "run report": run_report}
     check_job_paths({"input": input_path, "--b": b_file}, writes)
     for what, path in writes.items():
         why = None if path is None else unwritable(path)  # before the job runs, which may take long
@@ -495,11 +528,9 @@ def _maybe_cluster(on_cluster, cluster_opts, device, quiet, report):
         if report is None:
             yield client
             return
-        from distributed import performance_report  # noqa: PLC0415
+        from .report import command_line, dask_performance_report  # noqa: PLC0415
 
-        from .io import atomic_path  # noqa: PLC0415
-
-        with atomic_path(report) as tmp, performance_report(filename=str(tmp)):
+        with dask_performance_report(report, command_line()):
             yield client
 
 
@@ -518,10 +549,12 @@ def _cluster_lost():
 
 
 def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions, quiet, client=None,
-                   deterministic=False):
+                   deterministic=False, trace=None):
     progress = _progress(algorithm, quiet)
     with progress as callback:
         if algorithm in MATCHING:
+            if trace is not None:
+                callback = trace.wrap(callback)
             from .algorithms.matching import match  # noqa: PLC0415
 
             bb = _parse_b(b, graph.n) if algorithm == "bsuitor" else None
@@ -715,6 +748,26 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
     click.echo(json.dumps(report, indent=2))
     if not report["ok"]:
         sys.exit(1)
+
+
+# ------------------------------------------------------------------------------- report
+@main.command("report")
+@click.argument("summary_path", metavar="SUMMARY", type=_PATH)
+@click.option("--output", "-o", type=_PATH, default=None, metavar="FILE.html",
+              help="Where to write the page (default: SUMMARY with the suffix .html).")
+@_friendly
+def report_command(summary_path, output):
+    """Make the run report of a finished run from its JSON SUMMARY: one HTML page of charts
+    (messages and time per round, matched share per round, modularity per level, community
+    sizes, load per partition) that opens in a browser without a network, as
+    ``mgmatch run --run-report`` writes it."""
+    from ._paths import check_job_paths  # noqa: PLC0415
+    from .report import read_summary, write_run_report  # noqa: PLC0415
+
+    output = Path(output) if output is not None else Path(summary_path).with_suffix(".html")
+    check_job_paths({"summary": summary_path}, {"output": output})
+    write_run_report(output, read_summary(summary_path))
+    click.echo(f"wrote {output}")
 
 
 # -------------------------------------------------------------------------------- bench

@@ -71,6 +71,7 @@ __all__ = [
     "louvain_config",
     "get_louvain_config",
     "validate_louvain_params",
+    "community_size_histogram",
     "MOVE_BUCKETS",
     "FIXED_BITS",
 ]
@@ -103,6 +104,9 @@ class LouvainResult:
         The validated parameters.
     device : str
         ``"cpu"`` or ``"gpu"``.
+    rounds : RoundLog or None
+        Message counts and seconds per round of the partitions' rounds (``None`` on the fused
+        single-GPU path, which runs no rounds).
     """
 
     levels: list
@@ -112,6 +116,7 @@ class LouvainResult:
     timings: dict
     params: dict
     device: str
+    rounds: object = None
 
     def to_table(self, all_levels: bool = False) -> dict:
         """Columns ``vertex`` and ``community`` (int64) of the final level.
@@ -160,7 +165,7 @@ class LouvainResult:
         (2, 0.375, 2)
         >>> _ = json.dumps(s)
         """
-        return {
+        out = {
             "algorithm": "louvain",
             "device": self.device,
             "n": int(self.communities.shape[0]),
@@ -168,9 +173,39 @@ class LouvainResult:
             "modularity": float(self.modularity[-1]) if self.modularity else 0.0,
             "modularity_per_level": [float(q) for q in self.modularity],
             "levels": [self._level_summary(i, q, lv) for i, (q, lv) in enumerate(zip(self.modularity, self.levels))],
+            "community_sizes": community_size_histogram(self.communities),
             "time_s": _jsonable(self.timings),
             "parameters": _jsonable(self.params),
         }
+        if self.rounds is not None:
+            from ._rounds import round_fields  # noqa: PLC0415
+
+            out["messages_per_round"] = list(self.rounds.messages)
+            out.update(round_fields(self.rounds))
+        return out
+
+
+def community_size_histogram(communities) -> dict:
+    """How many communities have each size, in bins that double: sizes 1, 2-3, 4-7, 8-15, ...
+
+    ``size_from[k]`` and ``size_to[k]`` bound bin ``k`` (inclusive), ``communities[k]`` counts
+    the communities of a size in it; the bins run up to the one of the largest community.
+    Labels are ``0 .. k - 1`` as :func:`louvain` numbers them (a label no vertex has is no
+    community).
+
+    >>> community_size_histogram(np.array([0, 0, 0, 1, 2, 2, 2, 2, 2, 3, 3, 3, 3]))  # sizes 3, 1, 5, 4
+    {'size_from': [1, 2, 4], 'size_to': [1, 3, 7], 'communities': [1, 1, 2], 'largest': 5}
+    >>> community_size_histogram(np.array([], dtype=np.int64))
+    {'size_from': [], 'size_to': [], 'communities': [], 'largest': 0}
+    """
+    sizes = np.bincount(np.asarray(to_numpy(communities), dtype=np.int64))
+    sizes = sizes[sizes > 0]
+    if sizes.size == 0:
+        return {"size_from": [], "size_to": [], "communities": [], "largest": 0}
+    bins = np.bincount(np.frexp(sizes)[1] - 1)  # floor(log2(size)), exact: sizes are below 2**53
+    lows = 2 ** np.arange(bins.size, dtype=np.int64)
+    return {"size_from": lows.tolist(), "size_to": (2 * lows - 1).tolist(), "communities": bins.tolist(),
+            "largest": int(sizes.max())}
 
 
 

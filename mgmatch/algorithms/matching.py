@@ -29,6 +29,7 @@ from ..engine import Messages, RoundLog, execute, fork_state, is_distributed_gra
 from ..errors import ParameterError
 from ..convert import attach_mapping, coerce_input
 from ..graph import Graph, Partition
+from ._rounds import round_fields
 
 __all__ = [
     "MatchingResult", "suitor", "b_suitor", "locally_dominant", "handshake", "strongest_neighbour",
@@ -103,6 +104,7 @@ class MatchingResult:
             "cardinality": self.cardinality,
             "rounds": self.rounds.rounds,
             "messages_per_round": list(self.rounds.messages),
+            **round_fields(self.rounds),
             "time_s": dict(self.timings),
         }
 
