@@ -29,8 +29,7 @@ def run_family(family: str, **kwargs) -> list[dict]:
 
 def host_info() -> dict:
     """The machine the rows were measured on."""
-    from ..cli import versions  # noqa: PLC0415
-
+    from .._versions import versions  # noqa: PLC0415
     from ._common import host_threads  # noqa: PLC0415
 
     info = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
