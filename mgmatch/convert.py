@@ -179,9 +179,10 @@ def coerce_input(obj, *, bipartite: bool | None = None) -> tuple:
     takes is converted (weights from the ``weight`` attribute or column) and its
     :class:`GraphInput` comes back, which the entry point hands to its result (``result.mapping``)
     so that :func:`to_pandas` and the other converters give the user's ids without being told."""
-    from .engine import is_distributed_graph  # noqa: PLC0415
+    import sys  # noqa: PLC0415
 
-    if isinstance(obj, Graph) or is_distributed_graph(obj):
+    loading = sys.modules.get("mgmatch.distributed.loading")  # (loaded whenever a placed graph exists)
+    if isinstance(obj, Graph) or (loading is not None and isinstance(obj, loading.DistributedGraph)):
         return obj, None
     if _kind_of(obj) is None:
         raise InputError(f"expected a graph (an mgmatch.Graph, a SciPy sparse matrix, a NetworkX graph, an edge "
