@@ -22,7 +22,13 @@ Optional hooks, each looked up with ``getattr``:
 * ``report(state, totals) -> dict``: extra progress fields (partition 0's view);
 * ``fork(state) -> state``: a copy whose mutable arrays are new, for the per-round task mode
   (a step there must not alter an earlier round's state, which Dask may use again);
-* ``gpu_bytes(graph) -> int``: device memory a single-device run needs, checked before it starts.
+* ``gpu_bytes(graph) -> int``: device memory a single-device run needs, checked before it starts;
+* ``concurrent_steps`` (an attribute): the CPU kernels release the GIL and a partition's
+  ``init``, ``step`` and ``finish`` touch only its own state, so the in-process runner runs the
+  partitions at once on threads (:func:`~mgmatch.engine.local.run_local`);
+* ``split_by_threads`` (an attribute, with ``concurrent_steps``): the result is the same for
+  every partition count, so an in-process CPU run that names none is split into one partition
+  per thread (:func:`~mgmatch.engine.execute.default_partitions`).
 
 The engine never looks inside a state.
 """
@@ -79,6 +85,12 @@ class Messages:
         if len(self) == 0:
             return {}
         xp = get_namespace(self.ints)
+        if xp is np:  # one linear pass, without the GIL (partitions split their outboxes at once)
+            from ..cpu.routing import group_by_owner  # noqa: PLC0415
+
+            ints, w, offsets = group_by_owner(self.ints, self.w, bounds)
+            return {p: Messages(ints[offsets[p] : offsets[p + 1]], w[offsets[p] : offsets[p + 1]])
+                    for p in np.flatnonzero(offsets[1:] > offsets[:-1]).tolist()}
         owner = xp.searchsorted(xp.asarray(bounds), self.ints[:, 1], side="right") - 1
         order = xp.argsort(owner, kind="stable")
         owner_sorted = owner[order]
