@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["EngineConfig", "get_config", "config_context", "available_threads"]
+__all__ = ["EngineConfig", "get_config", "config_context", "available_threads", "cpu_threads"]
 
 
 @dataclass(frozen=True)
@@ -110,9 +110,7 @@ def available_threads() -> int:
     env = os.environ.get("NUMBA_NUM_THREADS", "").strip()
     if env.isdigit() and int(env) > 0:
         caps.append(int(env))
-    import numba  # noqa: PLC0415  (only where a thread count is needed)
-
-    caps.append(int(numba.config.NUMBA_NUM_THREADS))
+    caps.append(_numba_most())  # imported only where a thread count is needed
     return max(1, min(caps))
 
 
@@ -133,3 +131,40 @@ def config_context(**changes):
         yield _CONFIG.get()
     finally:
         _CONFIG.reset(token)
+
+
+def _numba_most() -> int:
+    import numba  # noqa: PLC0415
+
+    return int(numba.config.NUMBA_NUM_THREADS)
+
+
+@contextlib.contextmanager
+def cpu_threads(threads: int | None):
+    """Run the block on ``threads`` CPU threads: the engine's (``config_context(threads=...)``)
+    and those of Numba's parallel loops started from this thread (``numba.set_num_threads``).
+    ``None`` changes nothing. More threads than Numba started with (``NUMBA_NUM_THREADS``,
+    by default every CPU of the host) are refused.
+
+    >>> with cpu_threads(1):
+    ...     get_config().threads
+    1
+    """
+    if threads is None:
+        yield get_config()
+        return
+    most = _numba_most()
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ParameterError(f"threads must be a positive integer, not {threads!r}")
+    if threads > most:
+        raise ParameterError(f"{threads} threads is more than Numba runs here ({most}); set NUMBA_NUM_THREADS "
+                             "to allow more")
+    import numba  # noqa: PLC0415
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(int(threads))
+    try:
+        with config_context(threads=int(threads)) as config:
+            yield config
+    finally:
+        numba.set_num_threads(before)
