@@ -70,15 +70,16 @@ def _n_parts(partitions) -> int:
 
 
 def _split(graph, partitions, workers: int = 1):
-    """The graph's partitions, built ``workers`` at a time (each one a pass over its own rows)."""
+    """The graph's partitions; those of a :class:`~mgmatch.graph.Graph` are built ``workers``
+    at a time (each one a pass over its own rows)."""
+    from ..graph import Graph, Partition  # noqa: PLC0415
+
+    if workers <= 1 or not isinstance(graph, Graph) or _n_parts(partitions) == 1:
+        return graph.partition(int(partitions)) if np.ndim(partitions) == 0 else graph.partition(bounds=partitions)
     if np.ndim(partitions) == 0:
         bounds = graph.partition_bounds(int(partitions))
     else:
         bounds = graph.partition_bounds(bounds=partitions)
-    if workers <= 1:
-        return graph.partition(bounds=bounds)
-    from ..graph import Partition  # noqa: PLC0415
-
     return run_concurrently(lambda i: Partition.from_graph(graph, i, bounds), range(len(bounds) - 1), workers)
 
 
