@@ -43,4 +43,8 @@ def group_by_owner(ints: np.ndarray, w: np.ndarray, bounds: np.ndarray):
     >>> i[:, 1].tolist(), w.tolist(), off.tolist()
     ([1, 5, 7], [0.25, 0.5, 0.75], [0, 1, 3])
     """
-    return _group_by_owner(ints, w.astype(np.float64, copy=False), np.asarray(bounds, dtype=np.int64))
+    if w.dtype != np.float64:
+        w = w.astype(np.float64)
+    if bounds.dtype != np.int64:
+        bounds = bounds.astype(np.int64)
+    return _group_by_owner(ints, w, bounds)

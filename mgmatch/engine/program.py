@@ -43,6 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._array import get_namespace
+from ..cpu.routing import group_by_owner
 
 __all__ = ["Messages", "Program", "RoundLog", "fork_state", "outbox_pieces", "round_vector", "sum_in_order"]
 
@@ -86,11 +87,10 @@ class Messages:
             return {}
         xp = get_namespace(self.ints)
         if xp is np:  # one linear pass, without the GIL (partitions split their outboxes at once)
-            from ..cpu.routing import group_by_owner  # noqa: PLC0415
-
             ints, w, offsets = group_by_owner(self.ints, self.w, bounds)
-            return {p: Messages(ints[offsets[p] : offsets[p + 1]], w[offsets[p] : offsets[p + 1]])
-                    for p in np.flatnonzero(offsets[1:] > offsets[:-1]).tolist()}
+            cut = offsets.tolist()
+            return {p: Messages(ints[cut[p] : cut[p + 1]], w[cut[p] : cut[p + 1]])
+                    for p in range(len(cut) - 1) if cut[p + 1] > cut[p]}
         owner = xp.searchsorted(xp.asarray(bounds), self.ints[:, 1], side="right") - 1
         order = xp.argsort(owner, kind="stable")
         owner_sorted = owner[order]
