@@ -260,8 +260,9 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
         if for_jobs:
             raise ParameterError(f"{', '.join(for_jobs.values())} do{'es' if len(for_jobs) == 1 else ''} not apply to a "
                                  "pipeline file: set job options in its 'defaults' or 'jobs' (the command line takes "
-                                 "--quiet, --threads and the cluster options --workers, --scheduler, --scheduler-file, "
-                                 "--wait-for-workers, --wait-timeout, which replace the file's 'cluster')")
+                                 "--quiet, --threads and the cluster options --workers, --scheduler, "
+                                 "--scheduler-file, --wait-for-workers, --wait-timeout, which replace the file's "
+                                 "'cluster')")
         run_pipeline(input_path, quiet=quiet, run_job=run_job,
                      cluster={k: v for k, v in cluster_opts.items() if k in given} or None)
         return

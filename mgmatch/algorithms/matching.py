@@ -257,7 +257,7 @@ class _BSuitor(_MatchingProgram):
         total = int(off[-1])
         n_ghost = part.ghosts.size
         slot, ghost_slot = _slots(part)
-        cpu_only = {} if xp is not np else {  # thresholds of the (empty) heaps and ceilings, see bsuitor_local
+        cpu_only = {} if xp is not np else {  # the empty heaps' thresholds and the ceilings (bsuitor_local)
             "own_w": np.where(b_eff == 0, np.inf, -np.inf), "own_s": np.where(b_eff == 0, -2, -1).astype(np.int64),
             "ceil_w": np.full(n, np.inf), "ceil_v": np.full(n, -1, dtype=np.int64)}
         return SimpleNamespace(

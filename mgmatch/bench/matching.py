@@ -6,9 +6,9 @@ by weight) and ``BSuitorMatcher`` run with a thread for each CPU the process may
 (:func:`~mgmatch.bench._common.run_threads`: the pass's count with ``--threads``). ``time_s`` is
 end to end (host graph in, host result out), ``kernel_time_s`` the run on a graph already
 resident and partitioned on the device (GPU: kernels and their few scalar reads; CPU: the
-partitions a run makes for the threads in force, one per thread on a large graph); ``speedup`` is peer time /
-our end-to-end time and ``speedup_kernel`` peer time / our kernel time; ``weight_rel_diff``
-compares the matched weights (equal on tie-free weights, since both
+partitions a run makes for the threads in force, one per thread on a large graph);
+``speedup`` is peer time / our end-to-end time and ``speedup_kernel`` peer time / our kernel
+time; ``weight_rel_diff`` compares the matched weights (equal on tie-free weights, since both
 compute the greedy matching). On the GPU, ``peak_gpu_bytes_per_nnz`` is the device memory of a
 run per stored edge (CSR entry), the resident graph included, and ``extra_gpu_bytes_per_nnz``
 what the run allocates on top of the graph.

@@ -6,6 +6,11 @@ slots ``0 .. n_owned-1`` are the owned vertices ``lo .. hi-1`` (exact state) and
 messages refresh). ``slot[e]`` gives the slot of the neighbour in CSR entry ``e``; with one
 partition it is simply ``indices``.
 
+The twins take the GPU kernels' arguments and a few more of the CPU's own: ``ghost_slot``, the
+ghosts' id-to-slot table, which finds a message sender's slot in one read (the GPU kernels search
+the sorted ``ghosts``), and for b-Suitor the owned thresholds and ceilings it keeps between
+steps. Every kernel runs without the GIL, so the engine steps partitions on threads at once.
+
 Messages are rows of an ``int64`` array ``(kind, dst, src, aux)`` and a ``float64`` weight; the
 receiver is the owner of ``dst``:
 
@@ -317,14 +322,14 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
 
     ``own_w``/``own_s`` hold the owned vertices' thresholds (those of their heaps, kept up to
     date with every heap change, so that a row scan reads one array per edge and a step costs
-    nothing per owned vertex). ``(ceil_w[i], ceil_v[i])`` is owned vertex ``i``'s ceiling: the lowest-ranked edge it has
-    proposed along (``+inf`` before its first scan, ``-inf`` once no edge can be eligible
-    again). Thresholds only rise, so every edge above the ceiling is a current target or out of
-    reach for good, and a scan looks only below it: a test on the row's own weights and ids,
-    with no threshold read and no search of the target list above it. A scan that fills all
-    ``r`` places moves the ceiling down to the last of them; one that fills fewer found every
-    eligible edge, and none can become eligible later. The proposals, and so the result, are
-    those of a scan of the whole row.
+    nothing per owned vertex). ``(ceil_w[i], ceil_v[i])`` is owned vertex ``i``'s ceiling: the
+    lowest-ranked edge it has proposed along (``+inf`` before its first scan, ``-inf`` once no
+    edge can be eligible again). Thresholds only rise, so every edge above the ceiling is a
+    current target or out of reach for good, and a scan looks only below it: a test on the
+    row's own weights and ids, with no threshold read and no search of the target list above
+    it. A scan that fills all ``r`` places moves the ceiling down to the last of them; one that
+    fills fewer found every eligible edge, and none can become eligible later. The proposals,
+    and so the result, are those of a scan of the whole row.
     """
     n_owned = hi - lo
     ob_i = np.empty((64, 4), np.int64)

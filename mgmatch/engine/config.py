@@ -81,7 +81,8 @@ class EngineConfig:
         if isinstance(self.max_restarts, bool) or not isinstance(self.max_restarts, int) or self.max_restarts < 0:
             raise ParameterError(f"max_restarts must be a non-negative integer, not {self.max_restarts!r}")
         if self.threads is not None:
-            if isinstance(self.threads, bool) or not isinstance(self.threads, (int, np.integer)) or self.threads < 1:
+            if (isinstance(self.threads, bool) or not isinstance(self.threads, (int, np.integer))
+                    or self.threads < 1):
                 raise ParameterError(f"threads must be a positive integer (or None: every CPU this process may "
                                      f"use), not {self.threads!r}")
             object.__setattr__(self, "threads", int(self.threads))
