@@ -182,8 +182,12 @@ def _configure_log(level: str) -> None:
 @click.option("--all-levels", is_flag=True, help="Louvain: write every level, with a level column.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
 @click.option("--partitions", type=int, default=None,
-              help="Partitions the matching rounds run over (default: 1 in-process, one per Dask worker). "
-                   "The result does not depend on it.")
+              help="Partitions the matching rounds run over (default: one per Dask worker; in-process on a CPU, "
+                   "one per thread on a large graph, else 1). The result does not depend on it.")
+@click.option("--threads", type=int, default=None, metavar="N",
+              help="CPU threads of a run in this process (partitions stepped at once, Numba's parallel loops). "
+                   "Default: every CPU the process may use (capped by NUMBA_NUM_THREADS). The result does not "
+                   "depend on it.")
 @click.option("--workers", type=int, default=None,
               help="Start an embedded local Dask cluster of N workers (on GPUs: the first N GPUs, one worker each; "
                    "else N CPU worker processes).")
@@ -210,9 +214,9 @@ def _configure_log(level: str) -> None:
 @_canon_options
 @_friendly
 def run(input_path, algorithm, output, summary, b, init, deterministic, resolution, all_levels, device, partitions,
-        workers, scheduler, scheduler_file, wait_for_workers, wait_timeout, report, run_report, quiet, read_on_workers,
-        fmt, one_based, negative, zeros, duplicates, random_weights, bipartite, weighted, src_column, dst_column,
-        weight_column, columns):
+        threads, workers, scheduler, scheduler_file, wait_for_workers, wait_timeout, report, run_report, quiet,
+        read_on_workers, fmt, one_based, negative, zeros, duplicates, random_weights, bipartite, weighted, src_column,
+        dst_column, weight_column, columns):
     """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
 
     With --workers, --scheduler or --scheduler-file the matching rounds run on a Dask cluster,
@@ -223,6 +227,13 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
     given = _given_options(click.get_current_context())
     cluster_opts = dict(workers=workers, scheduler=scheduler, scheduler_file=scheduler_file,
                         wait_for_workers=wait_for_workers, wait_timeout=wait_timeout)
+    if threads is not None:
+        if workers is not None or scheduler is not None or scheduler_file is not None:
+            raise ParameterError("--threads sets the threads of a run in this process; a Dask worker's are set "
+                                 "where it starts (dask worker --nthreads)")
+        from .engine import cpu_threads  # noqa: PLC0415
+
+        click.get_current_context().with_resource(cpu_threads(threads))  # until the command ends
     if input_path.suffix.lower() in (".yaml", ".yml"):
         from .pipeline import run_pipeline  # noqa: PLC0415
 
@@ -230,9 +241,10 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
         if for_jobs:
             raise ParameterError(f"{', '.join(for_jobs.values())} do{'es' if len(for_jobs) == 1 else ''} not apply to a "
                                  "pipeline file: set job options in its 'defaults' or 'jobs' (the command line takes "
-                                 "--quiet and the cluster options --workers, --scheduler, --scheduler-file, "
-                                 "--wait-for-workers, --wait-timeout, which replace the file's 'cluster')")
-        run_pipeline(input_path, quiet=quiet,
+                                 "--quiet, --threads and the cluster options --workers, --scheduler, "
+                                 "--scheduler-file, --wait-for-workers, --wait-timeout, which replace the file's "
+                                 "'cluster')")
+        run_pipeline(input_path, quiet=quiet, run_job=run_job,
                      cluster={k: v for k, v in cluster_opts.items() if k in given} or None)
         return
     if output is None:
@@ -263,7 +275,8 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
 
 
 #: Options of ``mgmatch run`` that a pipeline file takes from the command line.
-_PIPELINE_CLI_OPTIONS = ("quiet", "workers", "scheduler", "scheduler_file", "wait_for_workers", "wait_timeout")
+_PIPELINE_CLI_OPTIONS = ("quiet", "threads", "workers", "scheduler", "scheduler_file", "wait_for_workers",
+                         "wait_timeout")
 
 
 def _given_options(ctx) -> dict:
@@ -485,8 +498,12 @@ def report_command(summary_path, output):
 @click.option("--workers", default=None, help="distributed: comma-separated worker counts (default: 1 to the "
                                               "number of GPUs, or 1,2 CPU processes); louvain: also run on "
                                               "clusters of these worker counts, the graph placed once.")
+@click.option("--threads", default=None, metavar="N[,N...]",
+              help="Run every case once per thread count, mgmatch and its peers alike (e.g. 1,2,4,8,16: the "
+                   "scaling curve); each row records its threads. Default: one pass on every CPU the process "
+                   "may use.")
 @_friendly
-def bench(family, device, graphs, repeats, quick, output, workers):
+def bench(family, device, graphs, repeats, quick, output, workers, threads):
     """Time mgmatch against its peers (NetworKit, SciPy) side by side on the same graphs."""
     from .bench import run_family, write_report  # noqa: PLC0415
 
@@ -495,25 +512,27 @@ def bench(family, device, graphs, repeats, quick, output, workers):
     specs = [s for s in graphs.split(";") if s] if graphs else None
     families = ["matching", "bipartite", "louvain", "distributed", "stable-marriage"] if family == "all" else [family]
     counts = _parse_counts(workers)
+    thread_counts = _parse_counts(threads, "--threads")
     rows = []
     for fam in families:
         extra = {"workers": counts} if fam == "distributed" else {}
-        rows += run_family(fam, graphs=specs, device=device, repeats=repeats, quick=quick, **extra)
+        rows += run_family(fam, graphs=specs, device=device, repeats=repeats, quick=quick, threads=thread_counts,
+                           **extra)
         if fam == "louvain" and counts:  # the same graphs placed on clusters of these worker counts
             rows += run_family("distributed", graphs=specs, device=device, repeats=repeats, quick=quick,
                                workers=counts, algorithms=("louvain",))
     write_report(rows, output, console=_console())
 
 
-def _parse_counts(text):
+def _parse_counts(text, option="--workers"):
     if text is None:
         return None
     try:
         counts = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise ParameterError(f"--workers takes comma-separated positive integers, not {text!r}") from None
+        raise ParameterError(f"{option} takes comma-separated positive integers, not {text!r}") from None
     if not counts or min(counts) < 1:
-        raise ParameterError(f"--workers takes comma-separated positive integers, not {text!r}")
+        raise ParameterError(f"{option} takes comma-separated positive integers, not {text!r}")
     return counts
 
 

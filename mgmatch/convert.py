@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._array import to_numpy
-from .errors import InputError, ParameterError
+from .errors import InputError, NotAGraphError, ParameterError
 from .graph import Graph
 
 __all__ = [
@@ -185,7 +185,7 @@ def coerce_input(obj, *, bipartite: bool | None = None) -> tuple:
     if isinstance(obj, Graph) or (loading is not None and isinstance(obj, loading.DistributedGraph)):
         return obj, None
     if _kind_of(obj) is None:
-        raise InputError(f"expected a graph (an mgmatch.Graph, a SciPy sparse matrix, a NetworkX graph, an edge "
+        raise NotAGraphError(f"expected a graph (an mgmatch.Graph, a SciPy sparse matrix, a NetworkX graph, an edge "
                          f"table or (src, dst[, weight]) arrays), not {type(obj).__name__}")
     converted = as_graph(obj, bipartite=bipartite)
     return converted.graph, converted

@@ -439,11 +439,11 @@ def test_host_threads_follows_the_affinity(monkeypatch):
 
 def test_bench_louvain_gives_plm_the_usable_threads(karate, monkeypatch):
     nk = pytest.importorskip("networkit")
-    from mgmatch.bench import louvain as bench_louvain
+    from mgmatch.bench import _common, louvain as bench_louvain
 
     before = nk.getMaxNumberOfThreads()
     monkeypatch.setattr(bench_louvain, "WARMUP_S", 0.0)
-    monkeypatch.setattr(bench_louvain, "host_threads", lambda: 1)
+    monkeypatch.setattr(_common, "host_threads", lambda: 1)
     try:
         rows = bench_louvain.run([f"file:{karate}"], device="cpu", repeats=1)
     finally:

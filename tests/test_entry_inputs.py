@@ -10,7 +10,7 @@ import scipy.sparse as sp
 import mgmatch
 from mgmatch.algorithms.matching import match
 from mgmatch.convert import as_graph, communities_as_sets, matching_as_pairs, to_pandas
-from mgmatch.errors import InputError
+from mgmatch.errors import ParameterError
 
 
 def _named(G):
@@ -65,5 +65,5 @@ def test_arrays_and_modularity_take_user_input():
 
 @pytest.mark.parametrize("bad", [3, "graph.mtx", object()])
 def test_what_is_not_a_graph_is_one_clear_error(bad):
-    with pytest.raises(InputError, match="expected a graph"):
+    with pytest.raises(ParameterError, match="expected a graph"):
         mgmatch.louvain(bad, device="cpu")

@@ -117,19 +117,22 @@ class MatchingResult:
 
 # ------------------------------------------------------------------------ shared state
 def _slots(part: Partition):
-    """Slot of each CSR entry's neighbour: owned ``v - lo``, ghosts after the owned ones."""
+    """Slot of each CSR entry's neighbour (owned ``v - lo``, ghosts after the owned ones) and,
+    on the CPU, the ghosts' id-to-slot table (``None`` on the GPU, whose kernels search the
+    sorted ghost list; empty when nothing is remote)."""
     xp = part.xp
     idx = part.indices
-    if part.lo == 0 and part.ghosts.size == 0:
-        return idx  # one partition owning everything: slots are the ids
+    if part.lo == 0 and part.ghosts.size == 0:  # one partition owning everything: slots are the ids
+        return idx, (np.empty(0, dtype=idx.dtype) if xp is np else None)
     if xp is np:
-        from ..cpu.graph_build import ghost_slots  # noqa: PLC0415
+        from ..cpu.graph_build import ghost_lookup, ghost_slots  # noqa: PLC0415
 
-        return ghost_slots(idx, part.lo, part.hi, part.ghosts, part.n_global)
+        lookup = ghost_lookup(part.lo, part.hi, part.ghosts, part.n_global)
+        return ghost_slots(idx, part.lo, part.hi, part.ghosts, part.n_global, lookup), lookup
     idx64 = idx.astype(xp.int64)
     owned = (idx64 >= part.lo) & (idx64 < part.hi)
     ghost_pos = xp.searchsorted(xp.asarray(part.ghosts), idx64) + part.n_owned
-    return xp.where(owned, idx64 - part.lo, ghost_pos)
+    return xp.where(owned, idx64 - part.lo, ghost_pos), None
 
 
 def _active_queue(part: Partition):
@@ -145,6 +148,11 @@ def _as_inbox(inbox: Messages, xp):
     return inbox.ints, inbox.w
 
 
+def _cpu_lookup(st) -> dict:
+    """The CPU twins' extra argument: the ghosts' id-to-slot table (none on the GPU)."""
+    return {} if st.ghost_slot is None else {"ghost_slot": st.ghost_slot}
+
+
 # ------------------------------------------------------------------------------ programs
 class _MatchingProgram:
     """What the four matching programs share: how a state is copied, the GPU memory estimate
@@ -152,8 +160,13 @@ class _MatchingProgram:
 
     name = "matching"
     #: State fields that no step writes (the partition and arrays derived from it once).
-    shared = ("part", "slot", "ghosts", "boundary", "prepared")
+    shared = ("part", "slot", "ghosts", "ghost_slot", "boundary", "prepared")
     b = None
+    #: The CPU kernels release the GIL: the engine steps the partitions on threads at once.
+    concurrent_steps = True
+    #: The result is the same for every partition count, so a run on the CPU that names none
+    #: is split into one partition per thread.
+    split_by_threads = True
 
     def fork(self, st):
         return fork_state(st, self.shared)
@@ -183,7 +196,7 @@ class _Suitor(_MatchingProgram):
     def init(self, part: Partition):
         xp = part.xp
         n_slots = part.n_owned + part.ghosts.size
-        slot = _slots(part)
+        slot, ghost_slot = _slots(part)
         if xp is np:
             boundary = None
         else:  # sizes every step's outbox: counted once here, not per step
@@ -200,11 +213,12 @@ class _Suitor(_MatchingProgram):
             target_w=xp.zeros(part.n_owned, dtype=xp.float64),
             queue=_active_queue(part),
             boundary=boundary,
+            ghost_slot=ghost_slot,
         )
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
-        extra = {} if st.boundary is None else {"boundary": st.boundary}
+        extra = {"ghost_slot": st.ghost_slot} if st.boundary is None else {"boundary": st.boundary}
         ints, w = _twin("suitor_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
             st.suitor, st.ws, st.target, st.target_w, st.queue, *_as_inbox(inbox, p.xp), **extra,
@@ -245,14 +259,17 @@ class _BSuitor(_MatchingProgram):
         off[1:] = xp.cumsum(b_eff)
         total = int(off[-1])
         n_ghost = part.ghosts.size
-        slot = _slots(part)
+        slot, ghost_slot = _slots(part)
+        cpu_only = {} if xp is not np else {  # the empty heaps' thresholds and the ceilings (bsuitor_local)
+            "own_w": np.where(b_eff == 0, np.inf, -np.inf), "own_s": np.where(b_eff == 0, -2, -1).astype(np.int64),
+            "ceil_w": np.full(n, np.inf), "ceil_v": np.full(n, -1, dtype=np.int64)}
         return SimpleNamespace(
-            part=part, b=b_eff, slot=slot, ghosts=xp.asarray(part.ghosts, dtype=xp.int64),
+            part=part, b=b_eff, slot=slot, ghosts=xp.asarray(part.ghosts, dtype=xp.int64), ghost_slot=ghost_slot,
             hw=xp.zeros(total, dtype=xp.float64), hs=xp.full(total, -1, dtype=xp.int64),
             hcnt=xp.zeros(n, dtype=xp.int64), hoff=off[:-1].copy(),
             tw=xp.full(n_ghost, -np.inf, dtype=xp.float64), ts=xp.full(n_ghost, -1, dtype=xp.int64),
             tid=xp.full(total, -1, dtype=xp.int64), tcnt=xp.zeros(n, dtype=xp.int64), toff=off[:-1].copy(),
-            queue=_active_queue(part), prepared=self._prepare(part, slot),
+            queue=_active_queue(part), prepared=self._prepare(part, slot), **cpu_only,
         )
 
     @staticmethod
@@ -266,10 +283,12 @@ class _BSuitor(_MatchingProgram):
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
+        extra = st.prepared if st.ghost_slot is None else {"own_w": st.own_w, "own_s": st.own_s, "ceil_w": st.ceil_w,
+                                                           "ceil_v": st.ceil_v, "ghost_slot": st.ghost_slot}
         ints, w = _twin("bsuitor_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts, st.b,
             st.hw, st.hs, st.hcnt, st.hoff, st.tw, st.ts, st.tid, st.tcnt, st.toff,
-            st.queue, *_as_inbox(inbox, p.xp), **st.prepared,
+            st.queue, *_as_inbox(inbox, p.xp), **extra,
         )
         st.queue = st.queue[:0]
         return Messages(ints, w)
@@ -290,10 +309,12 @@ class _PointerProgram(_MatchingProgram):
     def init(self, part: Partition):
         xp = part.xp
         n_slots = part.n_owned + part.ghosts.size
+        slot, ghost_slot = _slots(part)
         return SimpleNamespace(
             part=part,
-            slot=_slots(part),
+            slot=slot,
             ghosts=xp.asarray(part.ghosts, dtype=xp.int64),
+            ghost_slot=ghost_slot,
             matched=xp.zeros(n_slots, dtype=xp.bool_),
             cand=xp.full(n_slots, -1, dtype=xp.int64),
             mate=xp.full(part.n_owned, -1, dtype=xp.int64),
@@ -320,7 +341,7 @@ class _LocallyDominant(_PointerProgram):
         p = st.part
         ints, w = _twin("ld_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
-            st.matched, st.cand, st.mate, st.mate_w, st.first, *_as_inbox(inbox, p.xp),
+            st.matched, st.cand, st.mate, st.mate_w, st.first, *_as_inbox(inbox, p.xp), **_cpu_lookup(st),
         )
         st.first = False
         return Messages(ints, w)
@@ -336,7 +357,7 @@ class _Handshake(_PointerProgram):
         p = st.part
         ints, w, passes = _twin("handshake_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
-            st.matched, st.cand, st.mate, st.mate_w, st.sent, *_as_inbox(inbox, p.xp),
+            st.matched, st.cand, st.mate, st.mate_w, st.sent, *_as_inbox(inbox, p.xp), **_cpu_lookup(st),
         )
         st.passes += int(passes)
         return Messages(ints, w)
