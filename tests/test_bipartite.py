@@ -720,3 +720,17 @@ def test_threads_setting_is_restored_and_bounded():
         with pytest.raises(ParameterError, match="cpu_parallel_min"):
             with bipartite_config(cpu_parallel_min=bad):
                 pass
+
+
+def test_bench_times_each_thread_count():
+    """The benchmark gives a row per implementation and thread count (the scaling curve), each
+    with SciPy's cardinality, and refuses a thread count that is not one."""
+    from mgmatch.bench import bipartite as bench
+
+    g = Graph.from_edges([0, 1, 2], [1, 2, 0])
+    rows = bench.run([("triangle", g)], device="cpu", repeats=1, timeout=30, threads=(1, 2))
+    ours = [r for r in rows if r["impl"] != "scipy"]
+    assert sorted(r["threads"] for r in ours if r["impl"] == "apfb") == [1, TWO]
+    assert {r["max_size"] for r in rows} == {3} and not any("error" in r for r in rows)
+    with pytest.raises(ParameterError, match="threads"):
+        bench.run([("triangle", g)], device="cpu", repeats=1, timeout=30, threads=0)

@@ -492,7 +492,7 @@ def global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, p
     at which the level-synchronous BFS of [GPR Alg. 4] stops: the deepest row level plus 2. The
     labels are distances, so threads give the same ones.
     """
-    if _threads() == 1 or _workers(n_rows + n_cols) == 1:
+    if _workers(n_rows) == 1:
         return int(_global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, psi_col))
     inf = n_rows + n_cols
     dt = psi_row.dtype
@@ -909,7 +909,7 @@ def augmenting_bfs(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root,
     first, and every tree ends at most one path, as on one thread.
     """
     stop_at_first, with_root, level_encoding = bool(stop_at_first), bool(with_root), bool(level_encoding)
-    if _threads() == 1 or not n_cols:
+    if _workers(n_cols) == 1:  # one thread, or too few columns for a level to be shared
         found, levels = _augmenting_bfs(n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, stop_at_first,
                                         with_root, level_encoding)
         return bool(found), int(levels)
@@ -970,9 +970,13 @@ def _alternate(n_rows, mu_row, mu_col, pred, bfs, root, level_encoding):
 @njit(cache=True)
 def _alternate_own_trees_range(lo, hi, mu_row, mu_col, pred, bfs, root, level_encoding):
     """ALTERNATE [APFB Alg. 3] from the end rows among ``lo .. hi - 1`` whose tree root claimed
-    them (``bfs[root] < 0``)."""
+    them (``bfs[root] < 0``). Returns the number of other ends, left to :func:`_alternate`."""
+    others = 0
     for r in range(lo, hi):
-        if mu_row[r] != -2 or bfs[root[pred[r]]] >= 0:
+        if mu_row[r] != -2:
+            continue
+        if bfs[root[pred[r]]] >= 0:
+            others += 1
             continue
         if level_encoding:
             c = pred[r]
@@ -989,15 +993,18 @@ def _alternate_own_trees_range(lo, hi, mu_row, mu_col, pred, bfs, root, level_en
             mu_col[matched_col] = row
             mu_row[row] = matched_col
             row = matched_row
+    return others
 
 
 @njit(cache=True, parallel=True)
 def _alternate_own_trees(n_rows, mu_row, mu_col, pred, bfs, root, level_encoding, n_chunks):
     # A path whose tree root claimed it (bfs[root] < 0) is the only path of its tree, and trees
     # share no column: such paths are vertex-disjoint, so their walks touch disjoint entries.
+    others = 0
     for k in prange(n_chunks):
-        _alternate_own_trees_range(k * n_rows // n_chunks, (k + 1) * n_rows // n_chunks, mu_row, mu_col, pred, bfs,
-                                   root, level_encoding)
+        others += _alternate_own_trees_range(k * n_rows // n_chunks, (k + 1) * n_rows // n_chunks, mu_row, mu_col,
+                                             pred, bfs, root, level_encoding)
+    return others
 
 
 def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, launch: str = "ct") -> None:
@@ -1010,9 +1017,9 @@ def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, 
     if not n_rows:
         return
     workers = _workers(n_rows)
-    if workers > 1:
-        _alternate_own_trees(n_rows, mu_row, mu_col, pred, bfs, root, bool(level_encoding), 16 * workers)
-    _alternate(n_rows, mu_row, mu_col, pred, bfs, root, bool(level_encoding))
+    if workers == 1 or _alternate_own_trees(n_rows, mu_row, mu_col, pred, bfs, root, bool(level_encoding),
+                                            16 * workers):
+        _alternate(n_rows, mu_row, mu_col, pred, bfs, root, bool(level_encoding))
 
 
 # ----------------------------------------------------------------------------- deterministic runs
@@ -1186,7 +1193,7 @@ def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     if not n_cols:
         return
     dt = mu_col.dtype
-    if _threads() == 1:
+    if _workers(n_cols) == 1:
         none = np.iinfo(dt).max
         cursor = np.empty(n_cols, dtype=dt)
         prop = np.full(n_rows, none, dtype=dt)
@@ -1515,7 +1522,7 @@ def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     work = [np.empty(n_cols, dtype=dt) for _ in range(5)]
     claim, best_end, frontier, nxt, new = work
     ends = np.empty(max(n_rows, 1), dtype=dt)
-    if _threads() == 1:
+    if _workers(n_cols) == 1:
         found, levels = _bfs_deterministic(n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, stop_at_first,
                                            claim, end_claim, best_end, frontier, nxt, new, ends, none)
         return bool(found), int(levels)
