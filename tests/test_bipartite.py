@@ -658,6 +658,24 @@ def test_deterministic_runs_are_the_same_on_every_thread_count(parallel_min):
                 assert (two.iterations, two.bfs_levels) == (one.iterations, one.bfs_levels), what
 
 
+def test_threads_with_int64_indices(monkeypatch):
+    """The threaded kernels' int64 instantiation (atomics included) gives the maximum, and the
+    deterministic matching of one thread."""
+    import mgmatch.algorithms.bipartite as mod
+    from mgmatch.generators import parse_graph_spec
+
+    monkeypatch.setattr(mod, "_index_dtype", lambda graph: np.dtype(np.int64))
+    g = parse_graph_spec("delaunay:k=10").bipartite_double_cover()
+    a = g.to_scipy()
+    expected = scipy_rank(a)
+    with bipartite_config(cpu_parallel_min=1):
+        for algorithm, opts in (("apfb", {}), ("gpr", {}), ("apfb", {"deterministic": True})):
+            r = bipartite_matching(g, algorithm, "cheap", device="cpu", threads=2, **opts)
+            check_result(r, a, expected, f"int64 {algorithm} {opts}")
+        one = bipartite_matching(g, "apfb", "cheap", device="cpu", threads=1, deterministic=True)
+        assert np.array_equal(r.row_match, one.row_match)
+
+
 def _twin_inputs(g):
     from mgmatch.cpu.graph_build import transpose_csr
 
