@@ -55,9 +55,11 @@ class EngineConfig:
         does not depend on it.
     min_partition_nnz : int
         Least stored entries (CSR entries) per partition when a run given no partition count is
-        split by ``threads``: a smaller graph gets fewer partitions (one below twice this), since
-        a round's fixed costs (handing steps to threads, routing) outweigh what another thread
-        adds to a few milliseconds of work.
+        split by ``threads``: a smaller graph gets fewer partitions (one below twice this).
+        Split, a matching does more work in all (a proposal across partitions waits a round for
+        its answer) and pays per round for handing the steps to threads and routing their
+        messages; below about a million entries a partition, another thread gains less than
+        that costs.
     """
 
     exchange: str = "direct"
@@ -67,7 +69,7 @@ class EngineConfig:
     max_restarts: int = 2
     progress_interval_s: float = 0.2
     threads: int | None = None
-    min_partition_nnz: int = 1 << 17
+    min_partition_nnz: int = 1 << 20
 
     def __post_init__(self):
         if self.exchange not in ("direct", "tasks"):
