@@ -243,6 +243,7 @@ class LouvainState:
     level: int = 0
     iteration: int = 0
     q_current: float = 0.0
+    internal: int = 0  # one partition: the internal weight of the communities, fixed point
     q_level_start: float = 0.0
     stop_after: bool = False
     nid_offsets: np.ndarray | None = None
@@ -1116,27 +1117,31 @@ def _copy(a, xp):
     return a.copy()
 
 
-def _local_modularity(state: LouvainState) -> float:
-    """Eq. (1) on the level graph, from the fixed-point weights."""
+def _local_modularity(state: LouvainState, internal: int | None = None) -> float:
+    """Eq. (1) on the level graph, from the fixed-point weights; ``internal`` (the internal
+    weight, :func:`internal_weight` of the twin) is counted here unless given, and kept."""
     if state.two_m_fix <= 0:
         return 0.0
     g, xp = state.graph, state.xp
-    internal = state.twin.internal_weight(g.indptr, g.indices, g.wfix, g.loop_fix, state.comm)
-    return modularity_of(int(internal), _square_sum(state.afix, xp), state.two_m_fix, state.params["resolution"])
+    if internal is None:
+        internal = int(state.twin.internal_weight(g.indptr, g.indices, g.wfix, g.loop_fix, state.comm))
+    state.internal = internal
+    return modularity_of(internal, _square_sum(state.afix, xp), state.two_m_fix, state.params["resolution"])
 
 
 def _local_sweep(state: LouvainState) -> None:
     """One iteration of Algorithm 1 (lines 4-11); the sweep's modularity decides termination."""
     g = state.graph
-    saved = tuple(_copy(a, state.xp) for a in (state.comm, state.csize, state.afix))
+    saved = tuple(_copy(a, state.xp) for a in (state.comm, state.csize, state.afix)) + (state.internal,)
     gamma_over_2m = state.params["resolution"] / float(state.two_m_fix)
-    state.twin.move_sweep(g.indptr, g.indices, g.wfix, state.kfix, state.comm, state.csize, state.afix,
-                          state.buckets, gamma_over_2m, state.workspace)
-    q = _local_modularity(state)  # the scalars read back per sweep
+    # (the CPU twin returns the change of the internal weight; the GPU twin, None: counted anew)
+    change = state.twin.move_sweep(g.indptr, g.indices, g.wfix, state.kfix, state.comm, state.csize, state.afix,
+                                   state.buckets, gamma_over_2m, state.workspace)
+    q = _local_modularity(state, None if change is None else state.internal + int(change))  # read back per sweep
     state.iteration += 1
     gain = q - state.q_current
     if gain < 0:  # simultaneous moves lowered Q: undo the sweep and end the phase
-        state.comm, state.csize, state.afix = saved
+        state.comm, state.csize, state.afix, state.internal = saved
         state.phase = "aggregate_local"
     else:
         state.q_current = q

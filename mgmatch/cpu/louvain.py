@@ -231,7 +231,7 @@ def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=Non
         # rows padded by a cache line: one thread's writes never evict another's table
         "keys": np.empty((threads, width + 16), dtype=np.int32),
         "vals": np.empty((threads, width + 8), dtype=np.int64),
-        "new_comm": np.empty(max(n, 1), dtype=np.int32),
+        "new_comm": np.full(max(n, 1), -1, dtype=np.int32),  # (-1: not in the batch in progress)
         "threads": threads,
         "batches": views,
         "first_batch": first,
@@ -282,7 +282,7 @@ def _batch_chunks(indptr, order, batch_ptr, chunk_ptr, edges):  # pragma: no cov
             i += 1
 
 
-def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace) -> None:
+def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace) -> int:
     """One iteration of Algorithm 1: every batch of every degree bucket in turn, moves decided, then applied.
 
     ``buckets`` are the buckets ``workspace`` was made for; bucket ``b`` is processed as its
@@ -301,11 +301,17 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
     decided by every thread (each its share of the batch, with its own table) and applied by
     every thread (atomic additions to ``a_c`` and the sizes: integers, so the result does not
     depend on their order); a smaller one runs on the calling thread.
+
+    Returns the change of :func:`internal_weight` over the sweep, exact: before a batch's moves
+    are applied, each vertex that moves sums the change of its pairs with its neighbours. After
+    the first sweeps few vertices move, and this costs a small part of the pass over every edge
+    that :func:`internal_weight` makes.
     """
     _plan(indptr, workspace)
     ws = workspace
-    _sweep(indptr, indices, wfix, kfix, comm, csize, afix, ws["order"], ws["batch_ptr"], ws["chunk_ptr"],
-           ws["parallel"], float(gamma_over_2m), ws["new_comm"], ws["keys"], ws["vals"], ws["table_sizes"])
+    return int(_sweep(indptr, indices, wfix, kfix, comm, csize, afix, ws["order"], ws["batch_ptr"], ws["chunk_ptr"],
+                      ws["parallel"], float(gamma_over_2m), ws["new_comm"], ws["keys"], ws["vals"],
+                      ws["table_sizes"]))
 
 
 def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int):
@@ -424,7 +430,10 @@ _decide_batch_serial = njit(cache=True)(_decide_batch.py_func)
 def _sweep(indptr, indices, wfix, kfix, comm, csize, afix, order, batch_ptr, chunk_ptr, parallel, gamma_over_2m,
            new_comm, keys, vals, table_sizes):  # pragma: no cover - compiled
     # Algorithm 1, lines 4-11: batch after batch, every move decided from the state at the
-    # batch's start, then applied (lines 8-11) before the next batch decides.
+    # batch's start, then applied (lines 8-11) before the next batch decides. Returns the
+    # change of the internal weight (see _internal_change). new_comm is -1 outside the batch
+    # in progress.
+    change = np.int64(0)
     for k in range(batch_ptr.shape[0] - 1):
         lo = batch_ptr[k]
         hi = batch_ptr[k + 1]
@@ -435,7 +444,19 @@ def _sweep(indptr, indices, wfix, kfix, comm, csize, afix, order, batch_ptr, chu
                 v = order[t]
                 new_comm[v] = _move_of(v, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, hkeys,
                                        hvals, table_sizes)
-            _apply_moves(order[lo:hi], new_comm, comm, csize, afix, kfix)
+            for t in range(lo, hi):
+                change += _internal_change(order[t], indptr, indices, wfix, comm, new_comm)
+            for t in range(lo, hi):
+                v = order[t]
+                c = new_comm[v]
+                o = comm[v]
+                if c != o:
+                    afix[o] -= kfix[v]
+                    afix[c] += kfix[v]
+                    csize[o] -= 1
+                    csize[c] += 1
+                    comm[v] = c
+                new_comm[v] = -1
             continue
         chunks = chunk_ptr[k]
         for ch in prange(chunks.shape[0] - 1):
@@ -445,6 +466,11 @@ def _sweep(indptr, indices, wfix, kfix, comm, csize, afix, order, batch_ptr, chu
                 v = order[t]
                 new_comm[v] = _move_of(v, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, hkeys,
                                        hvals, table_sizes)
+        for ch in prange(chunks.shape[0] - 1):
+            part = np.int64(0)
+            for t in range(chunks[ch], chunks[ch + 1]):
+                part += _internal_change(order[t], indptr, indices, wfix, comm, new_comm)
+            change += part
         for t in prange(lo, hi):
             v = order[t]
             c = new_comm[v]
@@ -456,24 +482,32 @@ def _sweep(indptr, indices, wfix, kfix, comm, csize, afix, order, batch_ptr, chu
                 atomic_add(csize, o, -1)
                 atomic_add(csize, c, 1)
                 comm[v] = c
+            new_comm[v] = -1
+    return change
 
 
-@njit(cache=True)
-def _apply_moves(verts, new_comm, comm, csize, afix, kfix):  # pragma: no cover - compiled
-    # Algorithm 1, lines 8-11: commit the batch's moves and update a_c.
-    moved = 0
-    for t in range(verts.shape[0]):
-        v = verts[t]
-        c = new_comm[v]
-        o = comm[v]
-        if c != o:
-            afix[o] -= kfix[v]
-            afix[c] += kfix[v]
-            csize[o] -= 1
-            csize[c] += 1
-            comm[v] = c
-            moved += 1
-    return moved
+@njit(cache=True, inline="always")
+def _internal_change(v, indptr, indices, wfix, comm, new_comm):  # pragma: no cover - compiled
+    # What vertex v adds to the change of the internal weight I = sum over ordered pairs of
+    # neighbours (v, u) in one community of w(v, u) when the batch's moves are applied: comm
+    # holds the communities before, new_comm the batch's after (-1 outside the batch). A pair
+    # changes only if one end moves; a mover counts its pairs with movers once (the other
+    # mover counts the reverse pair) and those with vertices that stay twice (for both
+    # directions). Integers: exact in any order.
+    c = new_comm[v]
+    o = comm[v]
+    if c == o:
+        return np.int64(0)
+    s = np.int64(0)
+    for e in range(indptr[v], indptr[v + 1]):
+        u = indices[e]
+        cu = comm[u]
+        nu = new_comm[u]
+        after = nu if nu >= 0 else cu
+        d = (1 if after == c else 0) - (1 if cu == o else 0)
+        if d != 0:
+            s += wfix[e] * d if (nu >= 0 and nu != cu) else 2 * wfix[e] * d
+    return s
 
 
 # ------------------------------------------------------------------------- whole-level passes
