@@ -1,4 +1,4 @@
-"""The ``mgmatch`` command line: ``run``, ``info``, ``generate``, ``verify``, ``bench``, ``demo``.
+"""The ``mgmatch`` command line: ``run``, ``info``, ``generate``, ``verify``, ``report``, ``bench``, ``demo``.
 
 Every error a user can cause (bad file, bad parameter, a job that will not fit) prints one line
 ``mgmatch: error: ...`` on standard error and exits with status 2; no partial output is left.
@@ -124,7 +124,20 @@ def _input(path: Path) -> Path:
     return Path("/dev/stdin") if str(path) == "-" else path
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Main(click.Group):
+    """The ``mgmatch`` group; keeps the arguments it was started with, which summaries and
+    reports show as the user's command line (:func:`mgmatch.report.command_line`)."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        argv = list(args)
+        ctx = super().make_context(info_name, args, parent=parent, **extra)
+        from .report import ARGV_KEY  # noqa: PLC0415
+
+        ctx.meta[ARGV_KEY] = argv
+        return ctx
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="mgmatch")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
               default="info", show_default=True,
@@ -169,8 +182,12 @@ def _configure_log(level: str) -> None:
 @click.option("--all-levels", is_flag=True, help="Louvain: write every level, with a level column.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True)
 @click.option("--partitions", type=int, default=None,
-              help="Partitions the matching rounds run over (default: 1 in-process, one per Dask worker). "
-                   "The result does not depend on it.")
+              help="Partitions the matching rounds run over (default: one per Dask worker; in-process on a CPU, "
+                   "one per thread on a large graph, else 1). The result does not depend on it.")
+@click.option("--threads", type=int, default=None, metavar="N",
+              help="CPU threads of a run in this process (partitions stepped at once, Numba's parallel loops). "
+                   "Default: every CPU the process may use (capped by NUMBA_NUM_THREADS). The result does not "
+                   "depend on it.")
 @click.option("--workers", type=int, default=None,
               help="Start an embedded local Dask cluster of N workers (on GPUs: the first N GPUs, one worker each; "
                    "else N CPU worker processes).")
@@ -183,7 +200,11 @@ def _configure_log(level: str) -> None:
 @click.option("--wait-timeout", type=float, default=300.0, show_default=True, metavar="SECONDS",
               help="How long --wait-for-workers waits before giving up.")
 @click.option("--report", type=_PATH, default=None,
-              help="Write Dask's performance report of the run to this HTML file.")
+              help="Write Dask's performance report of the run to this HTML file (readable offline).")
+@click.option("--run-report", type=_PATH, default=None, metavar="FILE.html",
+              help="Write a page of charts about the run to this HTML file, readable offline: messages and time per "
+                   "round, matched share per round, modularity per level, community sizes, load per partition "
+                   "(mgmatch report makes one later from the JSON summary).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display or summary table (notices that change "
                                                   "how the result reads, such as ids read as 1-based, still show).")
 @click.option("--read-on-workers", is_flag=True,
@@ -193,9 +214,9 @@ def _configure_log(level: str) -> None:
 @_canon_options
 @_friendly
 def run(input_path, algorithm, output, summary, b, init, deterministic, resolution, all_levels, device, partitions,
-        workers, scheduler, scheduler_file, wait_for_workers, wait_timeout, report, quiet, read_on_workers, fmt,
-        one_based, negative, zeros, duplicates, random_weights, bipartite, weighted, src_column, dst_column,
-        weight_column, columns):
+        threads, workers, scheduler, scheduler_file, wait_for_workers, wait_timeout, report, run_report, quiet,
+        read_on_workers, fmt, one_based, negative, zeros, duplicates, random_weights, bipartite, weighted, src_column,
+        dst_column, weight_column, columns):
     """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
 
     With --workers, --scheduler or --scheduler-file the matching rounds run on a Dask cluster,
@@ -206,6 +227,13 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
     given = _given_options(click.get_current_context())
     cluster_opts = dict(workers=workers, scheduler=scheduler, scheduler_file=scheduler_file,
                         wait_for_workers=wait_for_workers, wait_timeout=wait_timeout)
+    if threads is not None:
+        if workers is not None or scheduler is not None or scheduler_file is not None:
+            raise ParameterError("--threads sets the threads of a run in this process; a Dask worker's are set "
+                                 "where it starts (dask worker --nthreads)")
+        from .engine import cpu_threads  # noqa: PLC0415
+
+        click.get_current_context().with_resource(cpu_threads(threads))  # until the command ends
     if input_path.suffix.lower() in (".yaml", ".yml"):
         from .pipeline import run_pipeline  # noqa: PLC0415
 
@@ -213,9 +241,10 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
         if for_jobs:
             raise ParameterError(f"{', '.join(for_jobs.values())} do{'es' if len(for_jobs) == 1 else ''} not apply to a "
                                  "pipeline file: set job options in its 'defaults' or 'jobs' (the command line takes "
-                                 "--quiet and the cluster options --workers, --scheduler, --scheduler-file, "
-                                 "--wait-for-workers, --wait-timeout, which replace the file's 'cluster')")
-        run_pipeline(input_path, quiet=quiet,
+                                 "--quiet, --threads and the cluster options --workers, --scheduler, "
+                                 "--scheduler-file, --wait-for-workers, --wait-timeout, which replace the file's "
+                                 "'cluster')")
+        run_pipeline(input_path, quiet=quiet, run_job=run_job,
                      cluster={k: v for k, v in cluster_opts.items() if k in given} or None)
         return
     if output is None:
@@ -231,21 +260,23 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
     from .io import summary_path_for  # noqa: PLC0415
 
     # before a cluster starts: the report is opened with it
-    _check_output(output, Path(summary) if summary else summary_path_for(output), input_path, report=report, b=b)
+    _check_output(output, Path(summary) if summary else summary_path_for(output), input_path, report=report, b=b,
+                  run_report=run_report)
     if read_on_workers:
         _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite, input_path)
     with _maybe_cluster(on_cluster, cluster_opts, device, quiet, report) as client:
         run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init,
                 deterministic=deterministic, resolution=resolution,
                 all_levels=all_levels, device=device, partitions=partitions, quiet=quiet, client=client,
-                report=report, on_cluster=on_cluster, read_on_workers=read_on_workers,
+                report=report, run_report=run_report, on_cluster=on_cluster, read_on_workers=read_on_workers,
                 read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
                                   duplicates=duplicates, random_weights=random_weights, bipartite=bipartite,
                                   weighted=weighted, columns=chosen))
 
 
 #: Options of ``mgmatch run`` that a pipeline file takes from the command line.
-_PIPELINE_CLI_OPTIONS = ("quiet", "workers", "scheduler", "scheduler_file", "wait_for_workers", "wait_timeout")
+_PIPELINE_CLI_OPTIONS = ("quiet", "threads", "workers", "scheduler", "scheduler_file", "wait_for_workers",
+                         "wait_timeout")
 
 
 def _given_options(ctx) -> dict:
@@ -283,11 +314,9 @@ def _maybe_cluster(on_cluster, cluster_opts, device, quiet, report):
         if report is None:
             yield client
             return
-        from distributed import performance_report  # noqa: PLC0415
+        from .report import command_line, dask_performance_report  # noqa: PLC0415
 
-        from .io import atomic_path  # noqa: PLC0415
-
-        with atomic_path(report) as tmp, performance_report(filename=str(tmp)):
+        with dask_performance_report(report, command_line()):
             yield client
 
 
@@ -432,6 +461,26 @@ def _in_dense_ids(table: dict, read) -> dict:
     return out
 
 
+# ------------------------------------------------------------------------------- report
+@main.command("report")
+@click.argument("summary_path", metavar="SUMMARY", type=_PATH)
+@click.option("--output", "-o", type=_PATH, default=None, metavar="FILE.html",
+              help="Where to write the page (default: SUMMARY with the suffix .html).")
+@_friendly
+def report_command(summary_path, output):
+    """Make the run report of a finished run from its JSON SUMMARY: one HTML page of charts
+    (messages and time per round, matched share per round, modularity per level, community
+    sizes, load per partition) that opens in a browser without a network, as
+    ``mgmatch run --run-report`` writes it."""
+    from ._paths import check_job_paths  # noqa: PLC0415
+    from .report import read_summary, write_run_report  # noqa: PLC0415
+
+    output = Path(output) if output is not None else Path(summary_path).with_suffix(".html")
+    check_job_paths({"summary": summary_path}, {"output": output})
+    write_run_report(output, read_summary(summary_path))
+    click.echo(f"wrote {output}")
+
+
 # -------------------------------------------------------------------------------- bench
 #: What ``bench --family all`` runs: every family (:data:`mgmatch.bench.FAMILIES`, kept here so
 #: that --help needs no import of the benchmarks; a test checks the two agree).
@@ -452,9 +501,14 @@ ALL_FAMILIES = ("matching", "bipartite", "louvain", "distributed", "stable-marri
 @click.option("--quick", is_flag=True, help="Small graphs: a smoke test of the benchmark itself.")
 @click.option("--output", "-o", type=_PATH, default=None, help="Write the rows as JSON here.")
 @click.option("--workers", default=None, help="distributed: comma-separated worker counts (default: 1 to the "
-                                              "number of GPUs, or 1,2 CPU processes).")
+                                              "number of GPUs, or 1,2 CPU processes); louvain: also run on "
+                                              "clusters of these worker counts, the graph placed once.")
+@click.option("--threads", default=None, metavar="N[,N...]",
+              help="Run every case once per thread count, mgmatch and its peers alike (e.g. 1,2,4,8,16: the "
+                   "scaling curve); each row records its threads. Default: one pass on every CPU the process "
+                   "may use.")
 @_friendly
-def bench(family, device, graphs, repeats, quick, output, workers):
+def bench(family, device, graphs, repeats, quick, output, workers, threads):
     """Time mgmatch against its peers (NetworKit, SciPy) side by side on the same graphs."""
     from .bench import run_family, write_report  # noqa: PLC0415
 
@@ -463,24 +517,29 @@ def bench(family, device, graphs, repeats, quick, output, workers):
     specs = [s for s in graphs.split(";") if s] if graphs else None
     families = list(ALL_FAMILIES) if family == "all" else [family]
     counts = _parse_counts(workers)
+    thread_counts = _parse_counts(threads, "--threads")
     rows = []
     for fam in families:
         extra = {"workers": counts} if fam == "distributed" else {}
         # --graphs names graphs for the other families, formats for io: with --family all, io reads its own
         given = specs if fam != "io" or family == "io" else None
-        rows += run_family(fam, graphs=given, device=device, repeats=repeats, quick=quick, **extra)
+        rows += run_family(fam, graphs=given, device=device, repeats=repeats, quick=quick, threads=thread_counts,
+                           **extra)
+        if fam == "louvain" and counts:  # the same graphs placed on clusters of these worker counts
+            rows += run_family("distributed", graphs=specs, device=device, repeats=repeats, quick=quick,
+                               workers=counts, algorithms=("louvain",))
     write_report(rows, output, console=_console())
 
 
-def _parse_counts(text):
+def _parse_counts(text, option="--workers"):
     if text is None:
         return None
     try:
         counts = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise ParameterError(f"--workers takes comma-separated positive integers, not {text!r}") from None
+        raise ParameterError(f"{option} takes comma-separated positive integers, not {text!r}") from None
     if not counts or min(counts) < 1:
-        raise ParameterError(f"--workers takes comma-separated positive integers, not {text!r}")
+        raise ParameterError(f"{option} takes comma-separated positive integers, not {text!r}")
     return counts
 
 

@@ -41,13 +41,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._array import to_numpy
-from .errors import InputError, ParameterError
+from .errors import InputError, NotAGraphError, ParameterError
 from .graph import Graph
 
 __all__ = [
     "GraphInput",
     "VertexMap",
     "as_graph",
+    "coerce_input",
+    "attach_mapping",
     "renumber_ids",
     "ids_kept",
     "to_pandas",
@@ -169,6 +171,31 @@ class GraphInput:
         if self.columns is not None:
             out["columns"] = self.columns.summary()
         return out
+
+
+def coerce_input(obj, *, bipartite: bool | None = None) -> tuple:
+    """``(graph, mapping)`` for a public entry point: a :class:`~mgmatch.graph.Graph` or a
+    placed distributed graph passes as it is (``mapping`` ``None``); anything :func:`as_graph`
+    takes is converted (weights from the ``weight`` attribute or column) and its
+    :class:`GraphInput` comes back, which the entry point hands to its result (``result.mapping``)
+    so that :func:`to_pandas` and the other converters give the user's ids without being told."""
+    import sys  # noqa: PLC0415
+
+    loading = sys.modules.get("mgmatch.distributed.loading")  # (loaded whenever a placed graph exists)
+    if isinstance(obj, Graph) or (loading is not None and isinstance(obj, loading.DistributedGraph)):
+        return obj, None
+    if _kind_of(obj) is None:
+        raise NotAGraphError(f"expected a graph (an mgmatch.Graph, a SciPy sparse matrix, a NetworkX graph, an edge "
+                         f"table or (src, dst[, weight]) arrays), not {type(obj).__name__}")
+    converted = as_graph(obj, bipartite=bipartite)
+    return converted.graph, converted
+
+
+def attach_mapping(result, mapping):
+    """``result`` with ``mapping`` (from :func:`coerce_input`) as ``result.mapping``."""
+    if mapping is not None and result is not None and not hasattr(result, "__await__"):
+        result.mapping = mapping
+    return result
 
 
 # ---------------------------------------------------------------------------- as_graph
@@ -538,7 +565,9 @@ def _node_map(nodes: list) -> VertexMap:
 
 
 # ---------------------------------------------------------------------------- results out
-def _maps(mapping) -> tuple[VertexMap | None, VertexMap | None]:
+def _maps(mapping, result=None) -> tuple[VertexMap | None, VertexMap | None]:
+    if mapping is None:  # a result of an entry point given a NetworkX graph, a table, ... knows its own
+        mapping = getattr(result, "mapping", None)
     if mapping is None:
         return None, None
     if isinstance(mapping, GraphInput):
@@ -555,7 +584,7 @@ def result_columns(result, mapping=None, **options) -> dict:
     through ``mapping.columns``. ``options`` go to ``to_table`` (e.g. ``all_levels=True``).
     """
     table = result.to_table(**options)
-    verts, cols = _maps(mapping)
+    verts, cols = _maps(mapping, result)
     out = {}
     for name, values in table.items():
         vm = cols if name == "col" else verts if name in ("u", "v", "vertex", "row") else None
@@ -601,7 +630,7 @@ def communities_as_sets(result_or_labels, mapping=None) -> list[set]:
     """
     labels = getattr(result_or_labels, "communities", result_or_labels)
     labels = np.asarray(to_numpy(labels), dtype=np.int64)
-    verts, _ = _maps(mapping)
+    verts, _ = _maps(mapping, result_or_labels)
     if labels.size == 0:
         return []
     order = np.argsort(labels, kind="stable")  # vertices grouped by label, each group in vertex order

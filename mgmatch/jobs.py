@@ -103,7 +103,7 @@ AUTO_ALGORITHM = "suitor"
 
 def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init="cheap", deterministic=False,
             resolution=1.0, all_levels=False, device="auto", partitions=None, quiet=False, client=None, report=None,
-            on_cluster=None, read_options=None, read_on_workers=False):
+            on_cluster=None, read_options=None, read_on_workers=False, run_report=None):
     """One job: read INPUT, run the algorithm, write the table and its summary atomically.
 
     INPUT is read by :func:`mgmatch.io.read_input` (``read_options``: the reader's options, and
@@ -111,12 +111,14 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     renumbered, the table names vertices by the input's ids, and the summary records
     ``"renumbered"`` (with ``vertex_ids``, and ``column_ids`` for a bipartite graph, when true).
     With ``read_on_workers`` the Dask workers build the partitions from INPUT themselves
-    (:func:`mgmatch.distributed.read_partitions`) and the summary records ``"read": "workers"``."""
+    (:func:`mgmatch.distributed.read_partitions`) and the summary records ``"read": "workers"``.
+    With ``run_report`` the run's page of charts (:mod:`mgmatch.report`) is written there too,
+    together with the table and the summary."""
     from .io import summary_path_for  # noqa: PLC0415
 
     output = Path(output)
     summary_path = Path(summary) if summary else summary_path_for(output)
-    _check_output(output, summary_path, input_path, report=report, b=b)
+    _check_output(output, summary_path, input_path, report=report, b=b, run_report=run_report)
     if algorithm == "auto":
         algorithm = AUTO_ALGORITHM
     if algorithm not in ALGORITHM_CHOICES:
@@ -132,9 +134,14 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
     opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
             "random_weights": None, "bipartite": None, "weighted": True, "columns": None} | (read_options or {})
+    from .report import RoundTrace, run_fields, run_report_written  # noqa: PLC0415
+
+    # the matched share after each round, for the summary: free while a progress display watches the
+    # rounds, one read from the device per round otherwise, so only for a run report
+    trace = RoundTrace() if run_report is not None or not quiet else None
     if algorithm in STABLE:
         return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
-                               quiet=quiet, read_options=opts, client=client)
+                               quiet=quiet, read_options=opts, client=client, trace=trace, run_report=run_report)
     if algorithm in BIPARTITE:
         opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
@@ -160,7 +167,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
                              "renumbered (they are labels or sparse integers): give one b for all vertices")
     _check_graph_kind(graph, algorithm, input_path)
     result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
-                            device=device, partitions=partitions, quiet=quiet, client=client)
+                            device=device, partitions=partitions, quiet=quiet, client=client, trace=trace)
     record = result.summary()
     if client is not None:
         record["workers"] = len(client.scheduler_info()["workers"])
@@ -179,6 +186,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     if read_on_workers:
         record["read"] = "workers"
     record.setdefault("time_s", {})["read"] = t_read
+    record.update(run_fields(record, graph, trace))
     options = {"all_levels": all_levels} if algorithm in COMMUNITY else {}
     if renumbered:
         from .convert import result_columns  # noqa: PLC0415
@@ -186,8 +194,9 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         table = result_columns(result, read, **options)  # in the input's ids
     else:
         table = result.to_table(**options)
-    t1 = time.perf_counter()
-    _write_outputs(output, table, summary_path, record)
+    with run_report_written(run_report, record):  # (drawn here, written with the others)
+        t1 = time.perf_counter()
+        _write_outputs(output, table, summary_path, record)
     record["time_s"]["write"] = time.perf_counter() - t1
     if not quiet:
         _print_summary(record, output, summary_path)
@@ -195,7 +204,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
 
 
 def _run_stable_job(input_path, output, summary_path, algorithm, *, device, partitions, quiet, read_options,
-                    client=None):
+                    client=None, trace=None, run_report=None):
     """A stable-marriage job: a preference table (or a weighted graph) in, ``man, woman`` out."""
     from .algorithms.stable_marriage import stable_marriage  # noqa: PLC0415
     from .io.preferences import read_instance  # noqa: PLC0415
@@ -203,7 +212,11 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
     t0 = time.perf_counter()
     prefs = read_instance(input_path, graph_reader=lambda path: _read(path, **read_options, renumber=False).graph)
     t_read = time.perf_counter() - t0
+    from .report import run_fields, run_report_written  # noqa: PLC0415
+
     with _progress(algorithm, quiet) as callback:
+        if trace is not None:
+            callback = trace.wrap(callback)
         result = stable_marriage(prefs, algorithm=algorithm, device=device, partitions=partitions, client=client,
                                  progress=None if callback is None else
                                  (lambda r: callback(r["round"], r["messages"], r.get("matched"))))
@@ -211,7 +224,9 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
     if client is not None:
         record["workers"] = len(client.scheduler_info()["workers"])
     record.setdefault("time_s", {})["read"] = t_read
-    _write_outputs(output, result.to_table(), summary_path, record)
+    record.update(run_fields(record, None, trace))
+    with run_report_written(run_report, record):
+        _write_outputs(output, result.to_table(), summary_path, record)
     if not quiet:
         _print_summary(record, output, summary_path)
     return record
@@ -244,7 +259,7 @@ def _check_read_on_workers(on_cluster, algorithm, bipartite, input_path=None):
         raise ParameterError("--read-on-workers reads undirected graphs; --bipartite does not apply")
 
 
-def _check_output(output: Path, summary: Path, input_path=None, *, report=None, b=None):
+def _check_output(output: Path, summary: Path, input_path=None, *, report=None, b=None, run_report=None):
     """Refuse outputs that cannot be written as asked, before any work: a table of unknown
     format, any output on a file the job reads (the input, a --b file) or on another output
     (:func:`mgmatch._paths.check_job_paths`), or where it cannot be written
@@ -255,7 +270,7 @@ def _check_output(output: Path, summary: Path, input_path=None, *, report=None, 
     if Path(output).suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv"):
         raise ParameterError(f"output {output} must end in .parquet, .pq, .csv or .tsv")
     b_file = _b_file(b)
-    writes = {"output": output, "summary": summary, "report": report}
+    writes = {"output": output, "summary": summary, "report": report, "run report": run_report}
     check_job_paths({"input": input_path, "--b": b_file}, writes)
     for what, path in writes.items():
         why = None if path is None else unwritable(path)  # before the job runs, which may take long
@@ -313,10 +328,12 @@ def _cluster_lost():
 
 
 def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions, quiet, client=None,
-                   deterministic=False):
+                   deterministic=False, trace=None):
     progress = _progress(algorithm, quiet)
     with progress as callback:
         if algorithm in MATCHING:
+            if trace is not None:
+                callback = trace.wrap(callback)
             from .algorithms.matching import match  # noqa: PLC0415
 
             bb = _parse_b(b, graph.n) if algorithm == "bsuitor" else None

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import networkx as nx
+import numba
 import numpy as np
 import pytest
 import scipy.io
@@ -20,6 +21,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from mgmatch.algorithms.bipartite import (
     BipartiteMatchingResult,
+    bipartite_config,
     bipartite_matching,
     check_parameters,
     estimate_gpu_bytes,
@@ -283,9 +285,11 @@ def test_result_object_and_summary(device):
     assert s["cardinality"] == 27 and s["init_cardinality"] <= 27
     assert {"init", "match", "total"} <= set(s["time_s"])
     assert s["counts"]["iterations"] >= 1
-    assert r.params == {"init": "karp-sipser", "bfs": "gpubfs-wr", "launch": "persistent", "deterministic": False}
+    on_cpu = {"threads": numba.get_num_threads()} if device == "cpu" else {}
+    assert r.params == {"init": "karp-sipser", "bfs": "gpubfs-wr", "launch": "persistent", "deterministic": False,
+                        **on_cpu}
     g = bipartite_matching(bip(a), "gpr", device=device)
-    assert g.params == {"init": "cheap", "variant": "shrink", "relabel": "adaptive", "relabel_k": 0.7}
+    assert g.params == {"init": "cheap", "variant": "shrink", "relabel": "adaptive", "relabel_k": 0.7, **on_cpu}
     assert g.global_relabels >= 1 or g.init_cardinality == 27
 
 
@@ -307,6 +311,10 @@ def test_result_object_and_summary(device):
         {"deterministic": 1},
         {"algorithm": "gpr", "deterministic": True},
         {"bfs": "gpubfs", "deterministic": True},
+        {"threads": 0},
+        {"threads": True},
+        {"threads": 1.5},
+        {"threads": "2"},
     ],
 )
 def test_bad_parameters(kwargs):
@@ -581,3 +589,166 @@ def test_deterministic_gpu_equals_cpu_random(nr, nc, density, seed):
         gpu = bipartite_matching(g, algorithm, "cheap", device="gpu", **opts)
         check_result(gpu, a, scipy_rank(a), f"{algorithm} {nr}x{nc}")
         assert np.array_equal(gpu.row_match, cpu.row_match)
+
+
+# ----------------------------------------------------------------------------- CPU threads
+# Two threads, and every loop shared among them however small (cpu_parallel_min=1), so the
+# parallel kernels run on these small graphs; one thread is the sequential reference run.
+THREADS = (1, 2)
+TWO = min(2, numba.config.NUMBA_NUM_THREADS)
+
+
+def thread_cases():
+    """(name, graph, matrix): structured graphs (SciPy's layered graph, a perfect and a deficient
+    pattern, generated meshes, R-MAT, random geometric, a grid with holes, unbalanced random) and
+    real matrices both ways."""
+    from mgmatch.generators import parse_graph_spec
+
+    cases = [("layered", bip(layered_graph(40)), layered_graph(40))]
+    for spec in ("delaunay:k=11", "kron:k=10,edge_factor=16", "rgg:k=11", "grid2d:nx=40,ny=40,delete_fraction=0.1",
+                 "random_bipartite:n_rows=3000,n_cols=2000,avg_degree=2"):
+        g = parse_graph_spec(spec)
+        g = g if g.bipartite else g.bipartite_double_cover()
+        cases.append((spec, g, g.to_scipy()))
+    for name in ("west0479.mtx", "lp_e226.mtx"):
+        a = sp.csr_array(mmread(DATA / name))
+        cases += [(name, bip(a), a), (name + ".T", bip(a.T), a.T)]
+    return cases
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_threads_give_the_maximum(threads):
+    """Every algorithm, variant and initial matching reaches SciPy's cardinality on one thread
+    and with every loop shared among two, and the run reports its threads."""
+    with bipartite_config(cpu_parallel_min=1):
+        for name, g, a in thread_cases():
+            expected = scipy_rank(a)
+            for init in INITS:
+                for algorithm, opts in CONFIGS:
+                    r = bipartite_matching(g, algorithm, init, device="cpu", threads=threads, **opts)
+                    check_result(r, a, expected, f"{name} {algorithm} {init} {opts} threads={threads}")
+                    assert r.params["threads"] == min(threads, TWO)
+
+
+@settings(max_examples=25, deadline=None)
+@given(nr=st.integers(0, 40), nc=st.integers(0, 40), density=st.floats(0.0, 0.4), seed=st.integers(0, 2**31 - 1))
+def test_threads_random_bipartite(nr, nc, density, seed):
+    a = random_pattern(nr, nc, density, seed)
+    with bipartite_config(cpu_parallel_min=1):
+        for algorithm, opts in CONFIGS + DETERMINISTIC:
+            r = bipartite_matching(bip(a), algorithm, "cheap", device="cpu", threads=2, **opts)
+            check_result(r, a, scipy_rank(a), f"{algorithm} {opts} {nr}x{nc}")
+
+
+@pytest.mark.parametrize("parallel_min", [1, 7, 1024])
+def test_deterministic_runs_are_the_same_on_every_thread_count(parallel_min):
+    """deterministic=True returns the same pairs, cover, phases and levels on one thread and on
+    two, whatever loops the threshold shares among them."""
+    for name, g, a in deterministic_cases():
+        for algorithm, opts in DETERMINISTIC:
+            for init in INITS:
+                one = bipartite_matching(g, algorithm, init, device="cpu", threads=1, **opts)
+                with bipartite_config(cpu_parallel_min=parallel_min):
+                    two = bipartite_matching(g, algorithm, init, device="cpu", threads=2, **opts)
+                what = f"{name} {algorithm} {init} parallel_min={parallel_min}"
+                check_result(two, a, scipy_rank(a), what)
+                assert two.init_cardinality == one.init_cardinality, what
+                assert np.array_equal(two.row_match, one.row_match), f"{what}: the pairs differ"
+                assert np.array_equal(two.cover_rows, one.cover_rows) and np.array_equal(two.cover_cols, one.cover_cols)
+                assert (two.iterations, two.bfs_levels) == (one.iterations, one.bfs_levels), what
+
+
+def test_threads_with_int64_indices(monkeypatch):
+    """The threaded kernels' int64 instantiation (atomics included) gives the maximum, and the
+    deterministic matching of one thread."""
+    import mgmatch.algorithms.bipartite as mod
+    from mgmatch.generators import parse_graph_spec
+
+    monkeypatch.setattr(mod, "_index_dtype", lambda graph: np.dtype(np.int64))
+    g = parse_graph_spec("delaunay:k=10").bipartite_double_cover()
+    a = g.to_scipy()
+    expected = scipy_rank(a)
+    with bipartite_config(cpu_parallel_min=1):
+        for algorithm, opts in (("apfb", {}), ("gpr", {}), ("apfb", {"deterministic": True})):
+            r = bipartite_matching(g, algorithm, "cheap", device="cpu", threads=2, **opts)
+            check_result(r, a, expected, f"int64 {algorithm} {opts}")
+        one = bipartite_matching(g, "apfb", "cheap", device="cpu", threads=1, deterministic=True)
+        assert np.array_equal(r.row_match, one.row_match)
+
+
+def _twin_inputs(g):
+    from mgmatch.cpu.graph_build import transpose_csr
+
+    row_ptr, row_cols = g.indptr.astype(np.int32), g.indices.astype(np.int32)
+    col_ptr, col_rows = transpose_csr(row_ptr, row_cols, g.n_cols)
+    return row_ptr, row_cols, col_ptr, col_rows
+
+
+@pytest.mark.parametrize("spec", ["delaunay:k=11", "kron:k=10,edge_factor=16", "random_bipartite:n_rows=900,n_cols=700,avg_degree=2"])
+def test_threaded_twins_keep_their_guarantees(spec):
+    """The twins on two threads, every loop shared: G-GR's labels are the BFS distances of one
+    thread (and maxLevel with them); the cheap matchings are maximal; the deterministic cheap
+    matching is the one-thread matching."""
+    from mgmatch.cpu import bipartite as ops
+    from mgmatch.generators import parse_graph_spec
+
+    g = parse_graph_spec(spec)
+    g = g if g.bipartite else g.bipartite_double_cover()
+    nr, nc = g.n_rows, g.n_cols
+    row_ptr, row_cols, col_ptr, col_rows = _twin_inputs(g)
+    coo = g.to_scipy().tocoo()
+
+    def cheap(threads, fn):
+        mr, mc = np.full(nr, -1, np.int32), np.full(nc, -1, np.int32)
+        with ops.parallel(threads, min_items=1):
+            fn(nr, nc, col_ptr, col_rows, mr, mc)
+        rows = np.flatnonzero(mr >= 0)
+        assert (mc[mr[rows]] == rows).all() and np.count_nonzero(mc >= 0) == rows.size
+        assert not ((mr[coo.row] < 0) & (mc[coo.col] < 0)).any(), "an edge joins two free vertices"
+        return mr, mc
+
+    mr, mc = cheap(2, ops.cheap_matching)
+    det = [cheap(t, ops.cheap_matching_deterministic) for t in THREADS]
+    assert np.array_equal(det[0][0], det[1][0]) and np.array_equal(det[0][1], det[1][1])
+
+    # labels from a half-built matching: the unmatched rows are the sources
+    mr[::3] = -1
+    ops.fix_matching(mr, mc, rows_are_truth=True)
+    labels = []
+    for threads in THREADS:
+        psi_row, psi_col = np.empty(nr, np.int32), np.empty(nc, np.int32)
+        with ops.parallel(threads, min_items=1):
+            max_level = ops.global_relabel(nr, nc, row_ptr, row_cols, mr, mc, psi_row, psi_col)
+        labels.append((max_level, psi_row, psi_col))
+    assert labels[0][0] == labels[1][0]
+    assert np.array_equal(labels[0][1], labels[1][1]) and np.array_equal(labels[0][2], labels[1][2])
+    assert (labels[1][1][mr == -1] == 0).all()
+
+
+def test_threads_setting_is_restored_and_bounded():
+    """A run on one thread leaves Numba's thread count as it was; more threads than Numba's pool
+    take the pool; the threshold is a positive integer."""
+    before = numba.get_num_threads()
+    g = Graph.from_edges([0, 1], [1, 0], bipartite=True)
+    assert bipartite_matching(g, device="cpu", threads=1).params["threads"] == 1
+    assert numba.get_num_threads() == before
+    big = numba.config.NUMBA_NUM_THREADS + 3
+    assert bipartite_matching(g, device="cpu", threads=big).params["threads"] == numba.config.NUMBA_NUM_THREADS
+    for bad in (0, -1, 1.5, True, None):
+        with pytest.raises(ParameterError, match="cpu_parallel_min"):
+            with bipartite_config(cpu_parallel_min=bad):
+                pass
+
+
+def test_bench_times_each_thread_count():
+    """The benchmark gives a row per implementation and thread count (the scaling curve), each
+    with SciPy's cardinality, and refuses a thread count that is not one."""
+    from mgmatch.bench import bipartite as bench
+
+    g = Graph.from_edges([0, 1, 2], [1, 2, 0])
+    rows = bench.run([("triangle", g)], device="cpu", repeats=1, timeout=30, threads=(1, 2))
+    ours = [r for r in rows if r["impl"] != "scipy"]
+    assert sorted(r["threads"] for r in ours if r["impl"] == "apfb") == [1, TWO]
+    assert {r["max_size"] for r in rows} == {3} and not any("error" in r for r in rows)
+    with pytest.raises(ParameterError, match="threads"):
+        bench.run([("triangle", g)], device="cpu", repeats=1, timeout=30, threads=0)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import shlex
 import shutil
 import time
 
@@ -119,13 +122,25 @@ def test_run_louvain_on_a_spreadsheet_export(runner, tmp_path, karate):
 
 def test_run_on_embedded_cluster(runner, weighted_csv, tmp_path):
     out = tmp_path / "m.parquet"
-    report = tmp_path / "report.html"
-    res = runner.invoke(main, ["run", "--device", "cpu", "--workers", "2", "--report", str(report),
-                               str(weighted_csv), "-o", str(out)])
+    report, run_report = tmp_path / "report.html", tmp_path / "run.html"
+    args = ["run", "--device", "cpu", "--workers", "2", "--report", str(report), "--run-report", str(run_report),
+            str(weighted_csv), "-o", str(out)]
+    res = runner.invoke(main, args)
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "m.json").read_text())
     assert summary["partitions"] == 2 and summary["rounds"] >= 1
-    assert report.stat().st_size > 0
+    assert summary["workers"] == 2 and summary["transport"] == "tcp"
+    assert len(summary["compute_s_per_round"]) == len(summary["idle_s_per_round"]) == summary["rounds"]
+    assert summary["matched_fraction_per_round"]["round"][-1] == summary["rounds"]  # the last round is always heard
+    assert sum(summary["partition_load"]["entries"]) == read_graph(weighted_csv).nnz
+    # Dask's report reads offline (Bokeh inline, no favicon from the web) and shows the command, not mgmatch's code
+    page = report.read_text()
+    assert "cdn.bokeh.org" not in page and not re.findall(r"<script[^>]*\bsrc=|<link[^>]*https?:", page)
+    command = shlex.join(["mgmatch", *args])
+    assert f"<title>{html.escape(command)}: Dask performance report</title>" in page
+    assert html.escape(html.escape(f"$ {command}")) in page  # the Calling Code, escaped again inside Bokeh's JSON
+    assert "_maybe_cluster" not in page and "cli.py" not in page
+    assert "cdn.bokeh.org" not in run_report.read_text()
     g = read_graph(weighted_csv)
     table = pq.read_table(out).to_pydict()
     assert len(table["u"]) == int((verify.greedy_matching(g) >= 0).sum() // 2)
@@ -424,11 +439,11 @@ def test_host_threads_follows_the_affinity(monkeypatch):
 
 def test_bench_louvain_gives_plm_the_usable_threads(karate, monkeypatch):
     nk = pytest.importorskip("networkit")
-    from mgmatch.bench import louvain as bench_louvain
+    from mgmatch.bench import _common, louvain as bench_louvain
 
     before = nk.getMaxNumberOfThreads()
     monkeypatch.setattr(bench_louvain, "WARMUP_S", 0.0)
-    monkeypatch.setattr(bench_louvain, "host_threads", lambda: 1)
+    monkeypatch.setattr(_common, "host_threads", lambda: 1)
     try:
         rows = bench_louvain.run([f"file:{karate}"], device="cpu", repeats=1)
     finally:

@@ -29,6 +29,11 @@ outer loop over them:
   levels (it stops at the first that finds a path), so it runs them one by one, separated by
   grid-wide barriers. On the CPU the launch mode changes nothing.
 
+On the CPU the twins run the kernels' parallel loops on Numba's threads (``threads=``; see
+:mod:`mgmatch.cpu.bipartite`): every BFS level, push pass and sweep of at least
+:attr:`BipartiteConfig.cpu_parallel_min` vertices is shared among them, smaller ones run on the
+calling thread.
+
 Both start from an initial matching: ``"cheap"`` (greedy, the papers' default), ``"karp-sipser"``
 or ``"none"``. Times of the algorithm proper (``timings["match"]``) exclude the initial matching
 (``timings["init"]``), as the papers report them.
@@ -47,6 +52,8 @@ References
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import math
 import time
@@ -58,9 +65,11 @@ import numpy as np
 from .._array import to_numpy
 from ..engine import Messages, execute
 from ..errors import InputError, ParameterError, ResourceError
+from ..convert import attach_mapping, coerce_input
 from ..graph import Graph
 
-__all__ = ["bipartite_matching", "BipartiteMatchingResult", "check_parameters", "estimate_gpu_bytes"]
+__all__ = ["bipartite_matching", "BipartiteMatchingResult", "BipartiteConfig", "bipartite_config",
+           "get_bipartite_config", "check_parameters", "estimate_gpu_bytes"]
 
 ALGORITHMS = ("gpr", "apfb", "apsb")
 INITS = ("cheap", "karp-sipser", "none")
@@ -70,6 +79,53 @@ BFS_KERNELS = ("gpubfs-wr", "gpubfs")
 LAUNCHES = ("persistent", "ct", "mt")
 SHRINK_MIN = 512  # [1], Algorithm 7 line 11: shrink only lists of at least this many slots
 _INT32_MAX = np.iinfo(np.int32).max
+
+
+# ----------------------------------------------------------------------------- tunables
+@dataclass(frozen=True)
+class BipartiteConfig:
+    """Tunables of bipartite matching, validated once and passed down.
+
+    Attributes
+    ----------
+    cpu_parallel_min : int
+        On CPU threads, a BFS level, an active-column list or a sweep over fewer vertices than
+        this runs on the calling thread: a parallel loop costs a few microseconds to start and
+        end, about as much as a thousand vertices of a mesh's BFS, and on meshes most of a
+        phase's levels are small. (1 shares every loop, as the tests do on small graphs.)
+    """
+
+    cpu_parallel_min: int = 1024
+
+    def __post_init__(self):
+        value = self.cpu_parallel_min
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ParameterError(f"cpu_parallel_min must be a positive integer, not {value!r}")
+
+
+_CONFIG: contextvars.ContextVar[BipartiteConfig] = contextvars.ContextVar("mgmatch_bipartite_config",
+                                                                          default=BipartiteConfig())
+
+
+def get_bipartite_config() -> BipartiteConfig:
+    """The configuration in force (the innermost :func:`bipartite_config`, else the defaults)."""
+    return _CONFIG.get()
+
+
+@contextlib.contextmanager
+def bipartite_config(**changes):
+    """Run the block with some bipartite-matching tunables changed (validated on entry); a call
+    reads the configuration once and passes it down, to a cluster's worker too.
+
+    >>> with bipartite_config(cpu_parallel_min=1):
+    ...     get_bipartite_config().cpu_parallel_min
+    1
+    """
+    token = _CONFIG.set(dataclasses.replace(_CONFIG.get(), **changes))
+    try:
+        yield _CONFIG.get()
+    finally:
+        _CONFIG.reset(token)
 
 
 # ----------------------------------------------------------------------------- result
@@ -89,7 +145,7 @@ class BipartiteMatchingResult:
         ``"gpr"``, ``"apfb"`` or ``"apsb"``.
     params : dict
         The parameters that shaped the run (initial matching, variant, relabeling strategy, BFS
-        kernel, launch mode).
+        kernel, launch mode; on the CPU the number of threads).
     init_cardinality : int
         Cardinality of the initial matching.
     timings : dict
@@ -186,7 +242,7 @@ class BipartiteMatchingResult:
 
 # ----------------------------------------------------------------------------- parameters
 def check_parameters(algorithm="apfb", init="cheap", variant="shrink", relabel="adaptive", relabel_k=0.7,
-                     bfs="gpubfs-wr", launch="persistent", device="auto", deterministic=False) -> None:
+                     bfs="gpubfs-wr", launch="persistent", device="auto", deterministic=False, threads=None) -> None:
     """Validate the parameters of :func:`bipartite_matching`; raise ParameterError naming the bad one.
 
     >>> check_parameters(algorithm="hk")
@@ -212,6 +268,9 @@ def check_parameters(algorithm="apfb", init="cheap", variant="shrink", relabel="
         or float(relabel_k) <= 0
     ):
         raise ParameterError(f"relabel_k must be a positive number, not {relabel_k!r}")
+    if threads is not None and (isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer))
+                                or threads < 1):
+        raise ParameterError(f"threads must be a positive integer or None (all of Numba's), not {threads!r}")
     if not isinstance(deterministic, (bool, np.bool_)):
         raise ParameterError(f"deterministic must be True or False, not {deterministic!r}")
     if deterministic and algorithm == "gpr":
@@ -274,16 +333,18 @@ def bipartite_matching(
     launch: str = "persistent",
     device: str = "auto",
     deterministic: bool = False,
+    threads: int | None = None,
     client=None,
 ) -> BipartiteMatchingResult:
     """Maximum cardinality matching of a bipartite graph.
 
     Parameters
     ----------
-    graph : Graph or scipy.sparse matrix
+    graph : Graph, scipy.sparse matrix or graph-like
         A bipartite :class:`~mgmatch.graph.Graph` (rows x columns). An undirected graph is matched
         as its bipartite double cover; a SciPy sparse matrix is read as rows x columns, stored
-        zeros included.
+        zeros included; an edge table or ``(src, dst)`` arrays as sources x destinations, in the
+        user's ids (see :func:`mgmatch.convert.as_graph`; the result's ``mapping`` maps back).
     algorithm : {"apfb", "gpr", "apsb"}
         The augmenting-path BFS algorithms APFB / APsB [2]_, or push-relabel G-PR [1]_. APFB
         (with GPUBFS-WR and the persistent launch) is the default: it was the fastest on every
@@ -310,6 +371,9 @@ def bipartite_matching(
         that the same graph gives the same matching on every run and on both devices (see the
         notes). The search then runs level by level (``launch`` does not apply) and is slower
         on the GPU; ``init="cheap"`` becomes its deterministic rounds. Not available for G-PR.
+    threads : int, optional
+        CPU threads (Numba's): ``1`` runs every step sequentially, ``None`` (the default) on all
+        of Numba's threads (``NUMBA_NUM_THREADS``). No effect on the GPU.
     client : distributed.Client, optional
         Run on a worker of this Dask cluster (the whole graph on one worker, through the same
         engine as every family); the result is the one an in-process run gives.
@@ -339,13 +403,17 @@ def bipartite_matching(
     reached columns and unreached rows (G-PR), or unreached columns and the mates of reached ones
     (APFB/APsB).
 
-    The cardinality never depends on the run, but which maximum matching is returned may. On
-    the CPU every algorithm is sequential and returns the same matching on every run. On the GPU
-    the papers' kernels let threads race (the cheap matching's proposals, G-PR's pushes, the BFS
-    claims of APFB/APsB) and the winner of a race depends on timing, so two runs may match
-    different pairs. With ``deterministic=True`` APFB/APsB resolve each race by the smallest id
+    The cardinality never depends on the run, but which maximum matching is returned may. With
+    one CPU thread every algorithm is sequential and returns the same matching on every run. On
+    the GPU, and on several CPU threads, the papers' kernels let threads race (the cheap
+    matching's proposals, G-PR's pushes, the BFS claims of APFB/APsB) and the winner of a race
+    depends on timing, so two runs may match different pairs. With ``deterministic=True``
+    APFB/APsB resolve each race by the smallest id
     (:func:`mgmatch.cpu.bipartite.augmenting_bfs_deterministic` states the rules); the matching
-    is then the same on every run, on the CPU and on the GPU.
+    is then the same on every run, for every number of CPU threads, and on the GPU.
+
+    The CPU's parallel loops take their size threshold from :class:`BipartiteConfig` (set it
+    with :func:`bipartite_config`).
 
     References
     ----------
@@ -364,14 +432,15 @@ def bipartite_matching(
     >>> bipartite_matching(a, "apfb", init="karp-sipser", device="cpu").cardinality
     3
     """
-    check_parameters(algorithm, init, variant, relabel, relabel_k, bfs, launch, device, deterministic)
-    graph = _as_bipartite(graph)
+    check_parameters(algorithm, init, variant, relabel, relabel_k, bfs, launch, device, deterministic, threads)
+    graph, mapping = _as_bipartite(graph)
     if algorithm == "gpr":
         params = {"init": init, "variant": variant, "relabel": relabel, "relabel_k": float(relabel_k)}
     else:
         params = {"init": init, "bfs": bfs, "launch": launch, "deterministic": bool(deterministic)}
+    program = _BipartiteProgram(algorithm, params, None if threads is None else int(threads), get_bipartite_config())
     try:
-        return execute(_BipartiteProgram(algorithm, params), graph, device=device, client=client)
+        return attach_mapping(execute(program, graph, device=device, client=client), mapping)
     except Exception as exc:
         if type(exc).__name__ == "OutOfMemoryError":
             need = estimate_gpu_bytes(graph.n_rows, graph.n_cols, graph.nnz, _index_dtype(graph).itemsize)
@@ -389,9 +458,11 @@ class _BipartiteProgram:
     phase = "match"
     max_partitions = 1
 
-    def __init__(self, algorithm: str, params: dict):
+    def __init__(self, algorithm: str, params: dict, threads: int | None = None, config: BipartiteConfig | None = None):
         self.name = algorithm
         self.params = params
+        self.threads = threads  # CPU threads; None: all of Numba's
+        self.config = BipartiteConfig() if config is None else config
 
     def init(self, part):
         graph = Graph(part.indptr, part.indices, part.weights, part.n_global, part.n_cols, bipartite=True,
@@ -400,7 +471,7 @@ class _BipartiteProgram:
 
     def step(self, st, inbox: Messages) -> Messages:
         if st.result is None:
-            st.result = _run(st.graph, self.name, self.params, st.device)
+            st.result = _run(st.graph, self.name, self.params, st.device, self.threads, self.config)
         return Messages.empty(st.graph.xp)
 
     def fork(self, st):
@@ -418,14 +489,17 @@ class _BipartiteProgram:
         return result
 
 
-def _as_bipartite(graph) -> Graph:
+def _as_bipartite(graph) -> tuple:
+    """``(bipartite graph, mapping)``: an undirected Graph as its double cover, a SciPy matrix as
+    rows x columns, anything else :func:`~mgmatch.convert.as_graph` takes as a bipartite graph
+    (an edge table's sources are the rows), with the map back to the user's ids."""
     if isinstance(graph, Graph):
-        return graph if graph.bipartite else graph.bipartite_double_cover()
+        return (graph if graph.bipartite else graph.bipartite_double_cover()), None
     import scipy.sparse as sp  # noqa: PLC0415
 
     if sp.issparse(graph):
-        return Graph.from_scipy(graph, bipartite=True, weighted=False)
-    raise InputError(f"expected a Graph or a SciPy sparse matrix, got {type(graph).__name__}")
+        return Graph.from_scipy(graph, bipartite=True, weighted=False), None
+    return coerce_input(graph, bipartite=True)
 
 
 def _index_dtype(graph: Graph) -> np.dtype:
@@ -473,7 +547,18 @@ def _adjacency(graph: Graph, dev: str, idx: np.dtype, xp) -> _Adjacency:
     return _Adjacency(graph.n_rows, graph.n_cols, row_ptr, row_cols, col_ptr, col_rows)
 
 
-def _run(graph: Graph, algorithm: str, params: dict, dev: str) -> BipartiteMatchingResult:
+def _run(graph: Graph, algorithm: str, params: dict, dev: str, threads: int | None,
+         config: BipartiteConfig) -> BipartiteMatchingResult:
+    if dev == "gpu":
+        return _run_on(graph, algorithm, params, dev)
+    # the CPU twins' threads and the size below which a loop stays on the calling thread
+    from ..cpu.bipartite import parallel  # noqa: PLC0415
+
+    with parallel(threads, config.cpu_parallel_min) as n_threads:
+        return _run_on(graph, algorithm, dict(params, threads=n_threads), dev)
+
+
+def _run_on(graph: Graph, algorithm: str, params: dict, dev: str) -> BipartiteMatchingResult:
     ops = _twins(dev)
     if dev == "gpu":
         from .._array import cupy_or_none  # noqa: PLC0415

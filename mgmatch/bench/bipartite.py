@@ -8,12 +8,16 @@ in a separate process with a time limit (the child's own start-up is not timed).
 limit and the row's ``speedup`` is a lower bound (``speedup_is_lower_bound``).
 
 Rows follow :mod:`mgmatch.bench._common` and add ``init_size`` (cheap matching), ``max_size``
-(the maximum matching) and ``scipy_time_s``.
+(the maximum matching) and ``scipy_time_s``; CPU rows add ``threads``, the Numba threads of the
+run. ``threads=(1, 2, 4, 8, 16)`` times every implementation at each count: the scaling curve
+of the CPU twins against the one SciPy run.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import numbers
 import statistics
 
 from .._array import resolve_device
@@ -89,7 +93,8 @@ def scipy_time(matrix, timeout: float) -> tuple[float, int | None, bool]:
     return float(seconds), int(size), False
 
 
-def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60.0, quick: bool = False) -> list[dict]:
+def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60.0, quick: bool = False,
+        threads=None) -> list[dict]:
     """Time G-PR, APFB and APsB on each graph and compare with SciPy.
 
     Parameters
@@ -105,11 +110,14 @@ def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60
         Seconds allowed to each implementation's repeats, and to SciPy's single run.
     quick : bool
         Small graphs (k=14) for a smoke test.
+    threads : int or sequence of int, optional
+        CPU runs: the Numba thread counts to time each implementation at (one row per count);
+        ``None``: all of Numba's threads. No effect on the GPU.
 
     Returns
     -------
     list of dict
-        One row per (graph, implementation), SciPy included.
+        One row per (graph, implementation, thread count), and SciPy's per graph.
 
     Examples
     --------
@@ -119,9 +127,13 @@ def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60
     >>> [(r["impl"], r["max_size"]) for r in rows]
     [('gpr', 3), ('apfb', 3), ('apsb', 3), ('apfb-det', 3), ('scipy', 3)]
     """
-    from ..algorithms.bipartite import bipartite_matching  # noqa: PLC0415
+    from ..algorithms.bipartite import bipartite_matching, check_parameters  # noqa: PLC0415
 
     dev = resolve_device(device)
+    counts = [None] if threads is None or dev != "cpu" else (
+        [threads] if isinstance(threads, numbers.Integral) else list(threads))
+    for t in counts:
+        check_parameters(threads=t)
     specs = graphs if graphs is not None else (QUICK_GRAPHS if quick else DEFAULT_GRAPHS[dev])
     rows = []
     for spec in specs:
@@ -133,13 +145,13 @@ def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60
         matrix = graph.to_scipy()
         s_time, s_size, s_timed_out = scipy_time(matrix, timeout)
         ours = []
-        for impl, algorithm, opts in IMPLEMENTATIONS:
+        for (impl, algorithm, opts), n_threads in itertools.product(IMPLEMENTATIONS, counts):
             if dev == "cpu" and opts.get("launch", "persistent") != "persistent":
                 continue  # launch modes only change GPU launches
             match_times = []
 
-            def once(algorithm=algorithm, opts=opts, match_times=match_times):
-                result = bipartite_matching(graph, algorithm, "cheap", device=dev, **opts)
+            def once(algorithm=algorithm, opts=opts, match_times=match_times, n_threads=n_threads):
+                result = bipartite_matching(graph, algorithm, "cheap", device=dev, threads=n_threads, **opts)
                 match_times.append(result.timings["match"])
                 return result
 
@@ -169,6 +181,8 @@ def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60
                 "speedup_end_to_end": (s_time / timed["time_s"]) if timed["time_s"] > 0 else None,
                 "speedup_is_lower_bound": s_timed_out,
             }
+            if dev == "cpu":
+                row["threads"] = result.params["threads"]
             if s_size is not None and s_size != result.cardinality:
                 row["error"] = f"cardinality {result.cardinality} differs from SciPy's {s_size}"
             ours.append(row)

@@ -1,0 +1,59 @@
+"""Atomic operations on one element of a NumPy array, for Numba-compiled code on threads.
+
+Numba has no atomic operations on CPU arrays. These intrinsics emit LLVM's ``atomicrmw`` and
+``cmpxchg`` on the element's address (sequentially consistent), the CPU counterparts of CUDA's
+``atomicAdd``, ``atomicMin`` and ``atomicCAS`` that the GPU kernels use. Each returns the
+element's value before the operation.
+"""
+
+from __future__ import annotations
+
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+__all__ = ["atomic_add", "atomic_min", "atomic_cas"]
+
+
+def _element_pointer(context, builder, sig, args):
+    aty = sig.args[0]
+    ary = context.make_array(aty)(context, builder, args[0])
+    i = context.cast(builder, args[1], sig.args[1], types.intp)
+    return cgutils.get_item_pointer(context, builder, aty, ary, [i], wraparound=False)
+
+
+def _atomic_rmw(op):
+    """An intrinsic ``f(array, index, value) -> old`` doing ``atomicrmw op`` on one element."""
+
+    def typer(typingctx, arr, idx, val):
+        def codegen(context, builder, sig, args):
+            ptr = _element_pointer(context, builder, sig, args)
+            v = context.cast(builder, args[2], sig.args[2], sig.args[0].dtype)
+            return builder.atomic_rmw(op, ptr, v, "seq_cst")
+
+        return arr.dtype(arr, idx, val), codegen
+
+    typer.__name__ = f"atomic_{op}"
+    return intrinsic(typer)
+
+
+#: ``atomic_add(a, i, v)``: ``a[i] += v``; returns the old ``a[i]``.
+atomic_add = _atomic_rmw("add")
+#: ``atomic_min(a, i, v)``: ``a[i] = min(a[i], v)`` (signed integers); returns the old ``a[i]``.
+atomic_min = _atomic_rmw("min")
+
+
+@intrinsic
+def atomic_cas(typingctx, arr, idx, expected, new):
+    """``atomic_cas(a, i, expected, new)``: ``a[i] = new`` if ``a[i] == expected``; returns the
+    old ``a[i]`` (equal to ``expected`` exactly when the swap took place)."""
+
+    def codegen(context, builder, sig, args):
+        ptr = _element_pointer(context, builder, sig, args)
+        dt = sig.args[0].dtype
+        cmp = context.cast(builder, args[2], sig.args[2], dt)
+        val = context.cast(builder, args[3], sig.args[3], dt)
+        pair = builder.cmpxchg(ptr, cmp, val, "seq_cst", "seq_cst")
+        return builder.extract_value(pair, 0)
+
+    return arr.dtype(arr, idx, expected, new), codegen
