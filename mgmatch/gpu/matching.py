@@ -496,9 +496,7 @@ def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate
     n_in = int(in_i.shape[0])
     ghosts_d = _as_device(ghosts, cp.int64)
     k = _kernels(indices, slot, weights)
-    if boundary is None:
-        boundary = _boundary_entries(slot, n_owned, ghosts_d.size)
-    out = _Outbox(2 * boundary + 2 * n_in + 64)
+    out = _Outbox(2 * _boundary_entries(slot, n_owned, ghosts_d.size) + 2 * n_in + 64)
     fresh, queue = _pointer_inbox(k, lo, hi, ghosts_d, matched, cand, mate, mate_w, in_i, in_w, out)
     if first and n_owned:
         deg = indptr[1:] - indptr[:-1]
