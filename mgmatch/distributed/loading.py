@@ -20,8 +20,8 @@ builds the partitions in three steps, all on the workers:
 Every entry that names an edge reaches both owners of the edge, with its place in the file where
 the duplicate rule needs it (``duplicates="first"``), so both owners merge the edge identically.
 Each step does work in proportion to the entries it is given (one sort, by SciPy, of the rows a
-merge builds), so that with a worker per core the workers read a file faster than the client
-reads it and scatters its partitions (``mgmatch bench --family distributed`` measures both).
+merge builds): in all, about the CPU time of reading the file in the client and scattering its
+partitions, spread over the workers (``mgmatch bench --family distributed`` times both routes).
 """
 
 from __future__ import annotations
