@@ -38,6 +38,7 @@ def console(stderr: bool = True):
         console = Console(stderr=stderr, width=max(console.width, 120))
     return console
 
+
 def _as_matrix_pattern(opts: dict) -> dict:
     """Read options for a cardinality matching: a matrix's bipartite graph is the matrix itself,
     rows x columns (a symmetric one gives its double cover), and only which entries are stored
@@ -93,6 +94,7 @@ def _note_shifted_ids(details, one_based, path):
     click.echo(f"mgmatch: note: {path}: ids read as 1-based (none is 0); the result numbers vertices from 0, "
                "one less than in the file (--zero-based keeps the file's ids)", err=True)
 
+
 #: What ``--algorithm auto`` runs: Suitor, the fastest weighted matching on CPUs and GPUs alike
 #: (on an H200 its 128-bit-key kernel beat warp handshaking, LD and b-Suitor: kron k=21 took
 #: 8 ms against 25 ms for handshaking and 141 ms for LD). All of them return the same matching.
@@ -104,6 +106,10 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
             on_cluster=None, read_options=None, read_on_workers=False, run_report=None):
     """One job: read INPUT, run the algorithm, write the table and its summary atomically.
 
+    INPUT is read by :func:`mgmatch.io.read_input` (``read_options``: the reader's options, and
+    ``columns`` as :func:`column_options` gives them): ids that are labels or sparse integers are
+    renumbered, the table names vertices by the input's ids, and the summary records
+    ``"renumbered"`` (with ``vertex_ids``, and ``column_ids`` for a bipartite graph, when true).
     With ``read_on_workers`` the Dask workers build the partitions from INPUT themselves
     (:func:`mgmatch.distributed.read_partitions`) and the summary records ``"read": "workers"``.
     With ``run_report`` the run's page of charts (:mod:`mgmatch.report`) is written there too,

@@ -20,8 +20,8 @@ builds the partitions in three steps, all on the workers:
 Every entry that names an edge reaches both owners of the edge, with its place in the file where
 the duplicate rule needs it (``duplicates="first"``), so both owners merge the edge identically.
 Each step does work in proportion to the entries it is given (one sort, by SciPy, of the rows a
-merge builds), so that with a worker per core the workers read a file faster than the client
-reads it and scatters its partitions (``mgmatch bench --family distributed`` measures both).
+merge builds): in all, about the CPU time of reading the file in the client and scattering its
+partitions, spread over the workers (``mgmatch bench --family distributed`` times both routes).
 """
 
 from __future__ import annotations
@@ -224,6 +224,8 @@ def _split_task(plan: _ReadPlan, chunk, bounds: np.ndarray) -> dict:
         src, dst, w = src[keep], dst[keep], w[keep]
     if (w < 0).any():  # refused by the scan unless negative="abs"
         w = np.abs(w)
+    if int(bounds[-1]) <= np.iinfo(np.int32).max:  # half the bytes to cut, send and lay out
+        src, dst = src.astype(np.int32), dst.astype(np.int32)
     owner_src = np.searchsorted(bounds, src, side="right") - 1
     owner_dst = np.searchsorted(bounds, dst, side="right") - 1
     in_order = plan.options["duplicates"] == "first"
@@ -306,7 +308,8 @@ def _entries_once(pieces: list, lo: int, hi: int):
             order = np.argsort(np.concatenate([positions[:n_from_src], positions[back]]), kind="stable")
             src, dst, weights = src[order], dst[order], weights[order]
         out.append((src, dst, weights))
-    return tuple(_concat([x[i] for x in out], dtype) for i, dtype in ((0, np.int64), (1, np.int64), (2, np.float64)))
+    return tuple(_concat([x[i] for x in out], dtype).astype(dtype, copy=False)
+                 for i, dtype in ((0, np.int64), (1, np.int64), (2, np.float64)))
 
 
 def _concat(parts, dtype):
@@ -331,7 +334,7 @@ def _csr_rows(rows, cols, w, n_rows: int, n: int):
     csr = sp.csr_array((w, (rows, cols)), shape=(n_rows, n))  # each row sorted, repeats summed
     if csr.nnz != rows.size:
         return None
-    return csr.indptr.astype(np.int64, copy=False), csr.indices.astype(np.int64, copy=False), csr.data
+    return csr.indptr, csr.indices, csr.data  # (of SciPy's index type: the partition casts them)
 
 
 def _merge_repeats(src, dst, w, lo: int, hi: int, rule: str):
