@@ -321,7 +321,7 @@ def test_small_graphs_stay_one_partition():
 def test_explicit_partitions_stepped_on_threads_equal_greedy(graph, threads):
     from mgmatch.engine import config_context
 
-    with config_context(threads=threads):
+    with config_context(threads=threads, min_partition_nnz=1):  # partitions of any size on threads
         for alg in ONE_MATCHINGS:
             np.testing.assert_array_equal(match(graph, alg, partitions=5, device="cpu").mate,
                                           verify.greedy_matching(graph))

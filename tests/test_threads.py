@@ -89,6 +89,10 @@ class _Recorder:
         return {"received": st.received, "thread": threading.current_thread().name}
 
 
+#: Two threads, and partitions of any size stepped on them.
+_THREADS2 = EngineConfig(threads=2, min_partition_nnz=1)
+
+
 def _parts(k=2):
     return mgmatch.Graph.from_edges(np.arange(7), np.arange(1, 8)).partition(k)
 
@@ -96,10 +100,10 @@ def _parts(k=2):
 def test_concurrent_steps_run_on_the_pool_with_the_serial_rounds():
     parts = _parts()
     serial = _Recorder(3, concurrent=False)
-    out_serial, log_serial = run_local(serial, parts, threads=2)
+    out_serial, log_serial = run_local(serial, parts, config=_THREADS2)
     assert serial.threads == {threading.current_thread().name}  # no declaration: the calling thread
     pooled = _Recorder(3, concurrent=True)
-    out_pooled, log_pooled = run_local(pooled, parts, threads=2)
+    out_pooled, log_pooled = run_local(pooled, parts, config=_THREADS2)
     assert len(pooled.threads) == 2 and threading.current_thread().name not in pooled.threads
     assert [o["received"] for o in out_pooled] == [o["received"] for o in out_serial]
     assert log_pooled.messages == log_serial.messages == [2, 2, 2, 0]
@@ -107,14 +111,16 @@ def test_concurrent_steps_run_on_the_pool_with_the_serial_rounds():
 
 def test_a_failing_step_raises_after_every_step_ends():
     with pytest.raises(ValueError, match="partition 0 failed"):
-        run_local(_Recorder(2, concurrent=True, fail_at={0, 1}), _parts(), threads=2)
+        run_local(_Recorder(2, concurrent=True, fail_at={0, 1}), _parts(), config=_THREADS2)
 
 
-def test_one_thread_or_one_partition_stays_on_the_calling_thread():
-    for parts, threads in ((_parts(2), 1), (_parts(1), 4)):
+def test_one_thread_one_partition_or_small_partitions_stay_on_the_calling_thread():
+    for parts, config in ((_parts(2), EngineConfig(threads=1, min_partition_nnz=1)),
+                          (_parts(1), EngineConfig(threads=4, min_partition_nnz=1)),
+                          (_parts(2), EngineConfig(threads=2))):  # partitions below the least size
         program = _Recorder(2, concurrent=True)
         program.barrier = None
-        run_local(program, parts, threads=threads)
+        run_local(program, parts, config=config)
         assert program.threads == {threading.current_thread().name}
 
 
@@ -126,12 +132,12 @@ def test_a_run_inside_a_step_runs_serially():
         def step(self, st, inbox):
             inner = _Recorder(1, concurrent=True)
             inner.barrier = None
-            run_local(inner, _parts(2), threads=2)
+            run_local(inner, _parts(2), config=_THREADS2)
             inner_threads.append(inner.threads)
             return super().step(st, inbox)
 
     outer = Nested(1, concurrent=True)
-    run_local(outer, _parts(2), threads=2)
+    run_local(outer, _parts(2), config=_THREADS2)
     assert inner_threads and all(len(t) == 1 and t <= outer.threads for t in inner_threads)
 
 

@@ -9,7 +9,8 @@ resident and partitioned on the device (GPU: kernels and their few scalar reads;
 partitions a run makes for the threads in force, one per thread on a large graph);
 ``speedup`` is peer time / our end-to-end time and ``speedup_kernel`` peer time / our kernel
 time; ``weight_rel_diff`` compares the matched weights (equal on tie-free weights, since both
-compute the greedy matching). On the GPU, ``peak_gpu_bytes_per_nnz`` is the device memory of a
+compute the greedy matching); ``partitions`` is the partition count of the run (on the CPU, one
+per thread on a large graph). On the GPU, ``peak_gpu_bytes_per_nnz`` is the device memory of a
 run per stored edge (CSR entry), the resident graph included, and ``extra_gpu_bytes_per_nnz``
 what the run allocates on top of the graph.
 """
@@ -78,6 +79,7 @@ def run(graphs=None, device="auto", repeats=5, quick=False, timeout=None) -> lis
                 "kernel_times_s": run_dev["times_s"],
                 "nnz_per_s": graph.nnz / run_dev["time_s"],
                 "weight": result.weight, "cardinality": result.cardinality, "rounds": result.rounds.rounds,
+                "partitions": result.n_parts,
             }
             if dev == "gpu":
                 mem = gpu_peak_bytes(lambda: _run_partitions(parts, algorithm, b), _resident_bytes(parts))

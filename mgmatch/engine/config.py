@@ -55,7 +55,8 @@ class EngineConfig:
         does not depend on it.
     min_partition_nnz : int
         Least stored entries (CSR entries) per partition when a run given no partition count is
-        split by ``threads``: a smaller graph gets fewer partitions (one below twice this).
+        split by ``threads``: a smaller graph gets fewer partitions (one below twice this);
+        partitions smaller than this on average step one after another on the calling thread.
         Split, a matching does more work in all (a proposal across partitions waits a round for
         its answer) and pays per round for handing the steps to threads and routing their
         messages; below about a million entries a partition, another thread gains less than

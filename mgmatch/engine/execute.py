@@ -173,10 +173,10 @@ def execute(program, graph, *, partitions=None, device: str = "auto", client=Non
             result = single(g)  # a fast special case of its own module, when it applies
             if result is not None:
                 return result
-        workers = config.thread_count() if dev == "cpu" else 1
-        parts = _split(g, partitions, workers)
+        big = g.nnz >= config.min_partition_nnz * _n_parts(partitions)  # (else one thread is quicker)
+        parts = _split(g, partitions, config.thread_count() if dev == "cpu" and big else 1)
         t_part = time.perf_counter() - t0
-        pieces, log = run_local(program, parts, progress=progress, threads=config.thread_count())
+        pieces, log = run_local(program, parts, progress=progress, config=config)
     except Exception as exc:  # a CUDA out-of-memory error becomes one clear message
         if type(exc).__name__ == "OutOfMemoryError":
             raise ResourceError(f"{program.name} ran out of GPU memory on a graph of {graph.n} vertices and "

@@ -87,33 +87,38 @@ def run_concurrently(fn: Callable, items, workers: int) -> list:
     return [f.result() for f in futures]
 
 
-def step_workers(program, parts: list, threads: int | None = None) -> int:
-    """Threads a run of ``program`` over ``parts`` steps its partitions on: ``threads`` (default:
-    the engine configuration's), at most one per partition, and 1 unless the program declares
-    concurrent steps and the partitions are on the CPU."""
+def step_workers(program, parts: list, config=None) -> int:
+    """Threads a run of ``program`` over ``parts`` steps its partitions on: the configuration's
+    ``threads`` (default: :func:`~mgmatch.engine.config.get_config`), at most one per partition;
+    1 unless the program declares concurrent steps, the partitions are on the CPU and they hold
+    ``min_partition_nnz`` entries each on average (smaller ones step faster one after another
+    than handed to threads)."""
     if len(parts) < 2 or not getattr(program, "concurrent_steps", False) or parts[0].xp is not np:
         return 1
-    if threads is None:
+    if config is None:
         from .config import get_config  # noqa: PLC0415
 
-        threads = get_config().thread_count()
-    return max(1, min(int(threads), len(parts)))
+        config = get_config()
+    if sum(p.nnz for p in parts) < config.min_partition_nnz * len(parts):
+        return 1
+    return max(1, min(config.thread_count(), len(parts)))
 
 
 # -------------------------------------------------------------------------------- rounds
 def run_local(program, parts: list, *, progress: Callable[[dict], None] | None = None,
-              max_rounds: int | None = None, threads: int | None = None) -> tuple[list[dict], RoundLog]:
+              max_rounds: int | None = None, config=None) -> tuple[list[dict], RoundLog]:
     """Run ``program`` over ``parts`` in-process until no partition sends a message and none is
     active.
 
-    ``progress(record)`` is called after each round with :func:`round_record`'s dict. ``threads``
-    bounds the pool the partitions step on (see :func:`step_workers`). Returns the per-partition
+    ``progress(record)`` is called after each round with :func:`round_record`'s dict. ``config``
+    (an :class:`~mgmatch.engine.config.EngineConfig`, default the one in force) sets the threads
+    the partitions step on (see :func:`step_workers`). Returns the per-partition
     ``finish`` results (in partition order) and the round log; ``compute_s`` counts the time the
     partitions step (and split and gather their messages), ``exchange_s`` the routing between
     rounds.
     """
     log = RoundLog()
-    workers = step_workers(program, parts, threads)
+    workers = step_workers(program, parts, config)
     states = run_concurrently(program.init, parts, workers)
     bounds = parts[0].bounds
     xp = parts[0].xp
