@@ -642,10 +642,10 @@ def test_threads_random_bipartite(nr, nc, density, seed):
 
 @pytest.mark.parametrize("parallel_min", [1, 7, 1024])
 def test_deterministic_runs_are_the_same_on_every_thread_count(parallel_min):
-    """deterministic=True returns the same pairs, cover, phases and levels on one thread and on
-    two, whatever loops the threshold shares among them."""
+    """deterministic=True, and G-PR (sequential pushes, distance labels), return the same pairs,
+    cover, phases and levels on one thread and on two, whatever loops the threshold shares."""
     for name, g, a in deterministic_cases():
-        for algorithm, opts in DETERMINISTIC:
+        for algorithm, opts in DETERMINISTIC + (("gpr", {"variant": "shrink"}), ("gpr", {"variant": "first"})):
             for init in INITS:
                 one = bipartite_matching(g, algorithm, init, device="cpu", threads=1, **opts)
                 with bipartite_config(cpu_parallel_min=parallel_min):
@@ -655,7 +655,8 @@ def test_deterministic_runs_are_the_same_on_every_thread_count(parallel_min):
                 assert two.init_cardinality == one.init_cardinality, what
                 assert np.array_equal(two.row_match, one.row_match), f"{what}: the pairs differ"
                 assert np.array_equal(two.cover_rows, one.cover_rows) and np.array_equal(two.cover_cols, one.cover_cols)
-                assert (two.iterations, two.bfs_levels) == (one.iterations, one.bfs_levels), what
+                assert (two.iterations, two.bfs_levels, two.global_relabels) == (
+                    one.iterations, one.bfs_levels, one.global_relabels), what
 
 
 def test_threads_with_int64_indices(monkeypatch):
@@ -687,8 +688,8 @@ def _twin_inputs(g):
 @pytest.mark.parametrize("spec", ["delaunay:k=11", "kron:k=10,edge_factor=16", "random_bipartite:n_rows=900,n_cols=700,avg_degree=2"])
 def test_threaded_twins_keep_their_guarantees(spec):
     """The twins on two threads, every loop shared: G-GR's labels are the BFS distances of one
-    thread (and maxLevel with them); the cheap matchings are maximal; the deterministic cheap
-    matching is the one-thread matching."""
+    thread (and maxLevel with them); the cheap matchings are maximal, and the deterministic one
+    is the one-thread matching."""
     from mgmatch.cpu import bipartite as ops
     from mgmatch.generators import parse_graph_spec
 

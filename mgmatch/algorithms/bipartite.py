@@ -30,9 +30,9 @@ outer loop over them:
   grid-wide barriers. On the CPU the launch mode changes nothing.
 
 On the CPU the twins run the kernels' parallel loops on Numba's threads (``threads=``; see
-:mod:`mgmatch.cpu.bipartite`): every BFS level, push pass and sweep of at least
-:attr:`BipartiteConfig.cpu_parallel_min` vertices is shared among them, smaller ones run on the
-calling thread.
+:mod:`mgmatch.cpu.bipartite`): every BFS level (APFB/APsB's searches, G-GR) and sweep of at
+least :attr:`BipartiteConfig.cpu_parallel_min` vertices is shared among them, smaller ones run
+on the calling thread.
 
 Both start from an initial matching: ``"cheap"`` (greedy, the papers' default), ``"karp-sipser"``
 or ``"none"``. Times of the algorithm proper (``timings["match"]``) exclude the initial matching
@@ -88,10 +88,9 @@ class BipartiteConfig:
     Attributes
     ----------
     cpu_parallel_min : int
-        On CPU threads, a BFS level, an active-column list or a sweep over fewer vertices than
-        this runs on the calling thread: a parallel loop costs a few microseconds to start and
-        end, about as much as a thousand vertices of a mesh's BFS, and on meshes most of a
-        phase's levels are small. (1 shares every loop, as the tests do on small graphs.)
+        On CPU threads, a BFS level or a sweep over fewer vertices than this runs on the
+        calling thread: a parallel loop costs microseconds to start and end, and on meshes most
+        of a phase's levels are small. (1 shares every loop, as the tests do on small graphs.)
     """
 
     cpu_parallel_min: int = 1024
@@ -401,12 +400,13 @@ def bipartite_matching(
     reached columns and unreached rows (G-PR), or unreached columns and the mates of reached ones
     (APFB/APsB).
 
-    The cardinality never depends on the run, but which maximum matching is returned may. With
-    one CPU thread every algorithm is sequential and returns the same matching on every run. On
-    the GPU, and on several CPU threads, the papers' kernels let threads race (the cheap
-    matching's proposals, G-PR's pushes, the BFS claims of APFB/APsB) and the winner of a race
-    depends on timing, so two runs may match different pairs. With ``deterministic=True``
-    APFB/APsB resolve each race by the smallest id
+    The cardinality never depends on the run, but which maximum matching is returned may. On
+    the GPU the papers' kernels let threads race (the cheap matching's proposals, G-PR's pushes,
+    the BFS claims of APFB/APsB) and the winner of a race depends on timing, so two runs may
+    match different pairs. On the CPU, one thread runs every algorithm sequentially and returns
+    the same matching on every run; G-PR returns that matching on any number of threads (its
+    pushes stay sequential), while APFB/APsB on several threads let the BFS claims race as on
+    the GPU. With ``deterministic=True`` APFB/APsB resolve each race by the smallest id
     (:func:`mgmatch.cpu.bipartite.augmenting_bfs_deterministic` states the rules); the matching
     is then the same on every run, for every number of CPU threads, and on the GPU.
 

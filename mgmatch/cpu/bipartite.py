@@ -21,26 +21,27 @@ same level-synchronous search (GPUBFS), in O(n + nnz) per phase instead of O(lev
 Threads
 -------
 On one Numba thread every twin is sequential, and the same input gives the same output on every
-run. With more threads (see :func:`parallel`) the loops that the papers' kernels run in
-parallel do so here too, over every item at once where the GPU kernel has a thread per item:
-each BFS level's frontier (GPUBFS/GPUBFS-WR, G-GR and the deterministic search), ALTERNATE, the
-FIXMATCHING passes, G-PR's push, init and push-all kernels, and the cheap matchings. A level or
-list of fewer items than the threshold of :func:`parallel` runs on the calling thread, as one
-launch costs microseconds: on meshes most BFS levels are small, and the small levels between two
-large ones run in one compiled call. The races of the papers' kernels are resolved as on the
-GPU: a column joins the BFS tree that claims it first (compare-and-swap on its level), an end of
-an augmenting path is claimed by compare-and-swap on the row and then on the tree's root [2]_
-(so with GPUBFS-WR the paths of a phase are vertex-disjoint and ALTERNATE walks them in
-parallel), the cheap matching's rows by compare-and-swap, and G-PR's pushes race as in the paper
-(FIXMATCHING repairs them). Which maximum matching such a run returns may then depend on thread
-timing; its cardinality does not. The deterministic twins (``*_deterministic``) resolve every
-race by the smallest id with atomic minima, as their GPU twins do, so their result is the same
-for every thread count and on the GPU. G-GR's labels are BFS distances, the same for any
-number of threads.
+run. With more threads (see :func:`parallel`) the loops that the papers' kernels run over every
+vertex at once are shared among them: each BFS level's frontier (GPUBFS/GPUBFS-WR, G-GR and the
+deterministic search), ALTERNATE, the FIXMATCHING passes and the deterministic cheap matching's
+rounds. A level or list of fewer vertices than the threshold of :func:`parallel` runs on the
+calling thread, as a parallel loop costs microseconds to start: on meshes most BFS levels are
+small, and the small levels between two large ones run in one compiled call.
+
+The races of the papers' kernels are resolved as on the GPU: a column joins the BFS tree that
+claims it first (a compare-and-swap on its level), and an end of an augmenting path is claimed
+by compare-and-swap on the row and then on the tree's root [2]_, so with GPUBFS-WR every tree
+ends one path, the paths of a phase are vertex-disjoint and ALTERNATE walks them in parallel.
+Which maximum matching APFB/APsB return may then depend on thread timing; the cardinality does
+not. The deterministic twins (``*_deterministic``) resolve every race by the smallest id with
+atomic minima, as their GPU twins do, so their result is the same for every thread count and on
+the GPU. G-GR's labels are BFS distances, the same for any number of threads; G-PR's pushes and
+the greedy cheap matching stay sequential (the notes above :func:`_pr_push_all` and
+:func:`cheap_matching` say why), so G-PR's matching is the same for every thread count too.
 
 The cheap matching is the sequential greedy matching (one proposal round of the GPU kernel,
 serialised); Karp-Sipser is the sequential degree-1 rule with greedy choices when no vertex of
-degree one is left (it stays sequential on threads).
+degree one is left. Both stay sequential on threads.
 
 References
 ----------
@@ -186,29 +187,15 @@ def _cheap(n_cols, col_ptr, col_rows, mu_row, mu_col):
                 break
 
 
-@njit(cache=True, parallel=True)
-def _cheap_parallel(n_cols, col_ptr, col_rows, mu_row, mu_col, ctl, chunk, workers):
-    for _w in prange(workers):
-        while True:
-            start = atomic_add(ctl, _NEXT, chunk)
-            if start >= n_cols:
-                break
-            for v in range(start, min(start + chunk, n_cols)):
-                if mu_col[v] != -1:
-                    continue
-                for j in range(col_ptr[v], col_ptr[v + 1]):
-                    u = col_rows[j]
-                    # a row is taken once: the compare-and-swap of the first column to reach it
-                    if mu_row[u] == -1 and atomic_cas(mu_row, u, -1, v) == -1:
-                        mu_col[v] = u
-                        break
-
-
 def cheap_matching(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
     """Cheap (greedy) matching: each unmatched column takes its first free row, in place.
 
-    On threads the columns are shared out and a row goes to the first column whose
-    compare-and-swap reaches it, so the matching (maximal in any case) may differ from run to run.
+    It stays sequential on threads. Columns shared among threads take their rows in an order
+    that leaves seams where two threads' columns compete, and the augmenting paths from the
+    columns left unmatched there cross a whole share: on a random geometric graph of 2^20
+    vertices, APFB then took 4 phases and 478 to 779 BFS levels in two runs of four on two
+    threads, against 3 phases and 77 to 96 levels from the sequential matching, and G-PR three
+    times its push loops.
 
     >>> import numpy as np
     >>> mr, mc = np.full(2, -1), np.full(2, -1)
@@ -216,10 +203,7 @@ def cheap_matching(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
     >>> mr.tolist(), mc.tolist()
     ([0, -1], [0, -1])
     """
-    workers = _workers(n_cols)
-    if workers > 1:
-        _cheap_parallel(n_cols, col_ptr, col_rows, mu_row, mu_col, _counters(), _chunk(n_cols, workers), workers)
-    elif n_cols:
+    if n_cols:
         _cheap(n_cols, col_ptr, col_rows, mu_row, mu_col)
 
 
@@ -527,13 +511,18 @@ def global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, p
 
 
 # ----------------------------------------------------------------------------- G-PR
-# The kernels' loops run over ranges of columns (a range per worker chunk on threads), with the
-# search for a column's lowest-labelled row written inside the loop.
+# The pushes stay sequential on threads. The paper's lock-free pushes race on a GPU, and on
+# threads they did too, but they are a small part of G-PR's time (0.1 to 0.3 s of 4 to 5 s on
+# graphs of 2^20 vertices on one thread; the global relabelings take the rest) and the races
+# changed the run's course: on a random geometric graph of 2^20 vertices two threads took 142
+# to 496 push loops and 4 or 5 global relabelings, against 144 and 4 for the sequential pushes.
+# Sequential pushes and G-GR's distance labels make G-PR's matching the same on every thread
+# count. The search for a column's lowest-labelled row is written inside each kernel's loop.
 @njit(cache=True)
-def _push_all_range(lo, hi, inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col):
-    """G-PR-KRNL [GPR Alg. 6] for the columns ``lo .. hi - 1``; returns whether one was active."""
+def _pr_push_all(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col):
+    inf = n_rows + n_cols
     act = False
-    for v in range(lo, hi):
+    for v in range(n_cols):
         mv = mu_col[v]
         if not (mv == -1 or (mv >= 0 and mu_row[mv] != v)):
             continue
@@ -548,7 +537,7 @@ def _push_all_range(lo, hi, inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi
                 u = col_rows[j]
                 if psi_min == target:
                     break
-        if psi_min < inf:  # on threads, racing pushes to u are repaired later (the paper's lock-free push)
+        if psi_min < inf:
             mu_row[u] = v
             mu_col[v] = u
             psi_col[v] = psi_min + 1
@@ -558,35 +547,9 @@ def _push_all_range(lo, hi, inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi
     return act
 
 
-@njit(cache=True)
-def _pr_push_all(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col):
-    return _push_all_range(0, n_cols, n_rows + n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col)
-
-
-@njit(cache=True, parallel=True)
-def _pr_push_all_parallel(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, ctl, chunk, workers):
-    inf = n_rows + n_cols
-    for _w in prange(workers):
-        act = False
-        while True:
-            start = atomic_add(ctl, _NEXT, chunk)
-            if start >= n_cols:
-                break
-            if _push_all_range(start, min(start + chunk, n_cols), inf, col_ptr, col_rows, mu_row, mu_col, psi_row,
-                               psi_col):
-                act = True
-        if act:
-            atomic_add(ctl, _FOUND, 1)
-
-
 def pr_push_all(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col) -> bool:
-    """G-PR-KRNL [GPR Alg. 6]: one push-relabel for every active column; returns actExists."""
-    workers = _workers(n_cols)
-    if workers > 1:
-        ctl = _counters()
-        _pr_push_all_parallel(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, ctl,
-                              _chunk(n_cols, workers), workers)
-        return bool(ctl[_FOUND])
+    """G-PR-KRNL [GPR Alg. 6]: one push-relabel for every active column; returns actExists.
+    Sequential on threads too (see the notes above :func:`_pr_push_all`)."""
     return bool(_pr_push_all(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col))
 
 
@@ -611,31 +574,9 @@ def _pr_init(size, mu_row, mu_col, loop, a_c, a_p, ia):
     return act
 
 
-@njit(cache=True, parallel=True)
-def _pr_init_parallel(size, mu_row, mu_col, loop, a_c, a_p, ia):
-    act = 0
-    for i in prange(size):
-        v = a_p[i]
-        if v == -1:
-            continue
-        mv = mu_col[v]
-        if mv == -2:
-            a_c[i] = -1
-            continue
-        if mv < 0 or mu_row[mv] != v:
-            a_c[i] = v
-        else:
-            v = a_c[i]
-        if v != -1:
-            ia[v] = loop  # a column listed twice gets the same mark twice
-            act += 1
-    return act > 0
-
-
 def pr_init(size, mu_row, mu_col, loop, a_c, a_p, ia) -> bool:
     """G-PR-INITKRNL [GPR Alg. 8]: fix ``A_c`` from ``A_p``, mark ``iA``; returns actExists."""
-    init = _pr_init_parallel if _workers(size) > 1 else _pr_init
-    return bool(init(size, mu_row, mu_col, loop, a_c, a_p, ia))
+    return bool(_pr_init(size, mu_row, mu_col, loop, a_c, a_p, ia))
 
 
 @njit(cache=True)
@@ -669,9 +610,9 @@ def pr_shrink(size, mu_row, mu_col, loop, a_c, a_p, ia) -> int:
 
 
 @njit(cache=True)
-def _push_range(lo, hi, inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia):
-    """G-PR-PUSHKRNL [GPR Alg. 9] for the active-list slots ``lo .. hi - 1``."""
-    for i in range(lo, hi):
+def _pr_push(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia):
+    inf = n_rows + n_cols
+    for i in range(size):
         v = a_c[i]
         if v == -1:
             a_p[i] = -1
@@ -700,33 +641,10 @@ def _push_range(lo, hi, inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col
             a_p[i] = -1
 
 
-@njit(cache=True)
-def _pr_push(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia):
-    _push_range(0, size, n_rows + n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia)
-
-
-@njit(cache=True, parallel=True)
-def _pr_push_parallel(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia,
-                      ctl, chunk, workers):
-    # the paper's lock- and atomic-free pushes: two columns may push to one row at once, as on
-    # the GPU; the guard iA and FIXMATCHING make the result a matching again
-    inf = n_rows + n_cols
-    for _w in prange(workers):
-        while True:
-            start = atomic_add(ctl, _NEXT, chunk)
-            if start >= size:
-                break
-            _push_range(start, min(start + chunk, size), inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col,
-                        loop, a_c, a_p, ia)
-
-
 def pr_push(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia) -> None:
-    """G-PR-PUSHKRNL [GPR Alg. 9]: one push-relabel per active column of ``A_c``."""
-    workers = _workers(size)
-    if workers > 1:
-        _pr_push_parallel(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p,
-                          ia, _counters(), _chunk(size, workers), workers)
-    elif size:
+    """G-PR-PUSHKRNL [GPR Alg. 9]: one push-relabel per active column of ``A_c``. Sequential on
+    threads too (see the notes above :func:`_pr_push_all`)."""
+    if size:
         _pr_push(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia)
 
 
