@@ -107,6 +107,31 @@ def to_numpy_rows(arrays, dtype=np.int64) -> list:
     return list(out)
 
 
+def concat_to_host(arrays, dtype) -> np.ndarray:
+    """``arrays`` (NumPy or CuPy, of any lengths) end to end in one new NumPy array of
+    ``dtype``: the pieces of a result column that every partition hands back, copied (and
+    widened) as :func:`to_numpy_rows` copies rows, by every thread and through page-locked
+    buffers."""
+    arrays = list(arrays)
+    if len(arrays) == 1 and isinstance(arrays[0], np.ndarray) and arrays[0].dtype == dtype:
+        return arrays[0]
+    out = np.empty(sum(int(a.shape[0]) for a in arrays), dtype=dtype)
+    from .cpu.graph_build import copy_parallel  # noqa: PLC0415
+
+    start = 0
+    for a in arrays:
+        size = int(a.shape[0])
+        piece = out[start:start + size]
+        start += size
+        if size < ROW_PIECE:
+            piece[:] = to_numpy(a)
+        elif isinstance(a, np.ndarray):
+            copy_parallel(a, piece)
+        else:
+            _pieces_to_host([a], [piece], copy_parallel)
+    return out
+
+
 def _pieces_to_host(arrays, rows, copy) -> None:
     """Device ``arrays`` into host ``rows``, :data:`ROW_PIECE` entries at a time."""
     import cupy as cp  # noqa: PLC0415

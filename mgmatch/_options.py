@@ -25,6 +25,11 @@ APPLIES_TO = {
     "--all-levels": ("louvain",),
     "--random-weights": _MATCHING + ("louvain",) + _STABLE,
     "--weighted/--unweighted": _MATCHING + ("louvain",) + _STABLE,
+    # the columns of a graph's edge table (a stable-marriage job reads a preference table)
+    "--src": _MATCHING + _BIPARTITE + ("louvain",),
+    "--dst": _MATCHING + _BIPARTITE + ("louvain",),
+    "--columns": _MATCHING + _BIPARTITE + ("louvain",),
+    "--weight": _MATCHING + ("louvain",),
 }
 
 

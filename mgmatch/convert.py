@@ -41,14 +41,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._array import to_numpy
-from .errors import InputError, ParameterError
+from .errors import InputError, NotAGraphError, ParameterError
 from .graph import Graph
 
 __all__ = [
     "GraphInput",
     "VertexMap",
     "as_graph",
+    "coerce_input",
+    "attach_mapping",
     "renumber_ids",
+    "ids_kept",
     "to_pandas",
     "to_arrow",
     "result_columns",
@@ -168,6 +171,31 @@ class GraphInput:
         if self.columns is not None:
             out["columns"] = self.columns.summary()
         return out
+
+
+def coerce_input(obj, *, bipartite: bool | None = None) -> tuple:
+    """``(graph, mapping)`` for a public entry point: a :class:`~mgmatch.graph.Graph` or a
+    placed distributed graph passes as it is (``mapping`` ``None``); anything :func:`as_graph`
+    takes is converted (weights from the ``weight`` attribute or column) and its
+    :class:`GraphInput` comes back, which the entry point hands to its result (``result.mapping``)
+    so that :func:`to_pandas` and the other converters give the user's ids without being told."""
+    import sys  # noqa: PLC0415
+
+    loading = sys.modules.get("mgmatch.distributed.loading")  # (loaded whenever a placed graph exists)
+    if isinstance(obj, Graph) or (loading is not None and isinstance(obj, loading.DistributedGraph)):
+        return obj, None
+    if _kind_of(obj) is None:
+        raise NotAGraphError(f"expected a graph (an mgmatch.Graph, a SciPy sparse matrix, a NetworkX graph, an edge "
+                         f"table or (src, dst[, weight]) arrays), not {type(obj).__name__}")
+    converted = as_graph(obj, bipartite=bipartite)
+    return converted.graph, converted
+
+
+def attach_mapping(result, mapping):
+    """``result`` with ``mapping`` (from :func:`coerce_input`) as ``result.mapping``."""
+    if mapping is not None and result is not None and not hasattr(result, "__await__"):
+        result.mapping = mapping
+    return result
 
 
 # ---------------------------------------------------------------------------- as_graph
@@ -378,7 +406,10 @@ def _from_arrays(s, d, w, *, bipartite: bool, renumber, canon, source) -> GraphI
 
 
 def renumber_ids(arrays: list, mode: bool | str = "auto") -> tuple[VertexMap, list]:
-    """A :class:`VertexMap` over the ids of ``arrays`` (1-D NumPy arrays) and each array in dense ids.
+    """A :class:`VertexMap` over the ids of ``arrays`` and each array in dense ids.
+
+    ``arrays`` are 1-D NumPy arrays, or pyarrow string arrays (as a file's reader parses text
+    ids), which are numbered by Arrow's hashing and sorting rather than by Python comparisons.
 
     Integer ids stay as they are under ``mode="auto"`` while they are non-negative and the largest
     is below twice the count of distinct ids (plus 1,024): the graph then has ``max + 1``
@@ -389,23 +420,26 @@ def renumber_ids(arrays: list, mode: bool | str = "auto") -> tuple[VertexMap, li
     >>> vm.ids.tolist(), a.tolist(), b.tolist()
     (['x', 'y', 'z'], [0, 1], [1, 2])
     """
+    if arrays and all(_is_arrow_text(a) for a in arrays):
+        if mode is False:
+            raise InputError("renumber=False needs integer vertex ids; these are strings")
+        return _renumber_text(arrays)
     ints = all(a.dtype.kind in "iu" for a in arrays)
     if ints and mode is not True:
         top = max((int(a.max()) for a in arrays if a.size), default=-1)
-        low = min((int(a.min()) for a in arrays if a.size), default=0)
-        if mode is False or (low >= 0 and top < 2**63 - 1):
-            if mode is False and low < 0:
+        if mode is False:
+            low = min((int(a.min()) for a in arrays if a.size), default=0)
+            if low < 0:
                 raise InputError(f"vertex id {low} is negative; renumber=False needs ids 0 .. n-1")
-            if mode is False:
-                return VertexMap.identity(top + 1), [a.astype(np.int64) for a in arrays]
-            distinct = np.unique(np.concatenate(arrays)).size if top >= _SPARSE_ALLOWANCE else 0
-            if top + 1 <= _SPARSE_FACTOR * distinct + _SPARSE_ALLOWANCE:
-                return VertexMap.identity(top + 1), [a.astype(np.int64) for a in arrays]
+        if mode is False or ids_kept(arrays):
+            return VertexMap.identity(top + 1), [a.astype(np.int64) for a in arrays]
     elif mode is False:
         raise InputError("renumber=False needs integer vertex ids; these are "
                          f"{', '.join(sorted({str(a.dtype) for a in arrays}))}")
     sizes = [a.shape[0] for a in arrays]
     joined = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.int64)
+    if joined.dtype == object and joined.size and all(type(v) is str for v in joined.tolist()):
+        return _renumber_text([_arrow_text(a) for a in arrays])
     try:
         ids, inverse = np.unique(joined, return_inverse=True)
     except TypeError:  # ids of types that do not sort together: number them as they first occur
@@ -417,6 +451,74 @@ def renumber_ids(arrays: list, mode: bool | str = "auto") -> tuple[VertexMap, li
     ids = ids.astype(np.int64) if ids.dtype.kind in "iu" else ids.astype(object)
     parts = np.split(inverse.astype(np.int64).reshape(-1), np.cumsum(sizes)[:-1])
     return VertexMap(ids, True), parts
+
+
+def ids_kept(arrays: list) -> bool:
+    """Whether ``renumber="auto"`` keeps the integer ids of ``arrays`` as they are: none is
+    negative or beyond int64, and the largest, ``top``, has ``top + 1`` at most twice the distinct
+    ids plus 1,024. The distinct ids are counted on a mask of ``top + 1`` flags, which that bound
+    keeps to about twice the ids given, rather than by sorting.
+
+    >>> ids_kept([np.array([0, 7]), np.array([7, 9])]), ids_kept([np.array([0, 2**40])])
+    (True, False)
+    """
+    if not all(a.dtype.kind in "iu" for a in arrays):
+        return False
+    sized = [a for a in arrays if a.size]
+    if not sized:
+        return True
+    if min(int(a.min()) for a in sized) < 0:
+        return False
+    top = max(int(a.max()) for a in sized)
+    if top >= 2**63 - 1:
+        return False
+    if top < _SPARSE_ALLOWANCE:
+        return True
+    total = sum(int(a.shape[0]) for a in arrays)
+    if top + 1 > _SPARSE_FACTOR * total + _SPARSE_ALLOWANCE:
+        return False  # more vertices than even all-distinct ids would allow
+    seen = np.zeros(top + 1, dtype=bool)
+    for a in arrays:
+        seen[a] = True
+    return top + 1 <= _SPARSE_FACTOR * int(np.count_nonzero(seen)) + _SPARSE_ALLOWANCE
+
+
+def _is_arrow_text(a) -> bool:
+    if type(a).__module__.split(".")[0] != "pyarrow":
+        return False
+    import pyarrow.types as pat  # noqa: PLC0415
+
+    return pat.is_string(a.type) or pat.is_large_string(a.type)
+
+
+def _arrow_text(values: np.ndarray):
+    import pyarrow as pa  # noqa: PLC0415
+
+    return pa.array(values, type=pa.string())
+
+
+def _renumber_text(arrays: list) -> tuple[VertexMap, list]:
+    """String ids numbered in sorted order, by Arrow: a hash table gives each distinct id a code in
+    the order of first occurrence, and sorting the distinct ids turns codes into ranks. Arrow
+    compares strings by their UTF-8 bytes, which orders them as Python compares ``str``."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    sizes = [len(a) for a in arrays]
+    joined = pa.chunked_array([c for a in arrays for c in (a.chunks if isinstance(a, pa.ChunkedArray) else [a])],
+                              type=pa.string()) if arrays else pa.chunked_array([], type=pa.string())
+    if joined.null_count:
+        raise InputError("missing vertex ids (null values)")
+    encoded = pc.dictionary_encode(joined.combine_chunks()) if len(joined) else None
+    if encoded is None:
+        return VertexMap(np.empty(0, dtype=object), True), [np.empty(0, dtype=np.int64) for _ in arrays]
+    distinct = encoded.dictionary
+    order = pc.array_sort_indices(distinct).to_numpy()
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size, dtype=np.int64)
+    dense = rank[encoded.indices.to_numpy(zero_copy_only=False)]
+    ids = np.asarray(distinct.take(pa.array(order)).to_numpy(zero_copy_only=False), dtype=object)
+    return VertexMap(ids, True), np.split(dense, np.cumsum(sizes)[:-1])
 
 
 # -------------------------------------------------------------------------- networkx in
@@ -463,7 +565,9 @@ def _node_map(nodes: list) -> VertexMap:
 
 
 # ---------------------------------------------------------------------------- results out
-def _maps(mapping) -> tuple[VertexMap | None, VertexMap | None]:
+def _maps(mapping, result=None) -> tuple[VertexMap | None, VertexMap | None]:
+    if mapping is None:  # a result of an entry point given a NetworkX graph, a table, ... knows its own
+        mapping = getattr(result, "mapping", None)
     if mapping is None:
         return None, None
     if isinstance(mapping, GraphInput):
@@ -480,7 +584,7 @@ def result_columns(result, mapping=None, **options) -> dict:
     through ``mapping.columns``. ``options`` go to ``to_table`` (e.g. ``all_levels=True``).
     """
     table = result.to_table(**options)
-    verts, cols = _maps(mapping)
+    verts, cols = _maps(mapping, result)
     out = {}
     for name, values in table.items():
         vm = cols if name == "col" else verts if name in ("u", "v", "vertex", "row") else None
@@ -526,7 +630,7 @@ def communities_as_sets(result_or_labels, mapping=None) -> list[set]:
     """
     labels = getattr(result_or_labels, "communities", result_or_labels)
     labels = np.asarray(to_numpy(labels), dtype=np.int64)
-    verts, _ = _maps(mapping)
+    verts, _ = _maps(mapping, result_or_labels)
     if labels.size == 0:
         return []
     order = np.argsort(labels, kind="stable")  # vertices grouped by label, each group in vertex order

@@ -7,7 +7,7 @@ command line prints that message on one line and exits with status 2.
 
 from __future__ import annotations
 
-__all__ = ["MgmatchError", "InputError", "ParameterError", "ResourceError", "ClusterError"]
+__all__ = ["MgmatchError", "InputError", "ParameterError", "NotAGraphError", "ResourceError", "ClusterError"]
 
 
 class MgmatchError(Exception):
@@ -46,6 +46,12 @@ class InputError(MgmatchError, ValueError):
 
 class ParameterError(MgmatchError, ValueError):
     """A parameter of an mgmatch call is out of its domain."""
+
+
+class NotAGraphError(ParameterError, InputError):
+    """What was passed as the graph is none of the kinds an algorithm takes: a wrong argument
+    (a :class:`ParameterError`) and unusable input (an :class:`InputError`) at once, so that
+    code catching either of them catches it."""
 
 
 class ResourceError(MgmatchError, RuntimeError):

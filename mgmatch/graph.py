@@ -255,14 +255,23 @@ class Graph:
         >>> [(p.lo, p.hi) for p in g.partition(bounds=[0, 1, 4])]
         [(0, 1), (1, 4)]
         """
-        if bounds is not None:
-            bounds = check_bounds(bounds, self.n_rows)
-        else:
-            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-                raise ParameterError(f"number of partitions must be a positive integer, not {k!r}")
-            k = int(k)  # one partition needs no degree read-back
-            bounds = np.array([0, self.n_rows], dtype=np.int64) if k == 1 else partition_bounds(to_numpy(self.indptr), k)
+        bounds = self.partition_bounds(k, bounds=bounds)
         return [Partition.from_graph(self, i, bounds) for i in range(len(bounds) - 1)]
+
+    def partition_bounds(self, k=None, *, bounds=None) -> np.ndarray:
+        """The range bounds :meth:`partition` splits at: ``bounds`` checked, or ``k`` ranges
+        balanced by edge count (each partition can then be built on its own, with
+        :meth:`Partition.from_graph`).
+
+        >>> Graph.from_edges([0, 1, 2, 3], [1, 2, 3, 0]).partition_bounds(2).tolist()
+        [0, 2, 4]
+        """
+        if bounds is not None:
+            return check_bounds(bounds, self.n_rows)
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ParameterError(f"number of partitions must be a positive integer, not {k!r}")
+        k = int(k)  # one partition needs no degree read-back
+        return np.array([0, self.n_rows], dtype=np.int64) if k == 1 else partition_bounds(to_numpy(self.indptr), k)
 
     # ----------------------------------------------------------- constructors
     @classmethod
@@ -527,15 +536,18 @@ class Partition:
         lo, hi = int(bounds[index]), int(bounds[index + 1])
         a, b = int(graph.indptr[lo]), int(graph.indptr[hi])
         indices = graph.indices[a:b]
+        xp = graph.xp
         if graph.bipartite or (lo == 0 and hi == graph.n_rows):
             ghosts = np.empty(0, dtype=np.dtype(indices.dtype))  # nothing is remote
+        elif xp is np:  # one linear pass (no sort of the remote entries), without the GIL
+            from .cpu.graph_build import remote_ids  # noqa: PLC0415
+
+            ghosts = remote_ids(indices, lo, hi, graph.n_rows)
         else:  # found on the graph's own device; only the (boundary-sized) ghost list comes back
-            xp = graph.xp
             remote = xp.sort(indices[(indices < lo) | (indices >= hi)])
             keep = xp.ones(remote.shape[0], dtype=bool)
             keep[1:] = remote[1:] != remote[:-1]  # sort + neighbour test: unique without its slow path
             ghosts = to_numpy(remote[keep])
-        xp = graph.xp
         return cls(
             index=index,
             lo=lo,

@@ -20,6 +20,11 @@ Example::
         algorithm: bsuitor
         b: 3
         output: out/road-b3.parquet
+      - input: graphs/follows.csv  # header: follower,followee,strength,since
+        src: follower
+        dst: followee
+        weight: strength         # user names: renumbered, written back as names
+        output: out/follows-suitor.parquet
 """
 
 from __future__ import annotations
@@ -35,11 +40,13 @@ JOB_KEYS = {
     "name", "input", "output", "algorithm", "summary", "b", "init", "deterministic", "resolution", "all_levels",
     "device",
     "partitions", "format", "one_based", "negative", "zeros", "duplicates", "random_weights", "bipartite",
-    "weighted",
+    "weighted", "src", "dst", "weight", "columns",
 }
 READ_KEYS = {"format": "fmt", "one_based": "one_based", "negative": "negative", "zeros": "zeros",
              "duplicates": "duplicates", "random_weights": "random_weights", "bipartite": "bipartite",
              "weighted": "weighted"}
+#: A job's columns of an edge table, as ``mgmatch run --src/--dst/--weight/--columns`` takes them.
+COLUMN_KEYS = ("src", "dst", "weight", "columns")
 CLUSTER_KEYS = {"workers", "scheduler", "scheduler_file", "device", "wait_for_workers", "wait_timeout"}
 
 
@@ -82,7 +89,11 @@ def load_pipeline(path) -> dict:
     defaults = _keys(doc.get("defaults") or {}, "defaults", path)
     jobs = []
     for i, raw in enumerate(doc["jobs"], 1):
-        job = defaults | _keys(raw, f"job {i}", path)
+        raw = _keys(raw, f"job {i}", path)
+        # a job's columns replace the defaults' in full: its `columns` their src, dst and weight, and the other way
+        replaced = ("src", "dst", "weight") if "columns" in raw else ("columns",) if set(raw) & {"src", "dst",
+                                                                                                "weight"} else ()
+        job = {k: v for k, v in defaults.items() if k not in replaced} | raw
         bad = set(job) - JOB_KEYS
         if bad:
             raise InputError(f"job {i}: unknown option {sorted(bad)[0]!r}", path=path)
@@ -190,10 +201,11 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
     ``cluster`` (the command line's ``--workers``, ``--scheduler``, ``--scheduler-file``,
     ``--wait-for-workers``, ``--wait-timeout``) replaces the file's ``cluster`` section, whose
     ``device`` alone stays."""
-    if run_job is None:
-        from .cli import run_job  # noqa: PLC0415
     from ._options import check_options_apply  # noqa: PLC0415
-    from .cli import AUTO_ALGORITHM, _cluster_lost  # noqa: PLC0415
+    from .jobs import AUTO_ALGORITHM, _cluster_lost, column_options  # noqa: PLC0415
+
+    if run_job is None:
+        from .jobs import run_job  # noqa: PLC0415
 
     spec = load_pipeline(path)
     cluster_opts = spec["cluster"]
@@ -223,8 +235,10 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
             job = dict(job)
             name = job.pop("name")
             read = {READ_KEYS[k]: job.pop(k) for k in list(job) if k in READ_KEYS}
+            chosen = {k: job.pop(k) for k in COLUMN_KEYS if k in job}
             inp, out = job.pop("input"), job.pop("output")
             try:
+                read["columns"] = column_options(**chosen)
                 records.append(run_job(inp, out, quiet=quiet, client=client, read_options=read, **job))
             except (InputError, ParameterError) as exc:
                 raise type(exc)(f"{name}: {exc}") from None

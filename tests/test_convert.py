@@ -318,3 +318,27 @@ def test_summary_says_what_happened():
                  "vertices": {"renumbered": True, "vertices": 2, "id_type": "str"}}
     s = as_graph(sp.random(3, 4, density=0.5, format="csr", random_state=1)).summary()
     assert s["input"] == "scipy" and not s["renumbered"] and s["columns"]["vertices"] == 4
+
+
+def test_string_ids_numbered_by_arrow_as_python_sorts_them():
+    # the Arrow path (text ids) gives the order and the numbers np.unique gives on Python strings
+    import pyarrow as pa
+
+    rng = np.random.default_rng(4)
+    words = np.array(["b", "a", "ä", "Z", "zz", "z", "", "日本", "a b", "éa", "e"], dtype=object)
+    src, dst = words[rng.integers(0, words.size, 200)], words[rng.integers(0, words.size, 200)]
+    ids, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    for arrays in ([src, dst], [pa.array(src, type=pa.string()), pa.chunked_array([dst[:50], dst[50:]], type=pa.string())]):
+        vm, (a, b) = renumber_ids(arrays)
+        assert vm.renumbered and vm.ids.tolist() == ids.tolist()
+        assert a.tolist() + b.tolist() == inverse.tolist()
+
+
+def test_ids_kept_counts_distinct_ids_without_sorting():
+    from mgmatch.convert import ids_kept
+
+    assert ids_kept([np.arange(5000), np.arange(5000)[::-1]])
+    spread = np.arange(0, 4000, 2)  # 2,000 distinct ids up to 3,998: within twice plus 1,024
+    assert ids_kept([spread]) and not ids_kept([np.arange(0, 6000, 3)])  # 2,000 up to 5,997: not
+    assert not ids_kept([np.array([-1, 2])]) and not ids_kept([np.array([2**63], dtype=np.uint64)])
+    assert not ids_kept([np.array(["a"], dtype=object)]) and ids_kept([np.empty(0, dtype=np.int64)])

@@ -196,8 +196,12 @@ def test_distributed_benchmark_rows(tmp_path):
     rows = bench.run(graphs=["kron:k=8,seed=1"], device="cpu", repeats=1, workers=[1, 2])
     assert [(r["impl"], r["algorithm"]) for r in rows] == [
         ("local", "suitor"), ("local", "bsuitor"), ("dask-1w", "suitor"), ("dask-1w", "bsuitor"),
-        ("dask-2w", "suitor"), ("dask-2w", "bsuitor")]
+        ("read-on-1w", "read"), ("client-read-1w", "read"),
+        ("dask-2w", "suitor"), ("dask-2w", "bsuitor"), ("read-on-2w", "read"), ("client-read-2w", "read")]
     assert all(r["identical"] for r in rows)
+    read = rows[-2]
+    assert read["ratio_vs"] == "client-read-2w" and read["speedup"] > 0 and read["file_bytes"] > 0
+    rows = [r for r in rows if r["algorithm"] != "read"]
     two = rows[-2]
     assert two["transport"] == "tcp" and two["rounds"] >= 2 and two["messages"] > 0
     assert 0 <= two["exchange_share"] <= 1 and 0 < two["exchange_ms_per_round"] <= two["exchange_ms_max"]

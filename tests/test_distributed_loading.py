@@ -106,6 +106,98 @@ def test_duplicate_rules_zeros_and_negatives(dask_client, tmp_path, duplicates):
     assert_same_partitions(dask_client, dg, graph)
 
 
+@pytest.mark.parametrize("zeros", ["keep", "drop"])
+def test_distinct_edges_are_laid_out_without_a_merge(dask_client, tmp_path, zeros):
+    # each edge once (the common file): the rows are built straight from the entries, and equal
+    # the in-process reader's, zero and negative weights included
+    rng = np.random.default_rng(17)
+    keys = rng.choice(300 * 299 // 2, 2500, replace=False)
+    u = ((1 + np.sqrt(8 * keys + 1)) // 2).astype(np.int64)
+    u -= u * (u - 1) // 2 > keys
+    u += (u + 1) * u // 2 <= keys
+    v = keys - u * (u - 1) // 2
+    flip = rng.random(u.size) < 0.5  # either direction, never both
+    src, dst = np.where(flip, v, u), np.where(flip, u, v)
+    weight = rng.integers(-3, 4, u.size).astype(float)  # zeros and negatives
+    path = tmp_path / "distinct.parquet"
+    pq.write_table(pa.table({"src": src, "dst": dst, "weight": weight}), path, row_group_size=600)
+    options = dict(negative="abs", zeros=zeros)
+    dg = read_partitions(dask_client, path, partitions=3, **options)
+    graph = read_graph(path, **options)
+    assert dg.summary.as_dict() == graph.summary.as_dict()
+    assert dg.summary.duplicates_merged == dg.summary.mirrored_pairs == 0 and dg.summary.negatives_made_absolute > 0
+    assert_same_partitions(dask_client, dg, graph)
+
+
+def test_rows_are_sorted_and_a_repeated_entry_is_seen():
+    from mgmatch.distributed.loading import _csr_rows, _directed
+
+    rows, cols = _directed(np.array([0, 1, 0, 2]), np.array([3, 2, 1, 3]), 0, 2)  # rows of vertices 0 and 1
+    assert rows.tolist() == [0, 1, 0, 1] and cols.tolist() == [3, 2, 1, 0]
+    indptr, indices, weights = _csr_rows(rows, cols, np.array([1.0, 2.0, 3.0, 4.0]), 2, 4)
+    assert indptr.tolist() == [0, 2, 4] and indices.tolist() == [1, 3, 0, 2]
+    assert weights.tolist() == [3.0, 1.0, 4.0, 2.0]
+    assert _csr_rows(np.array([0, 0]), np.array([1, 1]), np.ones(2), 1, 2) is None
+
+
+def _merged_both_ways(plan, p, bounds, pieces, m):
+    """On a worker: partition ``p`` built by the merge itself, and built after it from its rows."""
+    from distributed import get_worker
+
+    from mgmatch.distributed.loading import _merge_task, _partition_task
+
+    here = get_worker().address
+    built, counts = _merge_task(plan, p, bounds, pieces, here, "int32")
+    rows, later_counts = _merge_task(plan, p, bounds, pieces, here)
+    return built, _partition_task((rows, later_counts), p, bounds, int(bounds[-1]), m, "float64", here), \
+        counts == later_counts
+
+
+def test_a_partition_built_by_its_merge_equals_one_built_after_the_count(dask_client, files):
+    # when the index type is known before the edges are counted, the merge builds the partition
+    from dataclasses import replace
+
+    from mgmatch.distributed import loading
+
+    path, _ = files["parquet"]
+    graph = read_graph(path)
+    options = {"weighted": True, "negative": "error", "duplicates": "max", "zeros": "keep", "one_based": None,
+               "dtype": "float64", "columns": None}
+    plan = loading._plan_task(str(path), "parquet", 1 << 20, options)
+    chunks = [loading._chunk_task(plan, c, True) for c in range(len(plan.chunks))]
+    plan = replace(plan, base=0)
+    bounds = np.array([0, graph.n // 3, graph.n])
+    pieces = [loading._split_task(plan, chunk, bounds) for chunk in chunks]
+    expected = graph.partition(bounds=bounds)
+    for p in range(2):
+        built, later, same_counts = dask_client.submit(_merged_both_ways, plan, p, bounds,
+                                                       [piece.get(p) for piece in pieces], graph.m,
+                                                       pure=False).result()
+        assert same_counts
+        for got in (built, later):
+            for name in ("indptr", "indices", "weights", "ghosts"):
+                a, b = getattr(got, name), getattr(expected[p], name)
+                assert a.dtype == b.dtype
+                np.testing.assert_array_equal(a, b)
+
+
+def test_parquet_columns_chosen_on_the_workers(dask_client, tmp_path):
+    src, dst, weight = random_edges(n=90, m=700, seed=19)
+    path = tmp_path / "named.parquet"
+    pq.write_table(pa.table({"day": np.arange(src.size), "to": dst, "from": src, "w": weight + 1}), path,
+                   row_group_size=200)
+    dg = read_partitions(dask_client, path, partitions=2, columns={"src": "from", "dst": "to", "weight": "w"})
+    graph = read_graph(path, columns=("from", "to", "w"))
+    assert dg.summary.as_dict() == graph.summary.as_dict()
+    assert_same_partitions(dask_client, dg, graph)
+    with pytest.raises(InputError, match="has no column 'hour'"):
+        read_partitions(dask_client, path, columns=("from", "hour"))
+    text = tmp_path / "named.csv"
+    text.write_text("from,to\n0,1\n")
+    with pytest.raises(ParameterError, match="only in Parquet tables"):
+        read_partitions(dask_client, text, columns=("from", "to"))
+
+
 def test_unweighted_read_takes_the_first_two_fields(dask_client, tmp_path):
     src, dst, _ = random_edges(n=60, m=400, seed=5)
     path = tmp_path / "labelled.txt"
@@ -207,7 +299,8 @@ def test_unsupported_formats_and_options(dask_client, tmp_path, files):
 def test_cli_read_on_workers(dask_client, files, tmp_path):
     from click.testing import CliRunner
 
-    from mgmatch.cli import main, run_job
+    from mgmatch.cli import main
+    from mgmatch.jobs import run_job
 
     path, _ = files["csv"]
     out = tmp_path / "mates.csv"
@@ -229,6 +322,20 @@ def test_cli_read_on_workers(dask_client, files, tmp_path):
                                "-o", str(out)])
     assert res.exit_code == 0, res.output
     assert json.loads(out.with_suffix(".json").read_text())["read"] == "workers"
+
+
+def test_run_job_reads_chosen_parquet_columns_on_the_workers(dask_client, tmp_path):
+    from mgmatch.jobs import run_job
+
+    src, dst, weight = random_edges(n=90, m=700, seed=23)
+    path = tmp_path / "named.parquet"
+    pq.write_table(pa.table({"a": src, "b": dst, "w": weight}), path, row_group_size=300)
+    columns = {"src": "a", "dst": "b", "weight": "w"}
+    record = run_job(path, tmp_path / "m.csv", client=dask_client, quiet=True, read_on_workers=True,
+                     read_options={"columns": columns})
+    assert record["read"] == "workers" and record["renumbered"] is False
+    expected = verify.greedy_matching(read_graph(path, columns=columns))
+    assert record["cardinality"] == int((expected >= 0).sum() // 2)
 
 
 def test_worker_lost_mid_run_rebuilds_partitions(tmp_path, worker_fault):

@@ -274,3 +274,58 @@ def test_weights_equal_networkit_on_tie_free_graphs():
         bm = nk.matching.BSuitorMatcher(G, 3)
         bm.run()
         assert mgmatch.b_suitor(g, 3, device="cpu").weight == pytest.approx(bm.getBMatching().weight(), rel=1e-9)
+
+
+# ------------------------------------------------------------------------------- threads
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("spec", ["kron:k=11,seed=3", "delaunay:k=12,seed=3"])
+def test_default_partitions_follow_the_threads(spec, threads):
+    # a CPU run given no partition count is split into one partition per thread (the floor on
+    # partition size lowered so these small graphs split); every thread count gives the greedy
+    # matching, edge for edge, and the same rounds as that many partitions stepped one by one
+    from mgmatch.engine import config_context
+
+    g = generators.parse_graph_spec(spec)
+    expected = verify.greedy_matching(g)
+    eu, ev, _ = verify.greedy_b_matching(g, 3)
+    with config_context(threads=threads, min_partition_nnz=1):
+        results = {alg: match(g, alg, b=3 if alg == "bsuitor" else None, device="cpu")
+                   for alg in ONE_MATCHINGS + ["bsuitor"]}
+    with config_context(threads=1):
+        serial = {alg: match(g, alg, b=3 if alg == "bsuitor" else None, partitions=threads, device="cpu")
+                  for alg in ONE_MATCHINGS + ["bsuitor"]}
+    for alg, r in results.items():
+        assert r.n_parts == threads
+        assert r.rounds.messages == serial[alg].rounds.messages
+        if alg == "bsuitor":
+            np.testing.assert_array_equal(r.u, eu)
+            np.testing.assert_array_equal(r.v, ev)
+        else:
+            np.testing.assert_array_equal(r.mate, expected)
+
+
+def test_small_graphs_stay_one_partition():
+    # below the floor on partition size a split costs more than a thread gives
+    from mgmatch.engine import config_context
+
+    g = random_graph(400, 2000, seed=1)
+    with config_context(threads=2):
+        assert mgmatch.suitor(g, device="cpu").n_parts == 1
+    with config_context(threads=2, min_partition_nnz=g.nnz // 2):
+        assert mgmatch.suitor(g, device="cpu").n_parts == 2
+    with config_context(threads=8, min_partition_nnz=g.nnz // 3):
+        assert mgmatch.suitor(g, device="cpu").n_parts == 3
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_explicit_partitions_stepped_on_threads_equal_greedy(graph, threads):
+    from mgmatch.engine import config_context
+
+    with config_context(threads=threads):
+        for alg in ONE_MATCHINGS:
+            np.testing.assert_array_equal(match(graph, alg, partitions=5, device="cpu").mate,
+                                          verify.greedy_matching(graph))
+        eu, ev, _ = verify.greedy_b_matching(graph, 2)
+        r = mgmatch.b_suitor(graph, 2, partitions=5, device="cpu")
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)

@@ -65,6 +65,7 @@ import numpy as np
 from .._array import to_numpy
 from ..engine import Messages, execute
 from ..errors import InputError, ParameterError, ResourceError
+from ..convert import attach_mapping, coerce_input
 from ..graph import Graph
 
 __all__ = ["bipartite_matching", "BipartiteMatchingResult", "BipartiteConfig", "bipartite_config",
@@ -338,10 +339,11 @@ def bipartite_matching(
 
     Parameters
     ----------
-    graph : Graph or scipy.sparse matrix
+    graph : Graph, scipy.sparse matrix or graph-like
         A bipartite :class:`~mgmatch.graph.Graph` (rows x columns). An undirected graph is matched
         as its bipartite double cover; a SciPy sparse matrix is read as rows x columns, stored
-        zeros included.
+        zeros included; an edge table or ``(src, dst)`` arrays as sources x destinations, in the
+        user's ids (see :func:`mgmatch.convert.as_graph`; the result's ``mapping`` maps back).
     algorithm : {"apfb", "gpr", "apsb"}
         The augmenting-path BFS algorithms APFB / APsB [2]_, or push-relabel G-PR [1]_. APFB
         (with GPUBFS-WR and the persistent launch) is the default: it was the fastest on every
@@ -431,14 +433,14 @@ def bipartite_matching(
     3
     """
     check_parameters(algorithm, init, variant, relabel, relabel_k, bfs, launch, device, deterministic, threads)
-    graph = _as_bipartite(graph)
+    graph, mapping = _as_bipartite(graph)
     if algorithm == "gpr":
         params = {"init": init, "variant": variant, "relabel": relabel, "relabel_k": float(relabel_k)}
     else:
         params = {"init": init, "bfs": bfs, "launch": launch, "deterministic": bool(deterministic)}
     program = _BipartiteProgram(algorithm, params, None if threads is None else int(threads), get_bipartite_config())
     try:
-        return execute(program, graph, device=device, client=client)
+        return attach_mapping(execute(program, graph, device=device, client=client), mapping)
     except Exception as exc:
         if type(exc).__name__ == "OutOfMemoryError":
             need = estimate_gpu_bytes(graph.n_rows, graph.n_cols, graph.nnz, _index_dtype(graph).itemsize)
@@ -487,14 +489,17 @@ class _BipartiteProgram:
         return result
 
 
-def _as_bipartite(graph) -> Graph:
+def _as_bipartite(graph) -> tuple:
+    """``(bipartite graph, mapping)``: an undirected Graph as its double cover, a SciPy matrix as
+    rows x columns, anything else :func:`~mgmatch.convert.as_graph` takes as a bipartite graph
+    (an edge table's sources are the rows), with the map back to the user's ids."""
     if isinstance(graph, Graph):
-        return graph if graph.bipartite else graph.bipartite_double_cover()
+        return (graph if graph.bipartite else graph.bipartite_double_cover()), None
     import scipy.sparse as sp  # noqa: PLC0415
 
     if sp.issparse(graph):
-        return Graph.from_scipy(graph, bipartite=True, weighted=False)
-    raise InputError(f"expected a Graph or a SciPy sparse matrix, got {type(graph).__name__}")
+        return Graph.from_scipy(graph, bipartite=True, weighted=False), None
+    return coerce_input(graph, bipartite=True)
 
 
 def _index_dtype(graph: Graph) -> np.dtype:

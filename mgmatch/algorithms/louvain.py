@@ -58,6 +58,7 @@ import numpy as np
 
 from .._array import to_numpy
 from ..errors import InputError, ParameterError
+from ..convert import attach_mapping, coerce_input
 from ..graph import Graph
 from .louvain_program import FIXED_BITS, MOVE_BUCKETS, LouvainConfig, LouvainProgram, get_louvain_config, louvain_config
 
@@ -70,6 +71,7 @@ __all__ = [
     "louvain_config",
     "get_louvain_config",
     "validate_louvain_params",
+    "community_size_histogram",
     "MOVE_BUCKETS",
     "FIXED_BITS",
 ]
@@ -102,6 +104,9 @@ class LouvainResult:
         The validated parameters.
     device : str
         ``"cpu"`` or ``"gpu"``.
+    rounds : RoundLog or None
+        Message counts and seconds per round of the partitions' rounds (``None`` on the fused
+        single-GPU path, which runs no rounds).
     """
 
     levels: list
@@ -111,6 +116,7 @@ class LouvainResult:
     timings: dict
     params: dict
     device: str
+    rounds: object = None
 
     def to_table(self, all_levels: bool = False) -> dict:
         """Columns ``vertex`` and ``community`` (int64) of the final level.
@@ -159,7 +165,7 @@ class LouvainResult:
         (2, 0.375, 2)
         >>> _ = json.dumps(s)
         """
-        return {
+        out = {
             "algorithm": "louvain",
             "device": self.device,
             "n": int(self.communities.shape[0]),
@@ -167,9 +173,39 @@ class LouvainResult:
             "modularity": float(self.modularity[-1]) if self.modularity else 0.0,
             "modularity_per_level": [float(q) for q in self.modularity],
             "levels": [self._level_summary(i, q, lv) for i, (q, lv) in enumerate(zip(self.modularity, self.levels))],
+            "community_sizes": community_size_histogram(self.communities),
             "time_s": _jsonable(self.timings),
             "parameters": _jsonable(self.params),
         }
+        if self.rounds is not None:
+            from ._rounds import round_fields  # noqa: PLC0415
+
+            out["messages_per_round"] = list(self.rounds.messages)
+            out.update(round_fields(self.rounds))
+        return out
+
+
+def community_size_histogram(communities) -> dict:
+    """How many communities have each size, in bins that double: sizes 1, 2-3, 4-7, 8-15, ...
+
+    ``size_from[k]`` and ``size_to[k]`` bound bin ``k`` (inclusive), ``communities[k]`` counts
+    the communities of a size in it; the bins run up to the one of the largest community.
+    Labels are ``0 .. k - 1`` as :func:`louvain` numbers them (a label no vertex has is no
+    community).
+
+    >>> community_size_histogram(np.array([0, 0, 0, 1, 2, 2, 2, 2, 2, 3, 3, 3, 3]))  # sizes 3, 1, 5, 4
+    {'size_from': [1, 2, 4], 'size_to': [1, 3, 7], 'communities': [1, 1, 2], 'largest': 5}
+    >>> community_size_histogram(np.array([], dtype=np.int64))
+    {'size_from': [], 'size_to': [], 'communities': [], 'largest': 0}
+    """
+    sizes = np.bincount(np.asarray(to_numpy(communities), dtype=np.int64))
+    sizes = sizes[sizes > 0]
+    if sizes.size == 0:
+        return {"size_from": [], "size_to": [], "communities": [], "largest": 0}
+    bins = np.bincount(np.frexp(sizes)[1] - 1)  # floor(log2(size)), exact: sizes are below 2**53
+    lows = 2 ** np.arange(bins.size, dtype=np.int64)
+    return {"size_from": lows.tolist(), "size_to": (2 * lows - 1).tolist(), "communities": bins.tolist(),
+            "largest": int(sizes.max())}
 
 
 
@@ -296,9 +332,11 @@ def louvain(
 
     Parameters
     ----------
-    graph : Graph or DistributedGraph
-        An undirected graph, weighted or not (unweighted edges count 1); or one placed on a Dask
-        cluster (then ``client`` is required).
+    graph : Graph, DistributedGraph or graph-like
+        An undirected graph, weighted or not (unweighted edges count 1); one placed on a Dask
+        cluster (then ``client`` is required); or a NetworkX graph, SciPy matrix, edge table or ``(src, dst[, weight])`` arrays
+        (see :func:`mgmatch.convert.as_graph`; the result's ``mapping`` then gives the user's ids
+        back to :func:`~mgmatch.convert.to_pandas` and the other converters).
     resolution : float
         The resolution :math:`\gamma > 0`; larger values give smaller communities.
     threshold : float, optional
@@ -391,9 +429,8 @@ def louvain(
         config = get_louvain_config()
     elif not isinstance(config, LouvainConfig):
         raise ParameterError(f"config must be a LouvainConfig, not {type(config).__name__}")
+    graph, mapping = coerce_input(graph, bipartite=False)
     if not is_distributed_graph(graph):
-        if not isinstance(graph, Graph):
-            raise InputError(f"louvain needs an mgmatch.Graph, not {type(graph).__name__}")
         if graph.bipartite:
             raise InputError("louvain needs an undirected graph; this one is bipartite")
     if progress is not None and not callable(progress):
@@ -406,7 +443,7 @@ def louvain(
                      progress=None if progress is None else _LevelProgress(progress))
     if isinstance(result, LouvainResult):
         result.timings["total_s"] = time.perf_counter() - t0
-    return result
+    return attach_mapping(result, mapping)
 
 
 class _LevelProgress:
@@ -431,8 +468,8 @@ def modularity(graph: Graph, communities, resolution: float = 1.0) -> float:
 
     Parameters
     ----------
-    graph : Graph
-        An undirected graph.
+    graph : Graph or graph-like
+        An undirected graph (or what :func:`mgmatch.convert.as_graph` takes).
     communities : array_like of int
         Community of each vertex (any non-negative integer labels).
     resolution : float
@@ -446,6 +483,7 @@ def modularity(graph: Graph, communities, resolution: float = 1.0) -> float:
     0.357143
     """
     resolution = validate_louvain_params(resolution)["resolution"]
+    graph, _ = coerce_input(graph, bipartite=False)
     if not isinstance(graph, Graph) or graph.bipartite:
         raise InputError("modularity needs an undirected mgmatch.Graph")
     comm = np.asarray(to_numpy(communities))

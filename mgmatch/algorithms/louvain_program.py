@@ -557,6 +557,7 @@ class LouvainProgram:
                 rec["rounds"] = b - a
         res.timings["partitions"] = run_info.n_parts
         res.timings["rounds"] = log.rounds
+        res.rounds = log
         return res
 
     # ------------------------------------------------------------------- helpers

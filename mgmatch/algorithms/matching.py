@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 import numpy as np
 
-from .._array import resolve_device, to_numpy
+from .._array import concat_to_host, resolve_device, to_numpy
 from ..cpu import matching as cpu
 from ..engine import Messages, RoundLog, execute, fork_state, is_distributed_graph
 from ..errors import ParameterError
+from ..convert import attach_mapping, coerce_input
 from ..graph import Graph, Partition
+from ._rounds import round_fields
 
 __all__ = [
     "MatchingResult", "suitor", "b_suitor", "locally_dominant", "handshake", "strongest_neighbour",
@@ -102,6 +104,7 @@ class MatchingResult:
             "cardinality": self.cardinality,
             "rounds": self.rounds.rounds,
             "messages_per_round": list(self.rounds.messages),
+            **round_fields(self.rounds),
             "time_s": dict(self.timings),
         }
 
@@ -114,19 +117,22 @@ class MatchingResult:
 
 # ------------------------------------------------------------------------ shared state
 def _slots(part: Partition):
-    """Slot of each CSR entry's neighbour: owned ``v - lo``, ghosts after the owned ones."""
+    """Slot of each CSR entry's neighbour (owned ``v - lo``, ghosts after the owned ones) and,
+    on the CPU, the ghosts' id-to-slot table (``None`` on the GPU, whose kernels search the
+    sorted ghost list; empty when nothing is remote)."""
     xp = part.xp
     idx = part.indices
-    if part.lo == 0 and part.ghosts.size == 0:
-        return idx  # one partition owning everything: slots are the ids
+    if part.lo == 0 and part.ghosts.size == 0:  # one partition owning everything: slots are the ids
+        return idx, (np.empty(0, dtype=idx.dtype) if xp is np else None)
     if xp is np:
-        from ..cpu.graph_build import ghost_slots  # noqa: PLC0415
+        from ..cpu.graph_build import ghost_lookup, ghost_slots  # noqa: PLC0415
 
-        return ghost_slots(idx, part.lo, part.hi, part.ghosts, part.n_global)
+        lookup = ghost_lookup(part.lo, part.hi, part.ghosts, part.n_global)
+        return ghost_slots(idx, part.lo, part.hi, part.ghosts, part.n_global, lookup), lookup
     idx64 = idx.astype(xp.int64)
     owned = (idx64 >= part.lo) & (idx64 < part.hi)
     ghost_pos = xp.searchsorted(xp.asarray(part.ghosts), idx64) + part.n_owned
-    return xp.where(owned, idx64 - part.lo, ghost_pos)
+    return xp.where(owned, idx64 - part.lo, ghost_pos), None
 
 
 def _active_queue(part: Partition):
@@ -142,6 +148,11 @@ def _as_inbox(inbox: Messages, xp):
     return inbox.ints, inbox.w
 
 
+def _cpu_lookup(st) -> dict:
+    """The CPU twins' extra argument: the ghosts' id-to-slot table (none on the GPU)."""
+    return {} if st.ghost_slot is None else {"ghost_slot": st.ghost_slot}
+
+
 # ------------------------------------------------------------------------------ programs
 class _MatchingProgram:
     """What the four matching programs share: how a state is copied, the GPU memory estimate
@@ -149,8 +160,13 @@ class _MatchingProgram:
 
     name = "matching"
     #: State fields that no step writes (the partition and arrays derived from it once).
-    shared = ("part", "slot", "ghosts", "boundary")
+    shared = ("part", "slot", "ghosts", "ghost_slot", "boundary", "prepared")
     b = None
+    #: The CPU kernels release the GIL: the engine steps the partitions on threads at once.
+    concurrent_steps = True
+    #: The result is the same for every partition count, so a run on the CPU that names none
+    #: is split into one partition per thread.
+    split_by_threads = True
 
     def fork(self, st):
         return fork_state(st, self.shared)
@@ -180,7 +196,7 @@ class _Suitor(_MatchingProgram):
     def init(self, part: Partition):
         xp = part.xp
         n_slots = part.n_owned + part.ghosts.size
-        slot = _slots(part)
+        slot, ghost_slot = _slots(part)
         if xp is np:
             boundary = None
         else:  # sizes every step's outbox: counted once here, not per step
@@ -197,11 +213,12 @@ class _Suitor(_MatchingProgram):
             target_w=xp.zeros(part.n_owned, dtype=xp.float64),
             queue=_active_queue(part),
             boundary=boundary,
+            ghost_slot=ghost_slot,
         )
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
-        extra = {} if st.boundary is None else {"boundary": st.boundary}
+        extra = {"ghost_slot": st.ghost_slot} if st.boundary is None else {"boundary": st.boundary}
         ints, w = _twin("suitor_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
             st.suitor, st.ws, st.target, st.target_w, st.queue, *_as_inbox(inbox, p.xp), **extra,
@@ -217,7 +234,7 @@ class _Suitor(_MatchingProgram):
         own = st.suitor[: st.part.n_owned]
         mate = st.target.copy()
         mate[(st.target < 0) | (own != st.target)] = -1
-        return {"mate": mate, "mate_w": st.target_w}
+        return _own_pairs(st.part, mate, st.target_w)
 
 
 class _BSuitor(_MatchingProgram):
@@ -242,21 +259,36 @@ class _BSuitor(_MatchingProgram):
         off[1:] = xp.cumsum(b_eff)
         total = int(off[-1])
         n_ghost = part.ghosts.size
+        slot, ghost_slot = _slots(part)
+        cpu_only = {} if xp is not np else {  # the empty heaps' thresholds and the ceilings (bsuitor_local)
+            "own_w": np.where(b_eff == 0, np.inf, -np.inf), "own_s": np.where(b_eff == 0, -2, -1).astype(np.int64),
+            "ceil_w": np.full(n, np.inf), "ceil_v": np.full(n, -1, dtype=np.int64)}
         return SimpleNamespace(
-            part=part, b=b_eff, slot=_slots(part), ghosts=xp.asarray(part.ghosts, dtype=xp.int64),
+            part=part, b=b_eff, slot=slot, ghosts=xp.asarray(part.ghosts, dtype=xp.int64), ghost_slot=ghost_slot,
             hw=xp.zeros(total, dtype=xp.float64), hs=xp.full(total, -1, dtype=xp.int64),
             hcnt=xp.zeros(n, dtype=xp.int64), hoff=off[:-1].copy(),
             tw=xp.full(n_ghost, -np.inf, dtype=xp.float64), ts=xp.full(n_ghost, -1, dtype=xp.int64),
             tid=xp.full(total, -1, dtype=xp.int64), tcnt=xp.zeros(n, dtype=xp.int64), toff=off[:-1].copy(),
-            queue=_active_queue(part),
+            queue=_active_queue(part), prepared=self._prepare(part, slot), **cpu_only,
         )
+
+    @staticmethod
+    def _prepare(part: Partition, slot) -> dict:
+        """What every GPU step of the partition shares (see ``gpu.matching.bsuitor_prepare``)."""
+        if part.xp is np:
+            return {}
+        from ..gpu.matching import bsuitor_prepare  # noqa: PLC0415
+
+        return bsuitor_prepare(part.indices, slot, part.weights, part.n_owned, part.ghosts.size)
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
+        extra = st.prepared if st.ghost_slot is None else {"own_w": st.own_w, "own_s": st.own_s, "ceil_w": st.ceil_w,
+                                                           "ceil_v": st.ceil_v, "ghost_slot": st.ghost_slot}
         ints, w = _twin("bsuitor_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts, st.b,
             st.hw, st.hs, st.hcnt, st.hoff, st.tw, st.ts, st.tid, st.tcnt, st.toff,
-            st.queue, *_as_inbox(inbox, p.xp),
+            st.queue, *_as_inbox(inbox, p.xp), **extra,
         )
         st.queue = st.queue[:0]
         return Messages(ints, w)
@@ -277,10 +309,12 @@ class _PointerProgram(_MatchingProgram):
     def init(self, part: Partition):
         xp = part.xp
         n_slots = part.n_owned + part.ghosts.size
+        slot, ghost_slot = _slots(part)
         return SimpleNamespace(
             part=part,
-            slot=_slots(part),
+            slot=slot,
             ghosts=xp.asarray(part.ghosts, dtype=xp.int64),
+            ghost_slot=ghost_slot,
             matched=xp.zeros(n_slots, dtype=xp.bool_),
             cand=xp.full(n_slots, -1, dtype=xp.int64),
             mate=xp.full(part.n_owned, -1, dtype=xp.int64),
@@ -294,7 +328,7 @@ class _PointerProgram(_MatchingProgram):
         return int((st.mate >= 0).sum())
 
     def finish(self, st) -> dict:
-        return {"mate": st.mate, "mate_w": st.mate_w, "passes": st.passes}
+        return {**_own_pairs(st.part, st.mate, st.mate_w), "passes": st.passes}
 
 
 class _LocallyDominant(_PointerProgram):
@@ -307,7 +341,7 @@ class _LocallyDominant(_PointerProgram):
         p = st.part
         ints, w = _twin("ld_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
-            st.matched, st.cand, st.mate, st.mate_w, st.first, *_as_inbox(inbox, p.xp),
+            st.matched, st.cand, st.mate, st.mate_w, st.first, *_as_inbox(inbox, p.xp), **_cpu_lookup(st),
         )
         st.first = False
         return Messages(ints, w)
@@ -323,7 +357,7 @@ class _Handshake(_PointerProgram):
         p = st.part
         ints, w, passes = _twin("handshake_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
-            st.matched, st.cand, st.mate, st.mate_w, st.sent, *_as_inbox(inbox, p.xp),
+            st.matched, st.cand, st.mate, st.mate_w, st.sent, *_as_inbox(inbox, p.xp), **_cpu_lookup(st),
         )
         st.passes += int(passes)
         return Messages(ints, w)
@@ -387,12 +421,14 @@ def match(graph: Graph, algorithm: str = "suitor", *, b=None, partitions=None, d
             raise ParameterError("b-Suitor needs b (an integer or one per vertex)")
     elif algorithm not in ALGORITHMS:
         raise ParameterError(f"unknown matching algorithm {algorithm!r}; choose from suitor, bsuitor, ld, handshake")
+    graph, mapping = coerce_input(graph, bipartite=False)
     b = _validate(graph, b if algorithm == "bsuitor" else None)
     program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
     if progress is not None and not callable(progress):
         raise ParameterError(f"progress must be callable, not {type(progress).__name__}")
     report = None if progress is None else (lambda rec: progress(rec["round"], rec["messages"], rec.get("matched")))
-    return execute(program, graph, partitions=partitions, device=device, client=client, progress=report)
+    return attach_mapping(execute(program, graph, partitions=partitions, device=device, client=client,
+                                  progress=report), mapping)
 
 
 # Device bytes one GPU run needs beyond the graph, per vertex and per stored edge (CSR entry):
@@ -427,22 +463,29 @@ def _assemble(graph: Graph, algorithm: str, parts_out: list[dict], log: RoundLog
         u, v, w = gather("u"), gather("v"), gather("w")
         keep = u < v
         u, v, w = u[keep], v[keep], w[keep]
-        mate = None
-    else:
-        mate = gather("mate").astype(np.int64, copy=False)
-        mate_w = gather("mate_w")
-        ids = np.arange(mate.size)
-        keep = (mate >= 0) & (ids < mate)
-        u, v, w = ids[keep], mate[keep], mate_w[keep]
-    if algorithm == "bsuitor":  # pairs come grouped by u; order each group by v, in linear time
         from ..cpu.graph_build import sort_pairs  # noqa: PLC0415
 
-        order = sort_pairs(u, v, graph.n, graph.n)
-    else:  # u is ascending already (ids < mate, in id order)
-        order = slice(None)
-    return MatchingResult(u=u[order].astype(np.int64, copy=False), v=v[order].astype(np.int64, copy=False),
-                          w=w[order].astype(np.float64, copy=False),
-                          mate=mate, n=graph.n, m=graph.m, algorithm=algorithm, rounds=log)
+        order = sort_pairs(u, v, graph.n, graph.n)  # pairs come grouped by u; each group by v, in linear time
+        return MatchingResult(u=u[order].astype(np.int64, copy=False), v=v[order].astype(np.int64, copy=False),
+                              w=w[order].astype(np.float64, copy=False),
+                              mate=None, n=graph.n, m=graph.m, algorithm=algorithm, rounds=log)
+    from ..cpu.pairs import mate_from_pairs  # noqa: PLC0415
+
+    # each partition's pairs have u owned, u < v, ascending: in partition order u ascends throughout
+    u, v = (concat_to_host([p[k] for p in parts_out], np.int64) for k in ("u", "v"))
+    w = concat_to_host([p["w"] for p in parts_out], np.float64)
+    return MatchingResult(u=u, v=v, w=w, mate=mate_from_pairs(u, v, graph.n), n=graph.n, m=graph.m,
+                          algorithm=algorithm, rounds=log)
+
+
+def _own_pairs(part: Partition, mate, mate_w) -> dict:
+    """A partition's matched pairs ``u < v`` with ``u`` owned, ascending, as its result: ids in
+    32 bits where the graph's fit (half the bytes to gather), weights as they are."""
+    xp = part.xp
+    ids = xp.arange(part.lo, part.hi, dtype=xp.int64)
+    keep = xp.flatnonzero(mate > ids)  # -1 (unmatched) is never above an id
+    dtype = xp.int32 if part.n_global < 2**31 else xp.int64
+    return {"u": ids[keep].astype(dtype), "v": mate[keep].astype(dtype), "w": mate_w[keep]}
 
 
 def suitor(graph: Graph, *, partitions=None, device: str = "auto", client=None, progress=None) -> MatchingResult:
@@ -454,8 +497,10 @@ def suitor(graph: Graph, *, partitions=None, device: str = "auto", client=None, 
 
     Parameters
     ----------
-    graph : Graph
-        An undirected weighted graph.
+    graph : Graph or graph-like
+        An undirected weighted graph: a :class:`~mgmatch.graph.Graph`, or a NetworkX graph, SciPy matrix, edge table or ``(src, dst[, weight])`` arrays
+        (see :func:`mgmatch.convert.as_graph`; the result's ``mapping`` then gives the user's ids
+        back to :func:`~mgmatch.convert.to_pandas` and the other converters).
     partitions : int or sequence of int, optional
         Number of partitions the rounds run over, or explicit range bounds
         ``[0, b_1, ..., n]``. Default: 1 in-process, one per worker with ``client``. The result
@@ -502,7 +547,8 @@ def b_suitor(graph: Graph, b, *, partitions=None, device: str = "auto", client=N
 
     Parameters
     ----------
-    graph : Graph
+    graph : Graph or graph-like
+        As for :func:`suitor`.
     b : int or array_like of int
         Capacity of every vertex, or one per vertex.
     partitions, device, client, progress

@@ -35,6 +35,7 @@ from ..cpu import stable_marriage as cpu
 from ..engine import Messages, RoundLog, execute, fork_state
 from ..errors import ParameterError
 from ..preferences import Preferences
+from ._rounds import round_fields
 
 __all__ = ["StableMarriageResult", "stable_marriage", "ALGORITHMS", "MAPPINGS", "as_preferences"]
 
@@ -100,6 +101,7 @@ class StableMarriageResult:
             "proposals": self.proposals,
             "rounds": self.rounds.rounds,
             "messages_per_round": list(self.rounds.messages),
+            **round_fields(self.rounds),
             "time_s": dict(self.timings),
         }
 

@@ -7,6 +7,7 @@ stable so runs can be compared: ``{"mgmatch_bench": 1, "host": {...}, "rows": [.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import platform
@@ -17,20 +18,38 @@ __all__ = ["run_family", "write_report", "host_info"]
 FAMILIES = ("matching", "bipartite", "louvain", "distributed", "stable-marriage", "io")
 
 
-def run_family(family: str, **kwargs) -> list[dict]:
-    """Run one family's benchmark (see its module for the parameters)."""
+def run_family(family: str, *, threads=None, **kwargs) -> list[dict]:
+    """Run one family's benchmark (see its module for the parameters).
+
+    ``threads`` (a list of counts) runs every case once per count, mgmatch and its peers alike
+    on that many threads (:func:`~mgmatch.bench._common.bench_threads`): the scaling curve.
+    Every row records its ``threads``; without ``threads``, the engine's count
+    (:func:`~mgmatch.engine.available_threads` unless configured).
+    """
+    from ..engine import get_config  # noqa: PLC0415
+
+    from ._common import bench_threads, check_thread_counts, graph_cache  # noqa: PLC0415
+
     if family not in FAMILIES:
         from ..errors import ParameterError  # noqa: PLC0415
 
         raise ParameterError(f"unknown benchmark family {family!r}; choose from {', '.join(FAMILIES)}")
+    counts = [None] if threads is None else check_thread_counts(threads)
     module = importlib.import_module(f".{family.replace('-', '_')}", __name__)
-    return module.run(**kwargs)
+    rows = []
+    with graph_cache() if len(counts) > 1 else contextlib.nullcontext():
+        for t in counts:
+            with bench_threads(t):
+                found = module.run(**kwargs)
+                for row in found:
+                    row.setdefault("threads", get_config().thread_count())
+            rows += found
+    return rows
 
 
 def host_info() -> dict:
     """The machine the rows were measured on."""
-    from ..cli import versions  # noqa: PLC0415
-
+    from .._versions import versions  # noqa: PLC0415
     from ._common import host_threads  # noqa: PLC0415
 
     info = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
@@ -39,7 +58,7 @@ def host_info() -> dict:
 
 
 # shown when some row has them: quality beside the peer, kernel time, memory, coordinator phases
-_OPTIONAL_COLUMNS = ("kernel_time_s", "speedup_kernel", "weight_rel_diff", "modularity", "cardinality",
+_OPTIONAL_COLUMNS = ("threads", "kernel_time_s", "speedup_kernel", "weight_rel_diff", "modularity", "cardinality",
                      "peak_gpu_bytes_per_nnz", "peak_bytes_per_nnz", "rounds", "exchange_share", "identical",
                      "proposals", "matched", "peak_bytes", "memory_ratio")
 

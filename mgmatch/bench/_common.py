@@ -3,20 +3,28 @@
 Every family module exposes ``run(...) -> list[dict]`` returning one row per (graph,
 implementation); :func:`mgmatch.bench.write_report` turns rows into the printed table and the JSON
 file. A row always has ``family``, ``graph``, ``impl``, ``device``, ``n``, ``nnz``, ``time_s``
-(median), ``times_s`` (all repeats) and, where a peer ran on the same graph, ``ratio_vs`` (the
-peer's name) and ``speedup`` (peer time / our time).
+(median), ``times_s`` (all repeats), ``threads`` (the CPU threads of the pass, see
+:func:`bench_threads`) and, where a peer ran on the same graph, ``ratio_vs`` (the peer's name)
+and ``speedup`` (peer time / our time).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import statistics
 import time
 
 __all__ = [
     "time_call", "time_alternating", "sync_device", "announce", "named_graph", "networkit_graph", "gpu_peak_bytes",
-    "host_threads",
+    "host_threads", "run_threads", "bench_threads", "check_thread_counts", "graph_cache",
 ]
+
+#: The thread count of the benchmark pass under way (``mgmatch bench --threads``), or None.
+_PASS_THREADS: contextvars.ContextVar[int | None] = contextvars.ContextVar("mgmatch_bench_threads", default=None)
+#: Graphs already built in this run, by spec, while :func:`graph_cache` is open (or None).
+_GRAPHS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("mgmatch_bench_graphs", default=None)
 
 
 def host_threads() -> int:
@@ -30,6 +38,69 @@ def host_threads() -> int:
         return os.cpu_count() or 1
 
 
+def run_threads() -> int:
+    """The threads a benchmark case runs on: the pass's count under :func:`bench_threads`
+    (``--threads``), else :func:`host_threads`. Peers get this many (NetworKit's
+    ``setNumberOfThreads``), as mgmatch does."""
+    threads = _PASS_THREADS.get()
+    return host_threads() if threads is None else threads
+
+
+def check_thread_counts(counts) -> list[int]:
+    """Thread counts for :func:`bench_threads`, checked (as
+    :func:`~mgmatch.engine.cpu_threads` checks one): at least one, each a positive integer no
+    larger than the threads Numba runs."""
+    from ..engine import cpu_threads  # noqa: PLC0415
+    from ..errors import ParameterError  # noqa: PLC0415
+
+    counts = list(counts)
+    if not counts:
+        raise ParameterError("give at least one thread count")
+    for t in counts:
+        with cpu_threads(t):
+            pass
+    return [int(t) for t in counts]
+
+
+@contextlib.contextmanager
+def bench_threads(threads: int | None):
+    """Run the block on ``threads`` threads (None: as configured): mgmatch's
+    (:func:`~mgmatch.engine.cpu_threads`: the engine's partitions and pool, Numba's parallel
+    loops) and the peers' (:func:`run_threads`; NetworKit's pool is set here too when it is
+    installed). Everything is put back afterwards."""
+    if threads is None:
+        yield
+        return
+    from ..engine import cpu_threads  # noqa: PLC0415
+
+    try:
+        import networkit as nk  # noqa: PLC0415
+    except ImportError:
+        nk = None
+    with cpu_threads(threads):
+        nk_before = nk.getMaxNumberOfThreads() if nk is not None else None
+        token = _PASS_THREADS.set(int(threads))
+        if nk is not None:
+            nk.setNumberOfThreads(int(threads))
+        try:
+            yield
+        finally:
+            _PASS_THREADS.reset(token)
+            if nk is not None:
+                nk.setNumberOfThreads(nk_before)
+
+
+@contextlib.contextmanager
+def graph_cache():
+    """Within the block, :func:`named_graph` builds each spec once (a run that repeats a family
+    at several thread counts generates its graphs once)."""
+    token = _GRAPHS.set({})
+    try:
+        yield
+    finally:
+        _GRAPHS.reset(token)
+
+
 def named_graph(spec):
     """``(name, Graph)`` from a graph spec (``"kron:k=18,seed=1"``, see
     :func:`mgmatch.generators.parse_graph_spec`), from a graph file (``"file:PATH"``, or a
@@ -37,6 +108,15 @@ def named_graph(spec):
     name), or from a ready ``(name, Graph)`` pair."""
     if isinstance(spec, tuple):
         return spec
+    cache = _GRAPHS.get()
+    if cache is not None:
+        if spec not in cache:
+            cache[spec] = _build_named_graph(spec)
+        return cache[spec]
+    return _build_named_graph(spec)
+
+
+def _build_named_graph(spec):
     path = spec[5:] if spec.startswith("file:") else spec
     if spec.startswith("file:") or os.path.isfile(path):
         from ..io import read_graph  # noqa: PLC0415
@@ -69,7 +149,9 @@ def announce(family: str, spec) -> None:
     import sys  # noqa: PLC0415
 
     name = spec if isinstance(spec, str) else spec[0]
-    print(f"mgmatch bench: {family}: {name}", file=sys.stderr, flush=True)
+    threads = _PASS_THREADS.get()
+    where = "" if threads is None else f" ({threads} thread{'s' if threads != 1 else ''})"
+    print(f"mgmatch bench: {family}: {name}{where}", file=sys.stderr, flush=True)
 
 
 def sync_device() -> None:

@@ -26,15 +26,24 @@ the graph on the GPU (``local-resident``). Extra row fields:
     the one-worker run's time / this run's time (``ratio_vs`` names it);
 ``dask_1w_over_local`` (local rows)
     the one-worker run's time / the local run's time: the engine's overhead on one worker.
+
+With ``read`` (the default) each graph is also written to a Parquet file and read into
+partitions on each cluster two ways, timed in alternating blocks (algorithm ``read``): by the
+workers themselves (``impl`` ``read-on-<k>w``, :func:`mgmatch.distributed.read_partitions`,
+what ``mgmatch run --read-on-workers`` does) and by the client, which reads the file and scatters
+the partitions (``client-read-<k>w``: :func:`mgmatch.io.read_graph`, then
+:func:`mgmatch.distributed.place`); ``speedup`` is the client's time over the workers'.
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
-from ._common import announce, named_graph, time_call
+from ._common import announce, named_graph, time_alternating, time_call
 
 __all__ = ["run", "DEFAULT_GRAPHS"]
 
@@ -47,6 +56,8 @@ DEFAULT_ALGORITHMS = ("suitor", "bsuitor")
 
 
 def _same(a, b, algorithm) -> bool:
+    if algorithm == "louvain":  # a partition count may change Louvain's moves (issue's bound: 0.005)
+        return bool(abs(float(a.modularity[-1]) - float(b.modularity[-1])) <= 0.005)
     if algorithm == "bsuitor":
         return bool(np.array_equal(a.u, b.u) and np.array_equal(a.v, b.v))
     return bool(np.array_equal(a.mate, b.mate))
@@ -63,7 +74,7 @@ def _worker_counts(dev: str, workers):
 
 
 def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algorithms=DEFAULT_ALGORITHMS, b=3,
-        timeout=None) -> list[dict]:
+        timeout=None, read=True) -> list[dict]:
     """Time each algorithm in-process and on local clusters of each worker count; return rows.
 
     Parameters
@@ -76,11 +87,18 @@ def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algori
     workers : list of int, optional
         Worker counts (default: 1 to the number of GPUs; 1 and 2 CPU processes).
     algorithms : sequence of str
-        Of ``suitor``, ``bsuitor``, ``ld``, ``handshake``; ``b`` for b-Suitor.
+        Of ``suitor``, ``bsuitor``, ``ld``, ``handshake``, ``louvain``; ``b`` for b-Suitor.
+    read : bool
+        Also time reading each graph from Parquet on the workers against reading it in the
+        client and placing it.
     """
     from .._array import resolve_device  # noqa: PLC0415
+    from ..algorithms.louvain import louvain  # noqa: PLC0415
     from ..algorithms.matching import match  # noqa: PLC0415
     from ..distributed import cluster, place  # noqa: PLC0415
+
+    def solve(graph, algorithm, b, **where):
+        return louvain(graph, **where) if algorithm == "louvain" else match(graph, algorithm, b=b, **where)
 
     dev = resolve_device(device)
     if isinstance(algorithms, str):
@@ -96,45 +114,106 @@ def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algori
             g = graph.to("gpu") if where == "resident" else graph
             for algorithm in algorithms:
                 bb = b if algorithm == "bsuitor" else None
-                local = time_call(lambda g=g, a=algorithm, bb=bb: match(g, a, b=bb, device=dev), repeats=repeats,
+                local = time_call(lambda g=g, a=algorithm, bb=bb: solve(g, a, bb, device=dev), repeats=repeats,
                                   timeout=timeout)
                 ref = refs.setdefault(algorithm, local["result"])
                 row = {"family": "distributed", "graph": name, "algorithm": algorithm,
                        "impl": "local" if where == "host" else "local-resident", "device": dev, "workers": 0,
                        "n": graph.n, "nnz": graph.nnz, "time_s": local["time_s"], "times_s": local["times_s"],
-                       "rounds": local["result"].rounds.rounds, "weight": local["result"].weight,
-                       "identical": _same(local["result"], ref, algorithm)}
+                       "identical": _same(local["result"], ref, algorithm), **_outcome(local["result"])}
                 rows.append(row)
+                _tell(row)
                 local_rows[(name, algorithm, where)] = row
             del g
         graphs.append((name, graph, refs))
     one_worker = {}
-    for k in _worker_counts(dev, workers):
-        with cluster(workers=k, device=dev, dashboard=False) as client:
-            for name, graph, refs in graphs:
-                for where in placements:
-                    announce("distributed", f"{name} on {k} worker(s), partitions in {where} memory")
-                    start = time.perf_counter()
-                    dg = place(client, graph, partitions=k, resident=where == "resident")
-                    placement = time.perf_counter() - start
-                    for algorithm in algorithms:
-                        bb = b if algorithm == "bsuitor" else None
-                        t = time_call(lambda a=algorithm, bb=bb, dg=dg: match(dg, a, b=bb, client=client), repeats=repeats,
-                                      timeout=timeout)
-                        rows.append(_cluster_row(t, name, graph, algorithm, k, where, placement, refs[algorithm]))
-                        key = (name, algorithm, where)
-                        if k == 1:
-                            one_worker[key] = t["time_s"]
-                            local_rows[key]["dask_1w_over_local"] = t["time_s"] / local_rows[key]["time_s"]
-                        elif key in one_worker:
-                            rows[-1].update(ratio_vs=f"dask-1w{'-resident' if where == 'resident' else ''}",
-                                            speedup=one_worker[key] / t["time_s"])
-                    del dg
+    with tempfile.TemporaryDirectory(prefix="mgmatch-bench-read-") as tmp:
+        files = _parquet_files(graphs, Path(tmp)) if read else {}
+        for k in _worker_counts(dev, workers):
+            with cluster(workers=k, device=dev, dashboard=False) as client:
+                for name, graph, refs in graphs:
+                    for where in placements:
+                        announce("distributed", f"{name} on {k} worker(s), partitions in {where} memory")
+                        start = time.perf_counter()
+                        dg = place(client, graph, partitions=k, resident=where == "resident")
+                        placement = time.perf_counter() - start
+                        for algorithm in algorithms:
+                            bb = b if algorithm == "bsuitor" else None
+                            t = time_call(lambda a=algorithm, bb=bb, dg=dg: solve(dg, a, bb, client=client),
+                                          repeats=repeats, timeout=timeout)
+                            rows.append(_cluster_row(t, name, graph, algorithm, k, where, placement, refs[algorithm]))
+                            key = (name, algorithm, where)
+                            if k == 1:
+                                one_worker[key] = t["time_s"]
+                                local_rows[key]["dask_1w_over_local"] = t["time_s"] / local_rows[key]["time_s"]
+                            elif key in one_worker:
+                                rows[-1].update(ratio_vs=f"dask-1w{'-resident' if where == 'resident' else ''}",
+                                                speedup=one_worker[key] / t["time_s"])
+                            _tell(rows[-1])
+                        del dg
+                    if name in files:
+                        rows += _read_rows(client, k, name, graph, files[name], repeats, timeout)
     return rows
+
+
+def _tell(row) -> None:
+    """A row's time on standard error as soon as it is measured: a long benchmark cut short
+    (a batch job's time limit) still leaves what it measured in the log."""
+    import sys  # noqa: PLC0415
+
+    extra = f", {row['speedup']:.2f}x {row['ratio_vs']}" if row.get("speedup") else ""
+    print(f"mgmatch bench: distributed: {row['graph']} {row['algorithm']} {row['impl']}: {row['time_s']:.4f} s"
+          f"{extra}", file=sys.stderr, flush=True)
+
+
+def _outcome(res) -> dict:
+    """Rounds and weight of a matching; levels, modularity and each level's seconds moving,
+    exchanging and aggregating of a Louvain run."""
+    if hasattr(res, "modularity"):
+        levels = res.timings.get("levels", [])
+        return {"levels": len(res.levels), "modularity": float(res.modularity[-1]),
+                "per_level": [{k: lv.get(k) for k in ("level", "n", "nnz", "iterations", "rounds", "move_s",
+                                                      "exchange_s", "aggregate_s")} for lv in levels]}
+    return {"rounds": res.rounds.rounds, "weight": res.weight}
+
+
+def _parquet_files(graphs, folder: Path) -> dict:
+    """Each graph written as a Parquet edge table, for the read rows."""
+    from ..io import write_graph  # noqa: PLC0415
+
+    return {name: write_graph(folder / f"graph{i}.parquet", graph) for i, (name, graph, _) in enumerate(graphs)}
+
+
+def _read_rows(client, k, name, graph, path, repeats, timeout) -> list[dict]:
+    """The graph's Parquet file read into ``k`` partitions by the workers and by the client."""
+    from ..distributed import place, read_partitions  # noqa: PLC0415
+    from ..io import read_graph  # noqa: PLC0415
+
+    announce("distributed", f"{name}: Parquet read on {k} worker(s) and in the client")
+    timed = time_alternating({
+        "workers": lambda: read_partitions(client, path, partitions=k),
+        "client": lambda: place(client, read_graph(path), partitions=k),
+    }, repeats=repeats, block=1, timeout=timeout)
+    ours, theirs = timed["workers"].pop("result"), timed["client"].pop("result")
+    same = bool(ours.n == theirs.n and ours.m == theirs.m and ours.summary.as_dict() == theirs.summary.as_dict())
+    del ours, theirs  # (their partitions leave the workers)
+    out = [{"family": "distributed", "graph": name, "algorithm": "read", "impl": impl, "device": "cpu", "workers": k,
+            "n": graph.n, "nnz": graph.nnz, "time_s": timed[side]["time_s"], "times_s": timed[side]["times_s"],
+            "file_bytes": Path(path).stat().st_size, "identical": same}
+           for side, impl in (("workers", f"read-on-{k}w"), ("client", f"client-read-{k}w"))]
+    out[0].update(ratio_vs=out[1]["impl"], speedup=out[1]["time_s"] / out[0]["time_s"])
+    return out
 
 
 def _cluster_row(t, name, graph, algorithm, k, where, placement, ref) -> dict:
     res = t["result"]
+    if algorithm == "louvain":
+        return {"family": "distributed", "graph": name, "algorithm": algorithm,
+                "impl": f"dask-{k}w" + ("-resident" if where == "resident" else ""), "device": res.device,
+                "workers": k, "n": graph.n, "nnz": graph.nnz, "time_s": t["time_s"], "times_s": t["times_s"],
+                "placement_s": placement, "edges_per_s": graph.m / t["time_s"] if t["time_s"] > 0 else None,
+                "modularity_diff_vs_local": float(res.modularity[-1]) - float(ref.modularity[-1]),
+                "identical": _same(res, ref, algorithm), **_outcome(res)}
     log = res.rounds
     total = res.timings["total"]
     per_round = sorted(log.exchange_s)

@@ -5,8 +5,8 @@ One row per (graph, implementation) as described in :mod:`mgmatch.bench._common`
 ``peak_bytes_per_nnz`` (device memory of a run per stored edge, the resident graph included;
 ``extra_bytes_per_nnz`` what the run allocates on top of it), and ``warmup_runs``. PLM runs
 without refinement, ``gamma = 1``, on a thread for each CPU the process may use
-(:func:`~mgmatch.bench._common.host_threads`: every host thread, unless the process is
-confined to some).
+(:func:`~mgmatch.bench._common.run_threads`: every host thread, unless the process is
+confined to some, or the pass's count with ``--threads``).
 
 With ``partitions`` (counts above 1, in-process or on ``client``'s cluster), each graph also
 gets one row per count: ``partitions``, its time and ``edges_per_s``, ``speedup_vs_one`` (the
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .._array import resolve_device
 from ._common import (
-    announce, device_bytes, gpu_peak_bytes, host_threads, named_graph, networkit_graph, time_alternating,
+    announce, device_bytes, gpu_peak_bytes, named_graph, networkit_graph, run_threads, time_alternating,
 )
 
 __all__ = ["run", "DEFAULT_GRAPHS", "QUICK_GRAPHS"]
@@ -56,7 +56,7 @@ def _plm(graph):
         import networkit as nk  # noqa: PLC0415
     except ImportError:
         return None
-    nk.setNumberOfThreads(host_threads())
+    nk.setNumberOfThreads(run_threads())
     g = graph.to("cpu")
     G = networkit_graph(g)
 

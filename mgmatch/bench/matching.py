@@ -3,11 +3,12 @@
 Rows per graph: our Suitor, b-Suitor (b=3), LD and handshaking, and NetworKit's
 ``SuitorMatcher`` (the generic Suitor; ``sortSuitor=False`` because SortSuitor needs rows sorted
 by weight) and ``BSuitorMatcher`` run with a thread for each CPU the process may use
-(:func:`~mgmatch.bench._common.host_threads`). ``time_s`` is end to end (host
-graph in, host result out), ``kernel_time_s`` the run on a graph already resident and
-partitioned on the device (GPU: kernels and their few scalar reads); ``speedup`` is peer time /
-our end-to-end time and ``speedup_kernel`` peer time / our kernel time; ``weight_rel_diff``
-compares the matched weights (equal on tie-free weights, since both
+(:func:`~mgmatch.bench._common.run_threads`: the pass's count with ``--threads``). ``time_s`` is
+end to end (host graph in, host result out), ``kernel_time_s`` the run on a graph already
+resident and partitioned on the device (GPU: kernels and their few scalar reads; CPU: the
+partitions a run makes for the threads in force, one per thread on a large graph);
+``speedup`` is peer time / our end-to-end time and ``speedup_kernel`` peer time / our kernel
+time; ``weight_rel_diff`` compares the matched weights (equal on tie-free weights, since both
 compute the greedy matching). On the GPU, ``peak_gpu_bytes_per_nnz`` is the device memory of a
 run per stored edge (CSR entry), the resident graph included, and ``extra_gpu_bytes_per_nnz``
 what the run allocates on top of the graph.
@@ -15,7 +16,7 @@ what the run allocates on top of the graph.
 
 from __future__ import annotations
 
-from ._common import announce, device_bytes, gpu_peak_bytes, host_threads, named_graph, networkit_graph, time_call
+from ._common import announce, device_bytes, gpu_peak_bytes, named_graph, networkit_graph, run_threads, time_call
 
 __all__ = ["run", "DEFAULT_GRAPHS"]
 
@@ -32,7 +33,7 @@ def _peers(graph, repeats):
         import networkit as nk  # noqa: PLC0415
     except ImportError:
         return {}
-    nk.setNumberOfThreads(host_threads())
+    nk.setNumberOfThreads(run_threads())
     g = networkit_graph(graph, weighted=True)  # unit weights on an unweighted graph
 
     def suitor():
@@ -64,8 +65,8 @@ def run(graphs=None, device="auto", repeats=5, quick=False, timeout=None) -> lis
         spec, graph = named_graph(spec)
         peers = _peers(graph, repeats)
         resident = graph.to(dev)
-        parts = resident.partition(1)  # resident and partitioned once: kernel time excludes both
         for algorithm, b in (("suitor", None), ("bsuitor", 3), ("ld", None), ("handshake", None)):
+            parts = _resident_partitions(resident, algorithm, b)  # once: kernel time excludes splitting
             run_e2e = time_call(lambda: match(graph, algorithm, b=b, device=dev), repeats=repeats, timeout=timeout)
             run_dev = time_call(lambda: _run_partitions(parts, algorithm, b), repeats=repeats, timeout=timeout)
             result = run_e2e["result"]
@@ -95,13 +96,27 @@ def run(graphs=None, device="auto", repeats=5, quick=False, timeout=None) -> lis
     return rows
 
 
+def _program(algorithm, b):
+    from ..algorithms.matching import ALGORITHMS, _BSuitor  # noqa: PLC0415
+
+    return _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
+
+
+def _resident_partitions(resident, algorithm, b):
+    """The partitions an end-to-end run of ``algorithm`` makes of ``resident`` (one on the GPU;
+    on the CPU one per thread in force, see :func:`~mgmatch.engine.execute.default_partitions`)."""
+    from ..engine import get_config  # noqa: PLC0415
+    from ..engine.execute import default_partitions  # noqa: PLC0415
+
+    dev = "cpu" if resident.xp.__name__ == "numpy" else "gpu"
+    return resident.partition(default_partitions(_program(algorithm, b), resident, dev, get_config()))
+
+
 def _run_partitions(parts, algorithm, b):
     """One run of ``algorithm`` on partitions already resident on the device (kernel time)."""
     from ..engine import run_local  # noqa: PLC0415
-    from ..algorithms.matching import ALGORITHMS, _BSuitor  # noqa: PLC0415
 
-    program = _BSuitor(b) if algorithm == "bsuitor" else ALGORITHMS[algorithm]()
-    outs, log = run_local(program, parts)
+    outs, log = run_local(_program(algorithm, b), parts)
     return outs
 
 

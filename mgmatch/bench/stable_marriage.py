@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import announce, host_threads, time_call
+from ._common import announce, run_threads, time_call
 
 __all__ = ["run", "DEFAULT_INSTANCES", "QUICK_INSTANCES"]
 
@@ -49,8 +49,8 @@ def run(graphs=None, device="auto", repeats=5, quick=False, timeout=60.0) -> lis
         announce("stable-marriage", spec)
         prefs = parse_preferences_spec(spec)
         impls = [(_BASELINE, "cpu", dict(algorithm="gale-shapley", threads=1)),
-                 (f"mgmatch gale-shapley {host_threads()} threads", "cpu", dict(algorithm="gale-shapley")),
-                 (f"mgmatch mcvitie-wilson {host_threads()} threads", "cpu", dict(algorithm="mcvitie-wilson"))]
+                 (f"mgmatch gale-shapley {run_threads()} threads", "cpu", dict(algorithm="gale-shapley")),
+                 (f"mgmatch mcvitie-wilson {run_threads()} threads", "cpu", dict(algorithm="mcvitie-wilson"))]
         if dev == "gpu":
             impls += [(f"mgmatch mcvitie-wilson {m} per man", "gpu", dict(algorithm="mcvitie-wilson", mapping=m))
                       for m in ("thread", "warp")]
@@ -66,6 +66,8 @@ def run(graphs=None, device="auto", repeats=5, quick=False, timeout=60.0) -> lis
                    "proposals": result.proposals, "matched": result.matched,
                    "proposals_per_s": result.proposals / timed["time_s"],
                    "identical": bool(np.array_equal(result.wife, base["result"].wife))}
+            if where == "cpu":
+                row["threads"] = options.get("threads", run_threads())
             if where == "gpu":
                 kernel = _resident_time(prefs, options, repeats, timeout)
                 row.update(kernel_time_s=kernel["time_s"], kernel_times_s=kernel["times_s"])

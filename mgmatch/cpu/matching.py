@@ -6,6 +6,11 @@ slots ``0 .. n_owned-1`` are the owned vertices ``lo .. hi-1`` (exact state) and
 messages refresh). ``slot[e]`` gives the slot of the neighbour in CSR entry ``e``; with one
 partition it is simply ``indices``.
 
+The twins take the GPU kernels' arguments and a few more of the CPU's own: ``ghost_slot``, the
+ghosts' id-to-slot table, which finds a message sender's slot in one read (the GPU kernels search
+the sorted ``ghosts``), and for b-Suitor the owned thresholds and ceilings it keeps between
+steps. Every kernel runs without the GIL, so the engine steps partitions on threads at once.
+
 Messages are rows of an ``int64`` array ``(kind, dst, src, aux)`` and a ``float64`` weight; the
 receiver is the owner of ``dst``:
 
@@ -50,7 +55,7 @@ NEG_INF = -np.inf
 
 
 # --------------------------------------------------------------------------- order helpers
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _edge_beats(w1, a1, b1, w2, a2, b2):
     """Edge (a1, b1) of weight w1 ranks strictly above edge (a2, b2) of weight w2."""
     if w1 != w2:
@@ -62,7 +67,7 @@ def _edge_beats(w1, a1, b1, w2, a2, b2):
     return hi1 < hi2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _beats_threshold(w, u, v, tw, ts):
     """Edge (u, v) beats vertex v's threshold: its weakest kept suitor ``ts`` of weight ``tw``
     (``ts == -1`` means v still has room, so any edge beats it)."""
@@ -71,7 +76,7 @@ def _beats_threshold(w, u, v, tw, ts):
     return _edge_beats(w, u, v, tw, ts, v)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _push(ob_i, ob_w, cnt, kind, dst, src, w, aux):
     if cnt == ob_i.shape[0]:
         cap = 2 * cnt + 64
@@ -88,7 +93,7 @@ def _push(ob_i, ob_w, cnt, kind, dst, src, w, aux):
     return ob_i, ob_w, cnt + 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _seed_work(queue, extra):
     """A work list holding ``queue``, with room for ``extra`` more vertices."""
     work = np.empty(queue.shape[0] + extra, np.int64)
@@ -96,23 +101,35 @@ def _seed_work(queue, extra):
     return work, queue.shape[0]
 
 
-@njit(cache=True, inline="always")
-def _slot_of(v, lo, hi, ghosts):
+@njit(cache=True, nogil=True, inline="always")
+def _slot_of(v, lo, hi, ghost_slot):
+    """Slot of vertex ``v``: ``v - lo`` when owned, else its entry in the ghosts' id-to-slot
+    table (:func:`~mgmatch.cpu.graph_build.ghost_lookup`; one read, where a binary search of
+    the sorted ghost list took a cache miss per step)."""
     if lo <= v < hi:
         return v - lo
-    return hi - lo + np.searchsorted(ghosts, v)
+    return ghost_slot[v]
 
 
 # --------------------------------------------------------------------------------- Suitor
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
-                 suitor, ws, target, target_w, queue, in_i, in_w):
+                 suitor, ws, target, target_w, queue, in_i, in_w, ghost_slot):
     """Suitor on one partition until local quiescence (paper I, Algorithm 3; [1]).
 
     ``suitor[s]``/``ws[s]`` hold, for every slot, the current suitor and its edge weight (exact
     for owned slots, a lower bound for ghosts). ``target[i]``/``target_w[i]`` hold the vertex an
-    owned vertex currently proposes to. ``queue`` lists owned vertices (global ids) that must
-    (re)propose; inbox messages are applied first. Returns the outbox ``(ints, w, count)``.
+    owned vertex currently proposes to (``-1``: none yet); when that proposal is refused or
+    displaced, ``target[i]`` becomes ``-2 - v`` for its last target ``v`` (``target_w[i]`` keeps
+    the weight). ``queue`` lists owned vertices (global ids) that must (re)propose; inbox
+    messages are applied first. Returns the outbox ``(ints, w)``.
+
+    A vertex picks the best *eligible* neighbour (its edge beats the neighbour's threshold), and
+    thresholds only rise: every edge ranking above the one it proposed along was ineligible when
+    it chose, so it stays so, and so does that edge once refused. A new search therefore looks
+    only below the last proposal (the ceiling ``(target_w[i], -2 - target[i])``), a test on the
+    row's own weights and ids; above it no threshold is read. This skips no eligible edge, so
+    every proposal, and the result, is what a search of the whole row gives.
 
     Thread mapping of the GPU twin: a warp per vertex scanning its neighbourhood; here one
     sequential sweep in queue order.
@@ -134,7 +151,7 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
                 ws[d] = w
                 if x >= 0:
                     if lo <= x < hi:
-                        target[x - lo] = -1
+                        target[x - lo] = -2 - dst
                         work[nwork] = x
                         nwork += 1
                     else:
@@ -142,12 +159,12 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
             else:  # rejected: tell the proposer v's current threshold
                 ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, DISPLACE, src, dst, ws[d], suitor[d])
         else:  # DISPLACE: refresh the ghost's threshold, re-propose if it was our target
-            g = _slot_of(src, lo, hi, ghosts)
+            g = _slot_of(src, lo, hi, ghost_slot)
             if _edge_beats(w, aux, src, ws[g], suitor[g], src) or suitor[g] < 0:
                 ws[g] = w
                 suitor[g] = aux
             if target[d] == src:
-                target[d] = -1
+                target[d] = -2 - src
                 work[nwork] = dst
                 nwork += 1
     # -- local proposals to quiescence. As in the Suitor paper, a vertex's search starts from its
@@ -163,11 +180,18 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
             best_v = suitor[i]
             best_w = ws[i]
             best_s = -1
+            ceil_w = np.inf  # the ceiling: u's last proposal, if it made one
+            ceil_v = -1
+            if target[i] <= -2:
+                ceil_w = target_w[i]
+                ceil_v = -2 - target[i]
             for e in range(indptr[i], indptr[i + 1]):
                 w = weights[e]
-                if w < best_w:
+                if w < best_w or w > ceil_w:
                     continue
                 v = indices[e]
+                if w == ceil_w and v <= ceil_v:
+                    continue
                 if best_v >= 0 and w == best_w and v >= best_v:
                     if v == best_v:
                         best_s = slot[e]  # the suitor itself: its eligibility is checked below
@@ -188,7 +212,7 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
             ws[best_s] = best_w
             if best_s < n_owned:
                 if x >= 0 and lo <= x < hi:
-                    target[x - lo] = -1
+                    target[x - lo] = -2 - best_v
                     u = x  # the displaced local suitor proposes next
                     continue
                 if x >= 0:
@@ -201,13 +225,13 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
 
 
 # ------------------------------------------------------------------------------- b-Suitor
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _heap_less(hw, hs, a, b, v):
     # heap order: the weaker suitor (lower-ranked edge to v) sits nearer the root
     return _edge_beats(hw[b], hs[b], v, hw[a], hs[a], v)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _heap_sift_down(hw, hs, base, size, pos, v):
     while True:
         left = 2 * pos + 1
@@ -224,7 +248,7 @@ def _heap_sift_down(hw, hs, base, size, pos, v):
             return
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _heap_sift_up(hw, hs, base, pos, v):
     while pos > 0:
         parent = (pos - 1) // 2
@@ -236,7 +260,7 @@ def _heap_sift_up(hw, hs, base, pos, v):
             return
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _heap_offer(hw, hs, hcnt, hoff, b, i, u, w, v):
     """Insert suitor u (weight w) into owned vertex i's heap. Returns the displaced suitor or -1."""
     base = hoff[i]
@@ -254,7 +278,7 @@ def _heap_offer(hw, hs, hcnt, hoff, b, i, u, w, v):
     return x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _threshold(hw, hs, hcnt, hoff, b, i):
     if hcnt[i] < b[i]:
         return NEG_INF, -1
@@ -263,14 +287,14 @@ def _threshold(hw, hs, hcnt, hoff, b, i):
     return hw[hoff[i]], hs[hoff[i]]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _refresh_threshold(own_w, own_s, hw, hs, hcnt, hoff, b, i):
     thw, ths = _threshold(hw, hs, hcnt, hoff, b, i)
     own_w[i] = thw
     own_s[i] = ths
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _remove_target(tid, tcnt, toff, i, v):
     base = toff[i]
     for k in range(tcnt[i]):
@@ -281,18 +305,10 @@ def _remove_target(tid, tcnt, toff, i, v):
     return False
 
 
-@njit(cache=True, inline="always")
-def _in_targets(tid, tcnt, toff, i, v):
-    base = toff[i]
-    for k in range(tcnt[i]):
-        if tid[base + k] == v:
-            return True
-    return False
-
-
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
-                  hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w):
+                  hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w,
+                  own_w, own_s, ceil_w, ceil_v, ghost_slot):
     """b-Suitor on one partition until local quiescence (Khan et al. [3], Algorithm 2).
 
     Owned vertex ``i`` keeps a min-heap of its ``b[i]`` best suitors (``hw``/``hs`` at
@@ -303,6 +319,17 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     proposal changes only its target's heap, so the others stay eligible. ``tw``/``ts`` hold
     each ghost slot's cached threshold (a lower bound); ``ts == -2`` marks a vertex that takes
     nobody.
+
+    ``own_w``/``own_s`` hold the owned vertices' thresholds (those of their heaps, kept up to
+    date with every heap change, so that a row scan reads one array per edge and a step costs
+    nothing per owned vertex). ``(ceil_w[i], ceil_v[i])`` is owned vertex ``i``'s ceiling: the
+    lowest-ranked edge it has proposed along (``+inf`` before its first scan, ``-inf`` once no
+    edge can be eligible again). Thresholds only rise, so every edge above the ceiling is a
+    current target or out of reach for good, and a scan looks only below it: a test on the
+    row's own weights and ids, with no threshold read and no search of the target list above
+    it. A scan that fills all ``r`` places moves the ceiling down to the last of them; one that
+    fills fewer found every eligible edge, and none can become eligible later. The proposals,
+    and so the result, are those of a scan of the whole row.
     """
     n_owned = hi - lo
     ob_i = np.empty((64, 4), np.int64)
@@ -314,11 +341,6 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     buf_v = np.empty(bmax, np.int64)
     buf_s = np.empty(bmax, np.int64)
     buf_w = np.empty(bmax, np.float64)
-    # owned vertices' thresholds, cached for this call so a row scan reads one array per edge
-    own_w = np.empty(n_owned, np.float64)
-    own_s = np.empty(n_owned, np.int64)
-    for i in range(n_owned):
-        _refresh_threshold(own_w, own_s, hw, hs, hcnt, hoff, b, i)
     work, nwork = _seed_work(queue, in_i.shape[0] + 16)
     for k in range(in_i.shape[0]):
         kind, dst, src, aux = in_i[k, 0], in_i[k, 1], in_i[k, 2], in_i[k, 3]
@@ -340,7 +362,7 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
             else:
                 ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, DISPLACE, src, dst, thw, ths)
         else:  # DISPLACE
-            g = _slot_of(src, lo, hi, ghosts) - n_owned
+            g = _slot_of(src, lo, hi, ghost_slot) - n_owned
             if aux == -2 or (ts[g] != -2 and (ts[g] < 0 or (aux >= 0 and _edge_beats(w, aux, src, tw[g], ts[g], src)))):
                 tw[g] = w
                 ts[g] = aux
@@ -355,11 +377,16 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
         r = b[i] - tcnt[i]
         if r <= 0:
             continue
-        # one scan: the r best eligible neighbours, best first (weight down, id up)
+        # one scan below the ceiling: the r best eligible neighbours, best first (weight down, id up)
+        cw, cv = ceil_w[i], ceil_v[i]
         nb = 0
         for e in range(indptr[i], indptr[i + 1]):
             w = weights[e]
+            if w > cw:
+                continue
             v = indices[e]
+            if w == cw and v <= cv:
+                continue
             if nb == r and (w < buf_w[nb - 1] or (w == buf_w[nb - 1] and v > buf_v[nb - 1])):
                 continue
             s = slot[e]
@@ -368,8 +395,6 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
             else:
                 thw, ths = tw[s - n_owned], ts[s - n_owned]
             if w < thw or ths == -2 or (w == thw and not _beats_threshold(w, u, v, thw, ths)):
-                continue
-            if _in_targets(tid, tcnt, toff, i, v):
                 continue
             pos = nb if nb < r else r - 1
             while pos > 0 and (w > buf_w[pos - 1] or (w == buf_w[pos - 1] and v < buf_v[pos - 1])):
@@ -383,6 +408,11 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
             buf_s[pos] = s
             if nb < r:
                 nb += 1
+        if nb < r:  # every eligible edge is taken: none can become eligible again
+            ceil_w[i] = -np.inf
+        else:
+            ceil_w[i] = buf_w[nb - 1]
+            ceil_v[i] = buf_v[nb - 1]
         for c in range(nb):
             v, s, w = buf_v[c], buf_s[c], buf_w[c]
             tid[toff[i] + tcnt[i]] = v
@@ -406,7 +436,7 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     return ob_i[:cnt], ob_w[:cnt]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bsuitor_pairs(lo, hoff, hcnt, hs, hw, tid, tcnt):
     """Edges of the b-matching seen from the owned vertices: ``(x, y)`` is matched when ``y``
     is among ``x``'s suitors and ``x`` proposes to ``y``."""
@@ -433,7 +463,7 @@ def bsuitor_pairs(lo, hoff, hcnt, hs, hw, tid, tcnt):
 
 
 # ------------------------------------------------------------ locally dominant / handshake
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _best_free(i, u, indptr, indices, weights, slot, matched):
     best_v = -1
     best_w = NEG_INF
@@ -447,8 +477,8 @@ def _best_free(i, u, indptr, indices, weights, slot, matched):
     return best_v, best_w
 
 
-@njit(cache=True)
-def _ld_settle(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
+@njit(cache=True, nogil=True)
+def _ld_settle(lo, hi, indptr, indices, weights, slot, ghost_slot, matched, cand, mate, mate_w,
                fresh, nfresh, ob_i, ob_w, cnt):
     """Process newly matched owned vertices (a queue): neighbours that pointed at them pick new
     candidates (local: possibly matching at once; remote: told by a MATCHED message)."""
@@ -470,7 +500,7 @@ def _ld_settle(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, ma
             cand[s] = v
             if v < 0:
                 continue
-            sv = _slot_of(v, lo, hi, ghosts)
+            sv = _slot_of(v, lo, hi, ghost_slot)
             if sv >= n_owned:
                 ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, POINT, v, x, w, -1)
             if cand[sv] == x:  # mutual: locally dominant edge
@@ -496,13 +526,13 @@ def _ld_settle(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, ma
     return ob_i, ob_w, cnt
 
 
-@njit(cache=True)
-def _apply_pointer_inbox(lo, hi, ghosts, matched, cand, mate, mate_w, in_i, in_w, fresh, ob_i, ob_w, cnt):
+@njit(cache=True, nogil=True)
+def _apply_pointer_inbox(lo, hi, ghost_slot, matched, cand, mate, mate_w, in_i, in_w, fresh, ob_i, ob_w, cnt):
     nfresh = 0
     for k in range(in_i.shape[0]):
         kind, dst, src = in_i[k, 0], in_i[k, 1], in_i[k, 2]
         d = dst - lo
-        g = _slot_of(src, lo, hi, ghosts)
+        g = _slot_of(src, lo, hi, ghost_slot)
         if kind == POINT:
             cand[g] = dst
             if matched[d]:
@@ -524,9 +554,9 @@ def _apply_pointer_inbox(lo, hi, ghosts, matched, cand, mate, mate_w, in_i, in_w
     return nfresh, ob_i, ob_w, cnt
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
-             first, in_i, in_w):
+             first, in_i, in_w, ghost_slot):
     """Locally-dominant matching on one partition until local quiescence (paper I, Algorithm 1,
     with ProcessVertex): each free vertex points at its heaviest free neighbour; mutual pointers
     match; the vertices that pointed at a newly matched vertex look again.
@@ -539,7 +569,7 @@ def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate
     ob_w = np.empty(64, np.float64)
     cnt = 0
     fresh = np.empty(n_owned + in_i.shape[0] + 16, np.int64)
-    nfresh, ob_i, ob_w, cnt = _apply_pointer_inbox(lo, hi, ghosts, matched, cand, mate, mate_w,
+    nfresh, ob_i, ob_w, cnt = _apply_pointer_inbox(lo, hi, ghost_slot, matched, cand, mate, mate_w,
                                                    in_i, in_w, fresh, ob_i, ob_w, cnt)
     # vertices whose remote candidate was taken: find a new candidate
     relook = np.empty(nfresh + (n_owned if first else 0), np.int64)
@@ -574,7 +604,7 @@ def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate
         v = cand[i]
         if v < 0:
             continue
-        sv = _slot_of(v, lo, hi, ghosts)
+        sv = _slot_of(v, lo, hi, ghost_slot)
         w = 0.0
         for e in range(indptr[i], indptr[i + 1]):
             if indices[e] == v:
@@ -594,12 +624,12 @@ def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate
                 mate_w[sv] = w
                 fresh[nfresh] = v
                 nfresh += 1
-    ob_i, ob_w, cnt = _ld_settle(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand,
+    ob_i, ob_w, cnt = _ld_settle(lo, hi, indptr, indices, weights, slot, ghost_slot, matched, cand,
                                  mate, mate_w, fresh, nfresh, ob_i, ob_w, cnt)
     return ob_i[:cnt], ob_w[:cnt]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def strongest_neighbour(n_rows, indptr, indices, weights, slot, matched, row_free):
     """Segmented max-scan: for each free row its strongest free neighbour (ties to the smaller
     id), or -1. The CPU twin of the handshaking scan kernel (one segment per row)."""
@@ -620,9 +650,9 @@ def strongest_neighbour(n_rows, indptr, indices, weights, slot, matched, row_fre
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
-                    sent, in_i, in_w):
+                    sent, in_i, in_w, ghost_slot):
     """One-way handshaking on one partition until local quiescence [4].
 
     Repeated passes: every free owned vertex points at its strongest free neighbour (the
@@ -635,7 +665,7 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
     ob_w = np.empty(64, np.float64)
     cnt = 0
     fresh = np.empty(n_owned + in_i.shape[0] + 16, np.int64)
-    nfresh, ob_i, ob_w, cnt = _apply_pointer_inbox(lo, hi, ghosts, matched, cand, mate, mate_w,
+    nfresh, ob_i, ob_w, cnt = _apply_pointer_inbox(lo, hi, ghost_slot, matched, cand, mate, mate_w,
                                                    in_i, in_w, fresh, ob_i, ob_w, cnt)
     for k in range(nfresh):  # matches made across the boundary: tell remote pointers
         y = fresh[k]
@@ -661,7 +691,7 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
             v = cand[i]
             if v < 0 or matched[i]:
                 continue
-            sv = _slot_of(v, lo, hi, ghosts)
+            sv = _slot_of(v, lo, hi, ghost_slot)
             if sv >= n_owned:
                 if sent[i] != v:
                     sent[i] = v
@@ -703,7 +733,7 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
 
 
 # ----------------------------------------------------------------- sequential references
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _greedy_scan(order, u, v, n, mate):
     for k in range(order.shape[0]):
         e = order[k]
@@ -722,7 +752,7 @@ def greedy_matching(u, v, w, n):
     return _greedy_scan(order, lo_.astype(np.int64), hi_.astype(np.int64), n, mate)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _greedy_b_scan(order, u, v, b, chosen):
     deg = np.zeros(b.shape[0], np.int64)
     for k in range(order.shape[0]):

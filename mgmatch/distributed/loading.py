@@ -4,20 +4,24 @@
 row groups; byte ranges of a text edge list cut at line breaks; a gzip file is one chunk) and
 builds the partitions in three steps, all on the workers:
 
-1. **scan** (``read-scan-c<chunk>``): parse and check one chunk; return only its entry count,
-   smallest and largest id and a coarse histogram of endpoint counts over id buckets. From
-   these the client decides the vertex count, whether ids are 1-based (the rule of
+1. **scan** (``read-chunk-c<chunk>``, ``read-scan-c<chunk>``): parse and check one chunk, which
+   stays in the memory of the worker that read it; return only its entry count, smallest and
+   largest id and a coarse histogram of endpoint counts over id buckets. From these the client
+   decides the vertex count, whether ids are 1-based (the rule of
    :func:`~mgmatch.io.read_graph`) and partition bounds balanced by edge count;
-2. **split** (``read-split-c<chunk>``): read the chunk again, drop self-loops, write every entry
-   as ``(min, max)`` and cut the chunk into one piece per partition that owns an endpoint; the
-   pieces travel worker to worker (``read-piece-c<chunk>-p<partition>``);
-3. **build** (``read-merge-p<partition>``, ``read-partition-p<partition>``, pinned to the
-   partition's worker): merge duplicate entries by the graph model's rule and build the
-   :class:`~mgmatch.graph.Partition` that ``read_graph(path).partition(bounds=...)`` gives.
+2. **split** (``read-split-c<chunk>``): drop the chunk's self-loops and cut it into one piece per
+   partition that owns an endpoint, holding the entries as rows of that partition's CSR (from
+   each endpoint it owns); the pieces travel worker to worker (``read-piece-c<chunk>-p<partition>``);
+3. **build** (``read-merge-p<partition>``, pinned to the partition's worker, and
+   ``read-partition-p<partition>``): lay the rows out as CSR, merging entries that repeat an edge
+   by the graph model's rule, and build the :class:`~mgmatch.graph.Partition` that
+   ``read_graph(path).partition(bounds=...)`` gives.
 
-Every entry that names an edge reaches both owners of the edge, in file order (pieces are
-concatenated in chunk order and a chunk keeps its entries in file order), so both owners merge
-the edge identically, ``duplicates="first"`` included.
+Every entry that names an edge reaches both owners of the edge, with its place in the file where
+the duplicate rule needs it (``duplicates="first"``), so both owners merge the edge identically.
+Each step does work in proportion to the entries it is given (one sort, by SciPy, of the rows a
+merge builds), so that with a worker per core the workers read a file faster than the client
+reads it and scatters its partitions (``mgmatch bench --family distributed`` measures both).
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ClusterError, InputError, ParameterError
-from ..graph import CanonSummary, Graph, Partition, _check_choice, check_bounds, index_dtype_for
+from ..graph import (
+    CanonSummary, Graph, Partition, _check_choice, _check_merged_weights, check_bounds, index_dtype_for,
+)
 from .workers import check_worker, worker_addresses
 
 __all__ = ["DistributedGraph", "place", "place_async", "read_partitions", "read_partitions_async"]
@@ -114,11 +120,18 @@ def _read_chunk(plan: _ReadPlan, c: int, *, first_pass: bool):
     opts = plan.options
     if plan.format == "parquet":
         return read_parquet_row_groups(plan.path, list(plan.chunks[c]), weighted=opts["weighted"],
-                                       negative=opts["negative"], one_based=opts["one_based"])
+                                       negative=opts["negative"], one_based=opts["one_based"],
+                                       columns=opts.get("columns"))
     start, stop = plan.chunks[c]
     n_fields = None if first_pass or c == plan.header_chunk else plan.n_fields
     return read_edge_chunk(plan.path, start, stop, delimiter=plan.delimiter, weighted=opts["weighted"],
                            negative=opts["negative"], n_fields=n_fields, one_based=opts["one_based"])
+
+
+def _import_readers() -> None:
+    import scipy.sparse  # noqa: F401, PLC0415
+
+    from ..io import readers  # noqa: F401, PLC0415
 
 
 def _plan_task(path: str, fmt: str, chunk_bytes: int, options: dict) -> _ReadPlan:
@@ -128,7 +141,7 @@ def _plan_task(path: str, fmt: str, chunk_bytes: int, options: dict) -> _ReadPla
     from ..io.readers import _check_readable, _is_gzip, edge_list_delimiter, parquet_row_groups  # noqa: PLC0415
 
     if fmt == "parquet":
-        groups = parquet_row_groups(path)
+        groups = parquet_row_groups(path, options.get("columns"))
         if not groups:
             raise InputError("no edges: the table holds no row group", path=path)
         chunks = tuple((g,) for g in range(len(groups)))
@@ -143,28 +156,50 @@ def _plan_task(path: str, fmt: str, chunk_bytes: int, options: dict) -> _ReadPla
     return _ReadPlan(path, fmt, chunks, delimiter, options)
 
 
-def _scan_task(plan: _ReadPlan, c: int) -> dict:
-    """Pass 1: statistics of chunk ``c`` (never its edges); a bad chunk returns its error."""
+@dataclass(frozen=True)
+class _ChunkError:
+    """The error a chunk's read found, handed on as a value (the scan reports it in order)."""
+
+    message: str
+    path: str | None
+    line: int | None
+
+    def raise_for(self, plan: _ReadPlan):
+        raise InputError(self.message, path=self.path or plan.path, line=self.line)
+
+
+def _chunk_task(plan: _ReadPlan, c: int, first_pass: bool):
+    """Chunk ``c`` read and checked once, and kept on the worker for the scan and the split (a
+    second read would cost as much again); a bad chunk gives its error as a value."""
     try:
-        chunk = _read_chunk(plan, c, first_pass=True)
+        return _read_chunk(plan, c, first_pass=first_pass)
     except InputError as exc:
-        return {"error": (exc.message, exc.path, exc.line)}
+        return _ChunkError(exc.message, exc.path, exc.line)
+
+
+def _scan_task(chunk) -> dict:
+    """Pass 1: statistics of a chunk (never its edges), or its error."""
+    if isinstance(chunk, _ChunkError):
+        return {"error": (chunk.message, chunk.path, chunk.line)}
     src, dst, w = chunk.src, chunk.dst, chunk.weight
     top = int(max(src.max(initial=-1), dst.max(initial=-1)))
+    smallest = int(min(src.min(initial=np.iinfo(np.int64).max), dst.min(initial=np.iinfo(np.int64).max)))
     shift = 0
     while (max(top, 0) >> shift) >= _HISTOGRAM_BUCKETS:
         shift += 1
     loops = src == dst
-    ends = np.concatenate([src[~loops], dst[~loops]]) >> shift
+    ends_src, ends_dst = (src[~loops], dst[~loops]) if loops.any() else (src, dst)
+    histogram = np.bincount(ends_src >> shift, minlength=_HISTOGRAM_BUCKETS)  # endpoints by id bucket
+    histogram += np.bincount(ends_dst >> shift, minlength=_HISTOGRAM_BUCKETS)
     return {
         "error": None,
         "entries": int(src.size),
-        "min": int(min(src.min(initial=np.iinfo(np.int64).max), dst.min(initial=np.iinfo(np.int64).max))),
+        "min": smallest,
         "max": top,
         "self_loops": int(loops.sum()),
         "negatives": 0 if w is None else int((w < 0).sum()),
         "shift": shift,
-        "histogram": np.bincount(ends, minlength=_HISTOGRAM_BUCKETS).astype(np.int64),
+        "histogram": histogram.astype(np.int64, copy=False),
         "n_fields": chunk.n_fields,
         "header": chunk.header,
         "has_lines": chunk.has_lines,
@@ -173,28 +208,34 @@ def _scan_task(plan: _ReadPlan, c: int) -> dict:
     }
 
 
-def _split_task(plan: _ReadPlan, c: int, bounds: np.ndarray) -> dict:
-    """Pass 2: chunk ``c`` without self-loops, cut into ``(src, dst, w)`` pieces, one per partition
-    owning an endpoint, each in file order."""
-    chunk = _read_chunk(plan, c, first_pass=False)
+def _split_task(plan: _ReadPlan, chunk, bounds: np.ndarray) -> dict:
+    """Pass 2: a chunk without self-loops, cut into one piece per partition that owns an endpoint
+    of some entry. A piece holds the entries as rows of that partition's CSR, ``(rows, cols,
+    weights, n_from_src, positions)``: first the entries whose source the partition owns, from
+    their source, then those whose target it owns, from their target, each group in file order
+    (an entry whose both endpoints it owns is in both). ``positions`` gives each one's place in the
+    chunk where the merge must know the file order (``duplicates="first"``), else ``None``."""
+    if isinstance(chunk, _ChunkError):
+        chunk.raise_for(plan)
     src, dst = chunk.src - plan.base, chunk.dst - plan.base
     w = np.ones(src.size) if chunk.weight is None else chunk.weight
     keep = src != dst
-    src, dst, w = src[keep], dst[keep], w[keep]
-    u, v = np.minimum(src, dst), np.maximum(src, dst)
-    owner_u = np.searchsorted(bounds, u, side="right") - 1
-    owner_v = np.searchsorted(bounds, v, side="right") - 1
-    cross = np.flatnonzero(owner_u != owner_v)
-    dest = np.concatenate([owner_u, owner_v[cross]])
-    entry = np.concatenate([np.arange(u.size), cross])
-    order = np.lexsort((entry, dest))  # by partition, then file order
-    dest, entry = dest[order], entry[order]
-    cuts = np.searchsorted(dest, np.arange(len(bounds)))
+    if not keep.all():
+        src, dst, w = src[keep], dst[keep], w[keep]
+    if (w < 0).any():  # refused by the scan unless negative="abs"
+        w = np.abs(w)
+    owner_src = np.searchsorted(bounds, src, side="right") - 1
+    owner_dst = np.searchsorted(bounds, dst, side="right") - 1
+    in_order = plan.options["duplicates"] == "first"
     pieces = {}
     for p in range(len(bounds) - 1):
-        at = entry[cuts[p]:cuts[p + 1]]
-        if at.size:
-            pieces[p] = (src[at], dst[at], w[at])  # as given: the merge tells mirrored entries apart
+        # a pass a partition and an endpoint, which keeps the file order without sorting the entries
+        from_src, from_dst = np.flatnonzero(owner_src == p), np.flatnonzero(owner_dst == p)
+        if from_src.size + from_dst.size == 0:
+            continue
+        pieces[p] = (np.concatenate([src[from_src], dst[from_dst]]), np.concatenate([dst[from_src], src[from_dst]]),
+                     np.concatenate([w[from_src], w[from_dst]]), int(from_src.size),
+                     np.concatenate([from_src, from_dst]) if in_order else None)
     return pieces
 
 
@@ -203,56 +244,167 @@ def _piece_task(pieces: dict, p: int):
     return pieces.get(p)
 
 
-def _merge_task(plan: _ReadPlan, p: int, bounds: np.ndarray, pieces: list, expected_worker: str):
-    """Merge the entries partition ``p`` received by the graph model's own rules
-    (:meth:`Graph.from_edges <mgmatch.graph.Graph.from_edges>` on local ids, so memory follows the
-    partition, not ``n``); count what canonicalisation did to the edges it counts: those whose
-    smaller endpoint it owns, so the counts of all partitions add up."""
+def _merge_task(plan: _ReadPlan, p: int, bounds: np.ndarray, pieces: list, expected_worker: str, index_dtype=None):
+    """Merge the entries partition ``p`` received by the graph model's rules and lay out the rows
+    of the vertices it owns as CSR (global column ids, sorted in each row); count what
+    canonicalisation did to the edges it counts: those whose smaller endpoint it owns, so the
+    counts of all partitions add up.
+
+    Most files give each edge once, and then the rows are built at once from the pieces by
+    SciPy's COO to CSR conversion (which sorts each row), as :mod:`mgmatch.io` builds such a
+    file's graph; where an entry repeats an edge, the entries merge first by
+    :meth:`Graph.from_edges <mgmatch.graph.Graph.from_edges>`'s own rule, on ids local to the
+    partition, so memory follows the partition, not ``n``.
+
+    With ``index_dtype`` (known before the edges are counted when even every entry read would
+    fit it) the result is the :class:`Partition` itself; else its rows, for
+    :func:`_partition_task` once the edge count fixes the index type."""
     check_worker(expected_worker)
     pieces = [piece for piece in pieces if piece is not None]
-    if pieces:
-        src, dst, w = (np.concatenate([piece[i] for piece in pieces]) for i in range(3))
+    lo, hi, n = int(bounds[p]), int(bounds[p + 1]), int(bounds[-1])
+    rows, cols, w = (_concat([piece[i] for piece in pieces], dtype) for i, dtype in
+                     ((0, np.int64), (1, np.int64), (2, np.float64)))
+    built = _csr_rows(rows - lo, cols, w, hi - lo, n)
+    counts = {"duplicates_merged": 0, "mirrored_pairs": 0}
+    if built is None:  # an entry repeats an edge: merge the entries, each once, by the duplicate rule
+        src, dst, w = _entries_once(pieces, lo, hi)
+        src, dst, w, counts = _merge_repeats(src, dst, w, lo, hi, plan.options["duplicates"])
+        rows, cols = _directed(src, dst, lo, hi)
+        w = np.concatenate([w[(src >= lo) & (src < hi)], w[(dst >= lo) & (dst < hi)]])
+    mine = rows < cols  # each edge once: from its smaller endpoint, which this partition owns
+    zero = w == 0
+    zeros = int(np.count_nonzero(zero & mine))
+    counts.update(zeros_dropped=0, zeros_kept=0)
+    if plan.options["zeros"] == "drop":
+        counts["zeros_dropped"] = zeros
+        if zero.any():
+            rows, cols, w, mine = rows[~zero], cols[~zero], w[~zero], mine[~zero]
+            built = None
     else:
-        src, dst, w = np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
-    lo, hi = int(bounds[p]), int(bounds[p + 1])
-    ids = np.unique(np.concatenate([src, dst]))
-    local_src, local_dst = np.searchsorted(ids, src), np.searchsorted(ids, dst)  # order-preserving
-    canon = {"duplicates": plan.options["duplicates"], "zeros": plan.options["zeros"], "negative": "abs"}
-    merged = Graph.from_edges(local_src, local_dst, w, n=ids.size, **canon)
-    smaller = np.minimum(src, dst)
-    mine = (smaller >= lo) & (smaller < hi)
-    counted = Graph.from_edges(local_src[mine], local_dst[mine], w[mine], n=ids.size, **canon).summary
-    counts = {name: value for name, value in counted.as_dict().items()
-              if name not in _COUNTED_IN_SCAN and isinstance(value, int) and not isinstance(value, bool)}
-    eu, ev, ew = merged.edges()
-    u, v = ids[eu], ids[ev]
-    counts["edges"] = int(((u >= lo) & (u < hi)).sum())
-    return (u, v, np.asarray(ew, dtype=np.float64)), counts
+        counts["zeros_kept"] = zeros
+    _check_merged_weights(rows[mine], cols[mine], w[mine], np.dtype(np.float64), False, plan.path)
+    if built is None:
+        built = _csr_rows(rows - lo, cols, w, hi - lo, n)
+    counts["edges"] = int(np.count_nonzero(mine))
+    if index_dtype is not None:
+        return _partition_of(built, p, bounds, np.dtype(index_dtype), plan.options["dtype"]), counts
+    return built, counts
+
+
+def _entries_once(pieces: list, lo: int, hi: int):
+    """The entries of the pieces as the file gives them, ``(src, dst, w)``, each once: those from
+    their source, and those from their target whose source is not in ``[lo, hi)``; in file order
+    where the pieces carry their positions."""
+    out = []
+    for rows, cols, w, n_from_src, positions in pieces:
+        back = np.arange(n_from_src, rows.size)
+        back = back[(cols[back] < lo) | (cols[back] >= hi)]  # from the target alone
+        src = np.concatenate([rows[:n_from_src], cols[back]])
+        dst = np.concatenate([cols[:n_from_src], rows[back]])
+        weights = np.concatenate([w[:n_from_src], w[back]])
+        if positions is not None:
+            order = np.argsort(np.concatenate([positions[:n_from_src], positions[back]]), kind="stable")
+            src, dst, weights = src[order], dst[order], weights[order]
+        out.append((src, dst, weights))
+    return tuple(_concat([x[i] for x in out], dtype) for i, dtype in ((0, np.int64), (1, np.int64), (2, np.float64)))
+
+
+def _concat(parts, dtype):
+    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+
+
+def _directed(src, dst, lo: int, hi: int):
+    """The entries ``(src, dst)`` as CSR rows of vertices ``[lo, hi)``: from each endpoint in the
+    range (``rows``) to the other (``cols``), the sources first."""
+    from_src = (src >= lo) & (src < hi)
+    from_dst = (dst >= lo) & (dst < hi)
+    return np.concatenate([src[from_src], dst[from_dst]]), np.concatenate([dst[from_src], src[from_dst]])
+
+
+def _csr_rows(rows, cols, w, n_rows: int, n: int):
+    """CSR of the entries ``(rows, cols, w)`` (``rows`` from 0): ``indptr``, the columns sorted in
+    each row, the weights; or ``None`` if an entry repeats another's row and column."""
+    import scipy.sparse as sp  # noqa: PLC0415
+
+    if rows.size == 0:
+        return np.zeros(n_rows + 1, dtype=np.int64), cols, w
+    csr = sp.csr_array((w, (rows, cols)), shape=(n_rows, n))  # each row sorted, repeats summed
+    if csr.nnz != rows.size:
+        return None
+    return csr.indptr.astype(np.int64, copy=False), csr.indices.astype(np.int64, copy=False), csr.data
+
+
+def _merge_repeats(src, dst, w, lo: int, hi: int, rule: str):
+    """The edges of entries ``(src, dst, w)`` merged by ``rule`` as :meth:`Graph.from_edges
+    <mgmatch.graph.Graph.from_edges>` merges them (an entry and its mirror are one edge given in
+    both directions; entries in one direction repeat it), as ``u < v`` arrays in global ids, and
+    the counts of the merge for the edges whose smaller endpoint is in ``[lo, hi)``. The ids are
+    first made local, keeping their order (owned ids, and the ghosts below and above them), so that
+    the merge's sort needs memory for the partition's vertices only."""
+    from ..graph import _merge_duplicates  # noqa: PLC0415
+
+    ids = np.concatenate([src, dst])
+    ghosts = _sorted_unique(ids[(ids < lo) | (ids >= hi)])
+    below = int(np.searchsorted(ghosts, lo))
+    local_src, local_dst = (_local_ids(x, lo, hi, ghosts, below) for x in (src, dst))
+    n_local = ghosts.size + hi - lo
+    u, v = np.minimum(local_src, local_dst), np.maximum(local_src, local_dst)
+    forward = local_src < local_dst
+    mine = (u >= below) & (u < below + hi - lo)
+    counts = {"duplicates_merged": 0, "mirrored_pairs": 0}
+    out = []
+    for part in (mine, ~mine):  # apart: the counts are of the edges this partition counts
+        mu, mv, mw, merged, mirrored = _merge_duplicates(u[part], v[part], w[part], n_local, rule,
+                                                         forward=forward[part])
+        if part is mine:
+            counts.update(duplicates_merged=merged, mirrored_pairs=mirrored)
+        out.append((mu, mv, mw))
+    u, v, w = (np.concatenate([a[i] for a in out]) for i in range(3))
+    back = np.concatenate([ghosts[:below], np.arange(lo, hi, dtype=np.int64), ghosts[below:]])
+    return back[u], back[v], w, counts
+
+
+def _local_ids(x, lo: int, hi: int, ghosts, below: int):
+    """Global ids ``x`` as local ones: ghosts below ``lo`` first, then the owned ids, then the
+    ghosts from ``hi`` on, each in order."""
+    out = x - lo + below
+    outside = (x < lo) | (x >= hi)
+    if outside.any():
+        at = np.searchsorted(ghosts, x[outside])
+        out[outside] = np.where(x[outside] < lo, at, at + (hi - lo))
+    return out
 
 
 def _partition_task(merged, p: int, bounds: np.ndarray, n: int, m: int, dtype: str, expected_worker: str):
-    """The :class:`Partition` of the merged edges, as ``Graph.partition(bounds=...)`` builds it."""
+    """The :class:`Partition` of the merged rows, as ``Graph.partition(bounds=...)`` builds it."""
     check_worker(expected_worker)
-    (u, v, w), _ = merged
-    lo, hi = int(bounds[p]), int(bounds[p + 1])
-    idx = index_dtype_for(n, 2 * m)
-    out_u = (u >= lo) & (u < hi)
-    out_v = (v >= lo) & (v < hi)
-    rows = np.concatenate([u[out_u], v[out_v]])
-    cols = np.concatenate([v[out_u], u[out_v]])
-    weights = np.concatenate([w[out_u], w[out_v]])
-    order = np.lexsort((cols, rows))
-    rows, cols, weights = rows[order], cols[order], weights[order]
-    indptr = np.zeros(hi - lo + 1, dtype=idx)
-    np.cumsum(np.bincount(rows - lo, minlength=hi - lo), out=indptr[1:])
-    indices = cols.astype(idx)
+    rows, _ = merged
+    return _partition_of(rows, p, bounds, index_dtype_for(n, 2 * m), dtype)
+
+
+def _partition_of(rows, p: int, bounds: np.ndarray, idx: np.dtype, dtype: str) -> Partition:
+    indptr, indices, weights = rows
+    lo, hi, n = int(bounds[p]), int(bounds[p + 1]), int(bounds[-1])
+    indices = indices.astype(idx)
     if lo == 0 and hi == n:
         ghosts = np.empty(0, dtype=idx)
     else:
-        ghosts = np.unique(indices[(indices < lo) | (indices >= hi)])
-    return Partition(index=p, lo=lo, hi=hi, bounds=np.asarray(bounds, dtype=np.int64), indptr=indptr,
+        ghosts = _sorted_unique(indices[(indices < lo) | (indices >= hi)])
+    return Partition(index=p, lo=lo, hi=hi, bounds=np.asarray(bounds, dtype=np.int64), indptr=indptr.astype(idx),
                      indices=indices, weights=weights.astype(np.dtype(dtype)), ghosts=ghosts, n_global=n,
                      n_cols=n, bipartite=False)
+
+
+def _sorted_unique(x: np.ndarray) -> np.ndarray:
+    """``np.unique(x)``, by a sort: NumPy's hash-based unique is several times slower on the
+    millions of integer ids a partition's ghosts are found among."""
+    if x.size == 0:
+        return x.copy()
+    x = np.sort(x)
+    keep = np.empty(x.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(x[1:], x[:-1], out=keep[1:])
+    return x[keep]
 
 
 def _owned_entries(part: Partition) -> int:
@@ -316,40 +468,61 @@ def _balanced_bounds(histogram: np.ndarray, shift: int, base: int, n: int, k: in
     return np.maximum.accumulate(np.concatenate([[0], cuts, [n]]).astype(np.int64))
 
 
-async def _place_async(client, plan: _ReadPlan, bounds: np.ndarray, n: int, workers: list[str]):
-    """Passes 2 and 3: split the chunks, route the pieces, build each partition on its worker."""
+async def _place_async(client, plan: _ReadPlan, bounds: np.ndarray, n: int, workers: list[str], *, max_edges: int,
+                       chunks=None):
+    """Passes 2 and 3: split the chunks, route the pieces, build each partition on its worker.
+    ``chunks`` are the futures of the chunks read for the scan; without them (a rebuild after a
+    worker was lost) the chunks are read again. ``max_edges`` bounds the edge count: where
+    twice it fits the same index type as the true count, the merges build the partitions
+    themselves, without a round trip for the count."""
     run = uuid.uuid4().hex[:8]
     k = len(bounds) - 1
     owner = {p: workers[p % len(workers)] for p in range(k)}
     # only on the workers given: after a worker stopped, the scheduler may still list it
-    split_f = [client.submit(_split_task, plan, c, bounds, key=f"read-split-c{c}-{run}", workers=workers,
+    if chunks is None:
+        chunks = [client.submit(_chunk_task, plan, c, False, key=f"read-chunk-c{c}-{run}", workers=workers,
+                                allow_other_workers=False, pure=False) for c in range(len(plan.chunks))]
+    split_f = [client.submit(_split_task, plan, chunks[c], bounds, key=f"read-split-c{c}-{run}", workers=workers,
                              allow_other_workers=False, pure=False)
                for c in range(len(plan.chunks))]
+    del chunks  # each chunk is released once its split is done
+    # int32 for any edge count up to max_edges: the type is known now (else once the edges are counted)
+    index_dtype = "int32" if index_dtype_for(n, 2 * max_edges) == np.dtype(np.int32) else None
     merged_f = {}
     for p in range(k):
         pieces = [client.submit(_piece_task, split_f[c], p, key=f"read-piece-c{c}-p{p}-{run}", workers=workers,
                                 allow_other_workers=False, pure=False)
                   for c in range(len(plan.chunks))]
-        merged_f[p] = client.submit(_merge_task, plan, p, bounds, pieces, owner[p], key=f"read-merge-p{p}-{run}",
-                                    workers=[owner[p]], allow_other_workers=False, pure=False)
+        merged_f[p] = client.submit(_merge_task, plan, p, bounds, pieces, owner[p], index_dtype,
+                                    key=f"read-merge-p{p}-{run}", workers=[owner[p]], allow_other_workers=False,
+                                    pure=False)
+    # Held from here by their dependents only, the chunks, splits and pieces are released as soon
+    # as the tasks that read them are done: the graph is not held twice while it is merged.
+    del split_f, pieces
     counts_f = [client.submit(operator.getitem, merged_f[p], 1, key=f"read-counts-p{p}-{run}", workers=[owner[p]],
                               allow_other_workers=False, pure=False) for p in range(k)]
     counts = await client.gather(counts_f)
     m = sum(c["edges"] for c in counts)
-    parts = {p: client.submit(_partition_task, merged_f[p], p, bounds, n, m, plan.options["dtype"], owner[p],
-                              key=f"read-partition-p{p}-{run}", workers=[owner[p]], allow_other_workers=False,
-                              pure=False) for p in range(k)}
+    if index_dtype is not None:
+        parts = {p: client.submit(operator.getitem, merged_f[p], 0, key=f"read-partition-p{p}-{run}",
+                                  workers=[owner[p]], allow_other_workers=False, pure=False) for p in range(k)}
+    else:
+        parts = {p: client.submit(_partition_task, merged_f[p], p, bounds, n, m, plan.options["dtype"], owner[p],
+                                  key=f"read-partition-p{p}-{run}", workers=[owner[p]], allow_other_workers=False,
+                                  pure=False) for p in range(k)}
     # wait until every partition is built (a failure is raised here, not in a later run)
     await client.gather([client.submit(_owned_entries, parts[p], key=f"read-built-p{p}-{run}", workers=[owner[p]],
                                        allow_other_workers=False, pure=False) for p in range(k)])
-    del split_f, merged_f
+    del merged_f
     return parts, owner, counts, m
 
 
 async def read_partitions_async(client, path, *, partitions=None, format=None, one_based=None, weighted=True,
                                 duplicates="max", zeros="keep", negative="error", dtype="float64",
-                                chunk_bytes=_DEFAULT_CHUNK_BYTES, random_weights=None) -> DistributedGraph:
+                                chunk_bytes=_DEFAULT_CHUNK_BYTES, random_weights=None,
+                                columns=None) -> DistributedGraph:
     """The asynchronous core of :func:`read_partitions` (same parameters)."""
+    from ..io._common import column_choice  # noqa: PLC0415
     from ..io.readers import format_of  # noqa: PLC0415
 
     if random_weights is not None:
@@ -370,15 +543,27 @@ async def read_partitions_async(client, path, *, partitions=None, format=None, o
     if fmt not in _SPLITTABLE:
         raise ParameterError(f"format {fmt!r} cannot be read on the workers (only Parquet and text edge lists "
                              "can be cut into pieces); read it in the client with read_graph and pass the Graph")
+    columns = column_choice(columns)
+    if columns is not None and fmt != "parquet":
+        raise ParameterError("columns are chosen on the workers only in Parquet tables; read a text edge list "
+                             "with chosen columns in the client (read_input)")
+    if columns is not None and any(isinstance(c, int) for c in columns.values()):
+        raise ParameterError("Parquet columns are chosen by name, not by number")
+    if columns is not None and not weighted and columns["weight"] is not None:
+        raise ParameterError("a weight column is chosen, but weights are not read (weighted=False, --unweighted)")
     path = str(path)
     workers = await _worker_list(client)
     options = {"weighted": bool(weighted), "negative": negative, "duplicates": duplicates, "zeros": zeros,
-               "one_based": one_based, "dtype": str(np.dtype(dtype))}
+               "one_based": one_based, "dtype": str(np.dtype(dtype)), "columns": columns}
     run = uuid.uuid4().hex[:8]
+    # every worker imports the readers (pyarrow, SciPy) at once, rather than each at its first chunk
+    await client.run(_import_readers, workers=workers)
     plan = await client.submit(_plan_task, path, fmt, int(chunk_bytes), options, key=f"read-plan-{run}", pure=False)
 
-    # Pass 1: statistics of every chunk.
-    stats = await client.gather([client.submit(_scan_task, plan, c, key=f"read-scan-c{c}-{run}", pure=False)
+    # Pass 1: every chunk read, kept where it was read, and its statistics.
+    chunk_f = [client.submit(_chunk_task, plan, c, True, key=f"read-chunk-c{c}-{run}", pure=False)
+               for c in range(len(plan.chunks))]
+    stats = await client.gather([client.submit(_scan_task, chunk_f[c], key=f"read-scan-c{c}-{run}", pure=False)
                                  for c in range(len(plan.chunks))])
     _raise_first(stats, plan)
     n_fields = header_chunk = None
@@ -409,7 +594,9 @@ async def read_partitions_async(client, path, *, partitions=None, format=None, o
         bounds = check_bounds(partitions, n)
 
     # Passes 2 and 3: pieces to their owners, partitions built where they stay.
-    parts, owner, counts, m = await _place_async(client, plan, bounds, n, workers)
+    placing = _place_async(client, plan, bounds, n, workers, max_edges=entries, chunks=chunk_f)
+    del chunk_f  # (held by the splits alone, each is released when its split is done)
+    parts, owner, counts, m = await placing
     summary = CanonSummary(
         input_entries=entries,
         self_loops_dropped=sum(s["self_loops"] for s in stats),
@@ -429,7 +616,7 @@ async def rebuild_async(client, graph: DistributedGraph, workers: list[str]) -> 
     if graph._plan is None:  # placed from the client: scatter its partitions again
         parts, owner = await _scatter_async(client, graph._source.partition(bounds=graph.bounds), workers)
     else:
-        parts, owner, _, _ = await _place_async(client, graph._plan, graph.bounds, graph.n, workers)
+        parts, owner, _, _ = await _place_async(client, graph._plan, graph.bounds, graph.n, workers, max_edges=graph.m)
     if graph.resident:
         parts = await _to_gpu_async(client, parts, owner)
     graph.parts, graph.workers = parts, owner
@@ -530,7 +717,7 @@ def place(client, graph: Graph, *, partitions=None, resident: bool = False):
 
 def read_partitions(client, path, *, partitions=None, format=None, one_based=None, weighted=True,
                     duplicates="max", zeros="keep", negative="error", dtype="float64",
-                    chunk_bytes=_DEFAULT_CHUNK_BYTES, random_weights=None):
+                    chunk_bytes=_DEFAULT_CHUNK_BYTES, random_weights=None, columns=None):
     """Read a graph file into partitions built on the Dask workers.
 
     The file must be on storage that every worker can read; the client never reads it. The
@@ -556,6 +743,10 @@ def read_partitions(client, path, *, partitions=None, format=None, one_based=Non
         Size of the byte ranges a plain text file is cut into.
     random_weights : None
         Not supported: per-edge random weights depend on the order of the whole file.
+    columns : tuple or dict, optional
+        A Parquet table's columns holding the source, target and weight, by name, as for
+        :func:`~mgmatch.io.read_graph`. Ids must be non-negative integers here: labels and
+        sparse ids are renumbered only by a read in the client (:func:`~mgmatch.io.read_input`).
 
     Returns
     -------
@@ -585,7 +776,8 @@ def read_partitions(client, path, *, partitions=None, format=None, one_based=Non
     """
     coro = read_partitions_async(client, path, partitions=partitions, format=format, one_based=one_based,
                                  weighted=weighted, duplicates=duplicates, zeros=zeros, negative=negative,
-                                 dtype=dtype, chunk_bytes=chunk_bytes, random_weights=random_weights)
+                                 dtype=dtype, chunk_bytes=chunk_bytes, random_weights=random_weights,
+                                 columns=columns)
     if getattr(client, "asynchronous", False):
         return coro
     return client.sync(lambda: coro)

@@ -7,11 +7,11 @@ through :func:`~mgmatch.engine.execute.execute`: in-process over any number of p
 loop and the workers exchange messages directly (:mod:`mgmatch.engine.transport`).
 """
 
-from .config import EngineConfig, config_context, get_config
+from .config import EngineConfig, available_threads, config_context, cpu_threads, get_config
 from .execute import RunInfo, check_partitions, execute, is_distributed_graph
 from .local import round_record, run_local
 from .program import Messages, Program, RoundLog, fork_state, outbox_pieces, round_vector
 
 __all__ = ["Messages", "Program", "RoundLog", "fork_state", "outbox_pieces", "round_vector", "run_local",
            "round_record", "execute", "RunInfo", "check_partitions", "is_distributed_graph", "EngineConfig",
-           "config_context", "get_config"]
+           "config_context", "get_config", "available_threads", "cpu_threads"]

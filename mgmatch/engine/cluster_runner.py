@@ -162,13 +162,22 @@ def _has_gpu() -> bool:
     return gpu_available()
 
 
+#: Which of a client's workers see a GPU, by worker address (a worker that restarts comes back
+#: at a new address): asked once, not on every job, as it costs a call to every worker.
+_HAS_GPU: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 async def resolve_cluster_device(client, device: str, workers: list[str]) -> str:
     """``auto`` means GPU when every worker sees one; ``gpu`` requires that of every worker."""
     if device not in ("auto", "cpu", "gpu"):
         raise ParameterError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}")
     if device == "cpu":
         return "cpu"
-    has = await client.run(_has_gpu, workers=workers)
+    known = _HAS_GPU.setdefault(client, {})
+    unknown = [w for w in workers if w not in known]
+    if unknown:
+        known.update(await client.run(_has_gpu, workers=unknown))
+    has = {w: known[w] for w in workers}
     without = sorted(w for w, ok in has.items() if not ok)
     if device == "gpu" and without:
         raise ClusterError(f"device='gpu' was asked for, but worker {', '.join(without)} has no GPU")

@@ -14,11 +14,14 @@ import contextlib
 import contextvars
 import dataclasses
 import math
+import os
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["EngineConfig", "get_config", "config_context"]
+__all__ = ["EngineConfig", "get_config", "config_context", "available_threads", "cpu_threads"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,19 @@ class EngineConfig:
         Runs started over after a lost or stopped worker before the job fails.
     progress_interval_s : float
         Least time between two progress events that a cluster run publishes.
+    threads : int or None
+        Threads an in-process run on the CPU uses: partitions whose program declares concurrent
+        steps run them on a pool of this many threads, and a run given no partition count is
+        split into this many partitions (see :func:`~mgmatch.engine.execute.execute`). ``None``
+        (the default): :func:`available_threads`, the CPUs this process may run on. The result
+        does not depend on it.
+    min_partition_nnz : int
+        Least stored entries (CSR entries) per partition when a run given no partition count is
+        split by ``threads``: a smaller graph gets fewer partitions (one below twice this).
+        Split, a matching does more work in all (a proposal across partitions waits a round for
+        its answer) and pays per round for handing the steps to threads and routing their
+        messages; below about a million entries a partition, another thread gains less than
+        that costs.
     """
 
     exchange: str = "direct"
@@ -52,6 +68,8 @@ class EngineConfig:
     connect_timeout_s: float = 120.0
     max_restarts: int = 2
     progress_interval_s: float = 0.2
+    threads: int | None = None
+    min_partition_nnz: int = 1 << 20
 
     def __post_init__(self):
         if self.exchange not in ("direct", "tasks"):
@@ -64,6 +82,39 @@ class EngineConfig:
             raise ParameterError("heartbeat_s must be shorter than peer_timeout_s")
         if isinstance(self.max_restarts, bool) or not isinstance(self.max_restarts, int) or self.max_restarts < 0:
             raise ParameterError(f"max_restarts must be a non-negative integer, not {self.max_restarts!r}")
+        if self.threads is not None:
+            if (isinstance(self.threads, bool) or not isinstance(self.threads, (int, np.integer))
+                    or self.threads < 1):
+                raise ParameterError(f"threads must be a positive integer (or None: every CPU this process may "
+                                     f"use), not {self.threads!r}")
+            object.__setattr__(self, "threads", int(self.threads))
+        if (isinstance(self.min_partition_nnz, bool) or not isinstance(self.min_partition_nnz, (int, np.integer))
+                or self.min_partition_nnz < 1):
+            raise ParameterError(f"min_partition_nnz must be a positive integer, not {self.min_partition_nnz!r}")
+
+    def thread_count(self) -> int:
+        """The threads in force: ``threads``, or :func:`available_threads` when it is None."""
+        return available_threads() if self.threads is None else self.threads
+
+
+def available_threads() -> int:
+    """The CPUs this process may run on (its affinity set, where the platform has one: a batch
+    job's cpuset, ``taskset``), capped by ``NUMBA_NUM_THREADS`` when the environment sets it and
+    by the thread count Numba started with (the same cap Numba's own parallel loops have).
+
+    >>> available_threads() >= 1
+    True
+    """
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (no affinity on this platform)
+        cpus = os.cpu_count() or 1
+    caps = [cpus]
+    env = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        caps.append(int(env))
+    caps.append(_numba_most())  # imported only where a thread count is needed
+    return max(1, min(caps))
 
 
 _CONFIG: contextvars.ContextVar[EngineConfig] = contextvars.ContextVar("mgmatch_engine_config",
@@ -83,3 +134,40 @@ def config_context(**changes):
         yield _CONFIG.get()
     finally:
         _CONFIG.reset(token)
+
+
+def _numba_most() -> int:
+    import numba  # noqa: PLC0415
+
+    return int(numba.config.NUMBA_NUM_THREADS)
+
+
+@contextlib.contextmanager
+def cpu_threads(threads: int | None):
+    """Run the block on ``threads`` CPU threads: the engine's (``config_context(threads=...)``)
+    and those of Numba's parallel loops started from this thread (``numba.set_num_threads``).
+    ``None`` changes nothing. More threads than Numba started with (``NUMBA_NUM_THREADS``,
+    by default every CPU of the host) are refused.
+
+    >>> with cpu_threads(1):
+    ...     get_config().threads
+    1
+    """
+    if threads is None:
+        yield get_config()
+        return
+    most = _numba_most()
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ParameterError(f"threads must be a positive integer, not {threads!r}")
+    if threads > most:
+        raise ParameterError(f"{threads} threads is more than Numba runs here ({most}); set NUMBA_NUM_THREADS "
+                             "to allow more")
+    import numba  # noqa: PLC0415
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(int(threads))
+    try:
+        with config_context(threads=int(threads)) as config:
+            yield config
+    finally:
+        numba.set_num_threads(before)

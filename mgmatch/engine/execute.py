@@ -16,10 +16,10 @@ import numpy as np
 from .._array import resolve_device
 from ..errors import ParameterError, ResourceError
 from .config import EngineConfig, get_config
-from .local import run_local
+from .local import run_concurrently, run_local
 from .program import RoundLog
 
-__all__ = ["RunInfo", "execute", "check_partitions", "is_distributed_graph"]
+__all__ = ["RunInfo", "execute", "check_partitions", "is_distributed_graph", "default_partitions"]
 
 
 @dataclass
@@ -69,8 +69,34 @@ def _n_parts(partitions) -> int:
     return int(partitions) if np.ndim(partitions) == 0 else len(partitions) - 1
 
 
-def _split(graph, partitions):
-    return graph.partition(int(partitions)) if np.ndim(partitions) == 0 else graph.partition(bounds=partitions)
+def _split(graph, partitions, workers: int = 1):
+    """The graph's partitions; those of a :class:`~mgmatch.graph.Graph` are built ``workers``
+    at a time (each one a pass over its own rows)."""
+    from ..graph import Graph, Partition  # noqa: PLC0415
+
+    if workers <= 1 or not isinstance(graph, Graph) or _n_parts(partitions) == 1:
+        return graph.partition(int(partitions)) if np.ndim(partitions) == 0 else graph.partition(bounds=partitions)
+    if np.ndim(partitions) == 0:
+        bounds = graph.partition_bounds(int(partitions))
+    else:
+        bounds = graph.partition_bounds(bounds=partitions)
+    return run_concurrently(lambda i: Partition.from_graph(graph, i, bounds), range(len(bounds) - 1), workers)
+
+
+def default_partitions(program, graph, device: str, config: EngineConfig) -> int:
+    """Partitions of an in-process run that names none: one per thread of ``config`` on the CPU
+    when the program steps its partitions concurrently and allows the split
+    (``split_by_threads``: its result does not depend on the partition count), else 1.
+
+    Every partition gets at least ``config.min_partition_nnz`` stored entries, so a small graph
+    stays one partition: below that, a round's fixed costs outweigh what another thread adds.
+    """
+    if device != "cpu" or not (getattr(program, "concurrent_steps", False)
+                                and getattr(program, "split_by_threads", False)):
+        return 1
+    parts = min(config.thread_count(), max(1, graph.nnz // config.min_partition_nnz))
+    most = getattr(program, "max_partitions", None)
+    return max(1, min(parts, most) if most is not None else parts)
 
 
 def execute(program, graph, *, partitions=None, device: str = "auto", client=None, progress=None,
@@ -85,7 +111,9 @@ def execute(program, graph, *, partitions=None, device: str = "auto", client=Non
         A graph in this process, or one whose partitions a Dask cluster holds already (then
         ``client`` is required and ``partitions`` must agree with its partitions).
     partitions : int or sequence of int, optional
-        Partition count or bounds. Default: 1 in-process, one per worker on a cluster.
+        Partition count or bounds. Default: one per worker on a cluster; in-process, one per
+        thread (``config.threads``) on the CPU for a program that allows it (see
+        :func:`default_partitions`), else 1.
     device : {"auto", "cpu", "gpu"}
         Where the kernels run; on a cluster ``auto`` means GPU when every worker has one.
     client : distributed.Client, optional
@@ -130,9 +158,10 @@ def execute(program, graph, *, partitions=None, device: str = "auto", client=Non
             return _assemble_async(program, graph, outcome, n_parts, t0)
         pieces, log, t_place, dev = outcome
         return _assemble(program, graph, pieces, log, dev, n_parts, t0, t_place, True)
-    partitions = 1 if partitions is None else partitions
-    _check_max_parts(program, partitions)
     dev = resolve_device(device)
+    if partitions is None:
+        partitions = default_partitions(program, graph, dev, config)
+    _check_max_parts(program, partitions)
     single = getattr(program, "single_device", None)
     try:
         if dev == "gpu":
@@ -144,9 +173,10 @@ def execute(program, graph, *, partitions=None, device: str = "auto", client=Non
             result = single(g)  # a fast special case of its own module, when it applies
             if result is not None:
                 return result
-        parts = _split(g, partitions)
+        workers = config.thread_count() if dev == "cpu" else 1
+        parts = _split(g, partitions, workers)
         t_part = time.perf_counter() - t0
-        pieces, log = run_local(program, parts, progress=progress)
+        pieces, log = run_local(program, parts, progress=progress, threads=config.thread_count())
     except Exception as exc:  # a CUDA out-of-memory error becomes one clear message
         if type(exc).__name__ == "OutOfMemoryError":
             raise ResourceError(f"{program.name} ran out of GPU memory on a graph of {graph.n} vertices and "

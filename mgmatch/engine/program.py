@@ -22,7 +22,13 @@ Optional hooks, each looked up with ``getattr``:
 * ``report(state, totals) -> dict``: extra progress fields (partition 0's view);
 * ``fork(state) -> state``: a copy whose mutable arrays are new, for the per-round task mode
   (a step there must not alter an earlier round's state, which Dask may use again);
-* ``gpu_bytes(graph) -> int``: device memory a single-device run needs, checked before it starts.
+* ``gpu_bytes(graph) -> int``: device memory a single-device run needs, checked before it starts;
+* ``concurrent_steps`` (an attribute): the CPU kernels release the GIL and a partition's
+  ``init``, ``step`` and ``finish`` touch only its own state, so the in-process runner runs the
+  partitions at once on threads (:func:`~mgmatch.engine.local.run_local`);
+* ``split_by_threads`` (an attribute, with ``concurrent_steps``): the result is the same for
+  every partition count, so an in-process CPU run that names none is split into one partition
+  per thread (:func:`~mgmatch.engine.execute.default_partitions`).
 
 The engine never looks inside a state.
 """
@@ -37,6 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._array import get_namespace
+from ..cpu.routing import group_by_owner
 
 __all__ = ["Messages", "Program", "RoundLog", "fork_state", "outbox_pieces", "round_vector", "sum_in_order"]
 
@@ -79,6 +86,11 @@ class Messages:
         if len(self) == 0:
             return {}
         xp = get_namespace(self.ints)
+        if xp is np:  # one linear pass, without the GIL (partitions split their outboxes at once)
+            ints, w, offsets = group_by_owner(self.ints, self.w, bounds)
+            cut = offsets.tolist()
+            return {p: Messages(ints[cut[p] : cut[p + 1]], w[cut[p] : cut[p + 1]])
+                    for p in range(len(cut) - 1) if cut[p + 1] > cut[p]}
         owner = xp.searchsorted(xp.asarray(bounds), self.ints[:, 1], side="right") - 1
         order = xp.argsort(owner, kind="stable")
         owner_sorted = owner[order]

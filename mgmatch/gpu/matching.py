@@ -328,14 +328,23 @@ def _wide_keys() -> bool:
 
 
 # ------------------------------------------------------------------------------- b-Suitor
+def bsuitor_prepare(indices, slot, weights, n_owned: int, n_ghosts: int) -> dict:
+    """What every :func:`bsuitor_local` call on a partition shares, made once per partition:
+    the boundary entry count (sizes the outbox) and the weight ranks (a sort of the partition's
+    distinct weights: made per call, it was most of a multi-round run's time)."""
+    return {"boundary": _boundary_entries(slot, n_owned, n_ghosts),
+            "ranks": _Ranks(weights, _kernels(indices, slot, weights))}
+
+
 def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
-                  hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w):
+                  hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w, *, boundary=None, ranks=None):
     """b-Suitor on one partition until local quiescence (Khan et al. [3]_, Algorithm 2).
 
     GPU twin of :func:`mgmatch.cpu.matching.bsuitor_local`. Each owned vertex keeps a min-heap
     of its ``b(v)`` best suitors in global memory, updated under a per-vertex spin lock; thread
     per active vertex. Sweeps repeat while a sweep displaced owned suitors (the count is the one
-    scalar read per sweep).
+    scalar read per sweep). ``boundary`` and ``ranks`` are :func:`bsuitor_prepare`'s, made here
+    when not given.
     """
     cp = _cp()
     lo, hi = int(lo), int(hi)
@@ -345,7 +354,9 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     n_in = int(in_i.shape[0])
     ghosts_d = _as_device(ghosts, cp.int64)
     k = _kernels(indices, slot, weights)
-    out = _Outbox(2 * _boundary_entries(slot, n_owned, ghosts_d.size) + 2 * n_in + 64)
+    if boundary is None:
+        boundary = _boundary_entries(slot, n_owned, ghosts_d.size)
+    out = _Outbox(2 * boundary + 2 * n_in + 64)
     queue = _as_device(queue, cp.int64)
     work = cp.empty(queue.size + n_in, dtype=cp.int64)
     work[: queue.size] = queue
@@ -357,7 +368,8 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     else:
         active = work[:n_work]
     if active.size:
-        ranks = _Ranks(weights, k)
+        if ranks is None:
+            ranks = _Ranks(weights, k)
         hk = ranks.encode(hw, hs)
         if hk.size:
             root = hk[cp.minimum(hoff, hk.size - 1)]

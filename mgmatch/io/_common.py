@@ -41,13 +41,64 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 @dataclass(frozen=True)
 class _Request:
-    """What the caller asked of a reader."""
+    """What the caller asked of a reader.
+
+    ``columns`` chooses the columns of an edge table (:func:`column_choice`); ``renumber``
+    (``"auto"``) lets a reader of CSV, edge lists and Parquet take ids that are not dense
+    non-negative integers (labels, sparse or negative 64-bit integers) and number them
+    ``0 .. n-1`` by :func:`mgmatch.convert.renumber_ids`; ``False`` refuses them, as
+    :func:`~mgmatch.io.read_graph` does."""
 
     path: str
     bipartite: bool | None
     one_based: bool | None
     weighted: bool
     canon: dict
+    columns: dict | None = None
+    renumber: bool | str = False
+
+
+_ROLES = ("src", "dst", "weight")
+
+
+def column_choice(columns) -> dict | None:
+    """The columns of an edge table to read, as ``{"src": ..., "dst": ..., "weight": ...}``.
+
+    ``columns`` is ``None`` (the defaults), a mapping with any of the keys ``src``, ``dst`` and
+    ``weight``, or a sequence ``(src, dst)`` or ``(src, dst, weight)``. A column is a name (a
+    ``str``) or, in a text edge list, a field number counted from 1 (an ``int``); a role left
+    out (or ``None``) keeps its default.
+
+    >>> column_choice(("user", "item", "score"))
+    {'src': 'user', 'dst': 'item', 'weight': 'score'}
+    >>> column_choice({"weight": 4})
+    {'src': None, 'dst': None, 'weight': 4}
+    """
+    from ..errors import ParameterError  # noqa: PLC0415
+
+    if columns is None:
+        return None
+    if isinstance(columns, dict):
+        unknown = [key for key in columns if key not in _ROLES]
+        if unknown:
+            raise ParameterError(f"columns takes the keys src, dst and weight, not {unknown[0]!r}")
+        chosen = {role: columns.get(role) for role in _ROLES}
+    elif isinstance(columns, (list, tuple)) and len(columns) in (2, 3):
+        chosen = dict(zip(_ROLES, list(columns) + [None]))
+    else:
+        raise ParameterError(f"columns must be (src, dst), (src, dst, weight) or a mapping of those keys, "
+                             f"not {columns!r}")
+    for role, column in chosen.items():
+        if column is None:
+            continue
+        if isinstance(column, bool) or not isinstance(column, (str, int)) or column in ("", 0) or (
+                isinstance(column, int) and column < 1):
+            raise ParameterError(f"the {role} column must be a name or a field number from 1, not {column!r}")
+    given = [c for c in chosen.values() if c is not None]
+    twice = next((c for c in given if given.count(c) > 1), None)
+    if twice is not None:
+        raise ParameterError(f"column {twice!r} is chosen for two roles (src, dst, weight take one column each)")
+    return chosen
 
 
 def _check_readable(path) -> None:
@@ -211,6 +262,36 @@ def _graph_from_arrays(arrays, req: _Request, *, n, shape) -> tuple[Graph, dict]
     return graph, {"one_based": one_based}
 
 
+def _needs_renumbering(src, dst, req: _Request, *, bipartite: bool) -> bool:
+    """Whether a reader that may renumber (``req.renumber``) must: ids that are not integers,
+    or integers that :func:`~mgmatch.convert.renumber_ids` would not keep as they are (negative,
+    or sparse: the largest above about twice the distinct ids). A bipartite graph is renumbered
+    on both sides when either side needs it."""
+    from ..convert import ids_kept  # noqa: PLC0415
+
+    if not req.renumber:
+        return False
+    if req.renumber is True:
+        return True
+    sides = [[src], [dst]] if bipartite else [[src, dst]]
+    return not all(all(isinstance(a, np.ndarray) for a in arrays) and ids_kept(arrays) for arrays in sides)
+
+
+def _renumbered_graph(src, dst, weight, req: _Request, *, bipartite: bool):
+    """The graph of edges between ids of any kind, numbered ``0 .. n-1`` in sorted order by
+    :func:`~mgmatch.convert.renumber_ids` (rows and columns apart for a bipartite graph); returns
+    the graph and the maps back to the file's ids, ``(vertices, columns)``."""
+    from ..convert import renumber_ids  # noqa: PLC0415
+
+    if bipartite:
+        rows, (u,) = renumber_ids([src], True)
+        cols, (v,) = renumber_ids([dst], True)
+        graph = _graph_from_edges(u, v, weight, req, bipartite=True, shape=(len(rows), len(cols)))
+        return graph, (rows, cols)
+    verts, (u, v) = renumber_ids([src, dst], True)
+    return _graph_from_edges(u, v, weight, req, n=len(verts)), (verts, None)
+
+
 def _graph_from_edges(src, dst, weight, req: _Request, *, n=None, bipartite=False, shape=None) -> Graph:
     """``Graph.from_edges`` of the arrays under the request's options: through SciPy's CSR
     conversion where no entry repeats an edge, else by ``from_edges`` itself (which merges
@@ -260,8 +341,9 @@ def _refuse_unread_weights(unread, what, path) -> None:
         many = len(unread) > 1
         raise InputError(
             f"no {what} 'weight', and the {what}{'s' if many else ''} {', '.join(map(repr, unread))} "
-            f"{'are' if many else 'is'} not read: name the weight {what} 'weight', or for an unweighted "
-            f"graph drop {'them' if many else 'it'} or read without weights (--unweighted on the command line, "
-            "weighted=False in Python)",
+            f"{'are' if many else 'is'} not read: name the weight {what} 'weight'"
+            + (" or choose it (--weight on the command line, columns= in Python)" if what == "column" else "")
+            + f", or for an unweighted graph drop {'them' if many else 'it'} or read without weights (--unweighted "
+            "on the command line, weighted=False in Python)",
             path=path,
         )

@@ -251,7 +251,8 @@ def _fill_fields(block: _Block, n_fields: int) -> _Block:
 
 
 def _parse_fields(block: _Block, columns, types, *, path, describe, row_line, exact=True):
-    """Parse the block's text with pyarrow into typed columns (a dict of NumPy arrays).
+    """Parse the block's text with pyarrow into typed columns (a dict of NumPy arrays; a column
+    of ``object`` type is text, returned as an Arrow array).
 
     On a value that does not parse, find the first one and raise an :class:`InputError` that
     names its line; ``describe(column, text)`` words the complaint and ``row_line(row)`` maps a
@@ -279,7 +280,7 @@ def _parse_fields(block: _Block, columns, types, *, path, describe, row_line, ex
         )
 
     try:
-        table = parse({name: pa.from_numpy_dtype(dtype) for name, dtype in types.items()})
+        table = parse({name: _arrow_type(dtype) for name, dtype in types.items()})
     except pa.ArrowInvalid as exc:
         if not exact:
             raise _Irregular from exc
@@ -301,7 +302,16 @@ def _parse_fields(block: _Block, columns, types, *, path, describe, row_line, ex
         if found is not None:
             row, name, text = found
             raise InputError(describe(name, text), path=path, line=row_line(row))
-    return {name: table.column(name).to_numpy() for name in types}
+    # text columns (labels) stay Arrow arrays: their ids are numbered by Arrow (mgmatch.convert)
+    return {name: table.column(name) if np.dtype(dtype) == object else table.column(name).to_numpy()
+            for name, dtype in types.items()}
+
+
+def _arrow_type(dtype):
+    """The Arrow type a column of NumPy ``dtype`` is parsed as: ``object`` stands for text."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    return pa.string() if np.dtype(dtype) == object else pa.from_numpy_dtype(dtype)
 
 
 _INTEGER_TEXT = re.compile(rb"-?[0-9]+")
@@ -321,6 +331,8 @@ def _first_bad_value(table, types):
 
 
 def _parses_as(text: bytes, dtype) -> bool:
+    if np.dtype(dtype) == object:
+        return True  # any text is a label
     if np.dtype(dtype).kind == "i":
         return _INTEGER_TEXT.fullmatch(text) is not None and abs(int(text)) <= _INT64_MAX
     try:

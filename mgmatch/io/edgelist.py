@@ -8,10 +8,9 @@ import re
 import numpy as np
 
 from ..errors import InputError, ParameterError
-from ..graph import Graph
 from ._common import (
     EdgeChunk, _NEWLINE, _Request, _UTF8_BOM, _check_weights, _clip, _concat, _graph_from_edges, _input_errors,
-    _line_of_row, _open_bytes, _resolve_base,
+    _line_of_row, _needs_renumbering, _open_bytes, _renumbered_graph, _resolve_base,
 )
 from ._cutter import (
     _Block, _Irregular, _chunks, _cut_fields, _drop_first_line, _fill_fields, _first_line, _parse_fields,
@@ -23,13 +22,18 @@ _EDGE_FIELDS = {"src": "source id", "dst": "target id", "weight": "weight"}
 
 
 class _EdgeListReader:
-    """Accumulates the edges of a text edge list, one chunk at a time."""
+    """Accumulates the edges of a text edge list, one chunk at a time.
+
+    Which fields hold the source, target and weight is fixed with the first edge line
+    (:meth:`_choose_fields`), and so is whether ids are labels (:meth:`_ids_are_labels`)."""
 
     def __init__(self, req: _Request, delimiter):
         self.req = req
         self.delimiter = delimiter  # a byte value, or None for runs of whitespace
         self.n_fields = None  # fixed by the first edge line
         self.first_edge_line = None
+        self.fields = None  # role -> 0-based field, fixed by the first edge line
+        self.labels = False  # ids read as text and renumbered
         self.header = False
         self.parts = {"src": [], "dst": [], "weight": []}
         self.skipped = []
@@ -53,18 +57,26 @@ class _EdgeListReader:
 
     def _take(self, block: _Block, *, exact: bool) -> None:
         header = self.n_fields is None and block.line_numbers.size > 0 and self._is_header(block)
+        names = None
         if header:
+            names = [name.strip().strip(b'"').decode("utf-8", "replace")
+                     for name in _first_line(block.text).split(bytes([block.separator]))]
             block = _drop_first_line(block)
         n_fields, first_edge_line = self.n_fields, self.first_edge_line
+        fields, labels = self.fields, self.labels
         columns = {}
         if block.line_numbers.size:
             if n_fields is None:
                 n_fields, first_edge_line = int(block.field_counts[0]), int(block.line_numbers[0])
+            if fields is None:
+                fields = self._choose_fields(n_fields, names, first_edge_line)
+                labels = self._ids_are_labels(block, fields)
             self._check_field_counts(block, n_fields, first_edge_line)
-            columns = self._parse(_fill_fields(block, n_fields), n_fields, exact=exact)
+            columns = self._parse(_fill_fields(block, n_fields), n_fields, fields, labels, exact=exact)
         # Nothing above changed the reader, so a chunk that must be cut can start over.
         self.header |= header
         self.n_fields, self.first_edge_line = n_fields, first_edge_line
+        self.fields, self.labels = fields, labels
         self.skipped.append(block.skipped)
         for name, values in columns.items():
             self.parts[name].append(values)
@@ -76,15 +88,78 @@ class _EdgeListReader:
             _parses_as(name, np.float64) for name in names
         )
 
+    def _choose_fields(self, n_fields: int, names, line: int) -> dict:
+        """Role -> 0-based field: the columns the request names (by header name or field number
+        from 1), the others by default. By default the source and target are the first two
+        fields not chosen otherwise; the weight is the header's ``weight`` column, else the one
+        field left of three; a line of more fields has no default weight, but names one in a
+        header of ``weight`` (and ``src``, ``dst``)."""
+        req = self.req
+        if n_fields < 2:
+            return {"src": 0, "dst": 1, "weight": None}  # refused by the field count check, naming the line
+        choice = dict(req.columns or {"src": None, "dst": None, "weight": None})
+        if not req.weighted:
+            choice["weight"] = None
+        if req.columns is None and req.weighted and n_fields > 3 and names and "weight" in names:
+            # a wide table with a header: its named columns, and the weights kept
+            choice = {"src": "src" if "src" in names else None, "dst": "dst" if "dst" in names else None,
+                      "weight": "weight"}
+        fields = {}
+        for role, column in choice.items():
+            if column is None:
+                continue
+            if isinstance(column, int):
+                if column > n_fields:
+                    raise InputError(f"the {role} column is field {column}, but line {line} has {n_fields} fields",
+                                     path=req.path, line=line)
+                fields[role] = column - 1
+            elif names is None:
+                raise InputError(f"the {role} column is named {column!r}, but the file has no header line of "
+                                 "names; choose columns by field number (1, 2, ...)", path=req.path, line=line)
+            elif column not in names:
+                raise InputError(f"has no column {column!r} (the header names {', '.join(names)})", path=req.path)
+            else:
+                fields[role] = names.index(column)
+        taken = set(fields.values())
+        if len(taken) < len(fields):
+            raise InputError("one field is chosen for two of source, target and weight", path=req.path, line=line)
+        free = [k for k in range(n_fields) if k not in taken]
+        for role in ("src", "dst"):
+            if role not in fields:
+                fields[role] = free.pop(0)
+        if "weight" not in fields and req.weighted:
+            if names and "weight" in names and names.index("weight") in free:
+                fields["weight"] = names.index("weight")
+            elif n_fields == 3 and len(free) == 1:
+                fields["weight"] = free[0]
+            elif n_fields > 3 and req.columns is None:
+                raise InputError(
+                    f"found {n_fields} fields; an edge line holds 2 (source target) or 3 (source target weight): "
+                    "name the weight column (--weight on the command line, columns= in Python), or read "
+                    "without weights: an unweighted read (--unweighted, weighted=False in Python) takes the "
+                    "first two fields of longer lines",
+                    path=req.path, line=line,
+                )
+        fields.setdefault("weight", None)
+        return fields
+
+    def _ids_are_labels(self, block: _Block, fields: dict) -> bool:
+        """Whether ids are labels, to be renumbered: a reader that may renumber takes them so
+        when neither id of the first edge line is a decimal integer (a line such as ``0x10 1``,
+        or ``1 two`` after ``0 1``, is refused as before, naming the id)."""
+        if not self.req.renumber:
+            return False
+        first = _first_line(block.text).split(bytes([block.separator]))
+        if max(fields["src"], fields["dst"]) >= len(first):
+            return False
+        return not any(_parses_as(first[fields[role]].strip(), np.int64) for role in ("src", "dst"))
+
     def _check_field_counts(self, block: _Block, n_fields: int, first_edge_line: int) -> None:
         counts = block.field_counts
-        if n_fields < 2 or (n_fields > 3 and self.req.weighted):
+        if n_fields < 2:
             raise InputError(
                 f"found {n_fields} field{'s' if n_fields != 1 else ''}; an edge line holds 2 "
-                "(source target) or 3 (source target weight)"
-                + ("; an unweighted read (--unweighted, weighted=False in Python) takes the first two "
-                   "fields of longer lines"
-                   if n_fields > 3 else ""),
+                "(source target) or 3 (source target weight)",
                 path=self.req.path, line=first_edge_line,
             )
         odd = counts != n_fields
@@ -98,14 +173,17 @@ class _EdgeListReader:
                 path=self.req.path, line=int(block.line_numbers[i]),
             )
 
-    def _parse(self, block: _Block, n_fields: int, *, exact: bool) -> dict:
-        names = (("src", "dst", "weight") + tuple(f"field{k}" for k in range(4, n_fields + 1)))[:n_fields]
-        read = names if self.req.weighted else names[:2]  # an unweighted read leaves the other fields as they are
+    def _parse(self, block: _Block, n_fields: int, fields: dict, labels: bool, *, exact: bool) -> dict:
+        names = [f"field{k}" for k in range(1, n_fields + 1)]
+        read = [role for role in ("src", "dst", "weight") if fields[role] is not None]
+        for role in read:
+            names[fields[role]] = role
         if not exact and len(read) < n_fields and b"#" in block.text:
             raise _Irregular  # a comment, maybe, among the fields left as they are: cutting drops it
         line_of = lambda row: int(block.line_numbers[row])  # noqa: E731
+        id_type = object if labels else np.int64
         columns = _parse_fields(
-            block, names, {name: np.float64 if name == "weight" else np.int64 for name in read},
+            block, names, {role: np.float64 if role == "weight" else id_type for role in read},
             path=self.req.path, row_line=line_of, exact=exact,
             describe=lambda name, text: (
                 f"{_EDGE_FIELDS[name]} {_clip(text)!r} is not "
@@ -113,8 +191,13 @@ class _EdgeListReader:
             ),
         )
         for name in ("src", "dst"):
+            if labels:
+                empty = np.flatnonzero(_empty_text(columns[name]))
+                if empty.size:
+                    raise InputError(f"{_EDGE_FIELDS[name]} is empty", path=self.req.path, line=line_of(int(empty[0])))
+                continue
             negative = columns[name] < 0
-            if negative.any():
+            if negative.any() and not self.req.renumber:
                 i = int(np.flatnonzero(negative)[0])
                 raise InputError(
                     f"{_EDGE_FIELDS[name]} {columns[name][i]} is negative; vertex ids start at 0 or 1",
@@ -127,28 +210,50 @@ class _EdgeListReader:
             )
         return columns
 
-    def graph(self) -> tuple[Graph, dict]:
+    def graph(self):
+        """The graph, what the reader found, and the maps back to the file's ids (``None``
+        unless the ids were renumbered)."""
         req = self.req
         if not self.parts["src"]:
             raise InputError(
                 "no edges: the file holds only comments, blank lines or a header", path=req.path
             )
-        src = np.concatenate(self.parts["src"])
-        dst = np.concatenate(self.parts["dst"])
+        src, dst = (_join_ids(self.parts[role]) for role in ("src", "dst"))
         weight = np.concatenate(self.parts["weight"]) if self.parts["weight"] else None
         skipped = np.concatenate(self.skipped)
+        details = {
+            "delimiter": {None: "whitespace", ord(","): "comma", ord("\t"): "tab"}[self.delimiter],
+            "header_row": self.header,
+            "skipped_lines": int(skipped.size),
+        }
+        if self.labels or _needs_renumbering(src, dst, req, bipartite=bool(req.bipartite)):
+            graph, maps = _renumbered_graph(src, dst, weight, req, bipartite=bool(req.bipartite))
+            return graph, {"one_based": False, **details, "renumbered": True}, maps
         one_based = _resolve_base(src, dst, req, line_of=lambda row: _line_of_row(row, skipped))
         if one_based:
             src -= 1
             dst -= 1
         graph = _graph_from_edges(src, dst, weight, req, bipartite=bool(req.bipartite))
-        details = {
-            "one_based": one_based,
-            "delimiter": {None: "whitespace", ord(","): "comma", ord("\t"): "tab"}[self.delimiter],
-            "header_row": self.header,
-            "skipped_lines": int(skipped.size),
-        }
-        return graph, details
+        details = {"one_based": one_based, **details}
+        if req.renumber:
+            details["renumbered"] = False
+        return graph, details, None
+
+
+def _join_ids(parts):
+    """One array of the ids parsed chunk by chunk: NumPy integers, or Arrow text for labels."""
+    if parts and not isinstance(parts[0], np.ndarray):
+        import pyarrow as pa  # noqa: PLC0415
+
+        return pa.chunked_array([c for part in parts for c in part.chunks], type=pa.string())
+    return np.concatenate(parts)
+
+
+def _empty_text(column) -> np.ndarray:
+    """Which values of an Arrow text column are empty."""
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    return pc.equal(pc.utf8_length(column), 0).to_numpy(zero_copy_only=False)
 
 
 def _sniff_delimiter(chunk: bytes):
@@ -164,7 +269,7 @@ def _sniff_delimiter(chunk: bytes):
     return None
 
 
-def _read_edge_list(req: _Request, fmt: str) -> tuple[Graph, dict]:
+def _read_edge_list(req: _Request, fmt: str):
     delimiter = {"csv": ord(","), "tsv": ord("\t")}.get(fmt)
     reader = None
     line = 1

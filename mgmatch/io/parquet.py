@@ -2,93 +2,129 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..errors import InputError
-from ..graph import Graph, _as_id_array
+from ..graph import _as_id_array
 from ._common import (
-    EdgeChunk, _Request, _check_readable, _check_weights, _graph_from_arrays, _input_errors,
-    _refuse_unread_weights,
+    EdgeChunk, _Request, _check_readable, _check_weights, _graph_from_arrays, _input_errors, _needs_renumbering,
+    _refuse_unread_weights, _renumbered_graph,
 )
 
 
-def _read_parquet(req: _Request) -> tuple[Graph, dict]:
+def _read_parquet(req: _Request):
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     handle = pq.ParquetFile(req.path)  # one footer read for the schema and the table
     names = handle.schema_arrow.names
-    _check_edge_columns(names, req.path)
-    if req.weighted:
-        _check_weight_column(handle.schema_arrow, req.path)
-    table = handle.read(columns=_edge_columns(names, req.weighted))
-    arrays = _edge_table_arrays(table, req.path)
-    graph, details = _graph_from_arrays(arrays, req, n=None, shape=None)
-    return graph, {"columns": list(names), **details}
+    chosen = _chosen_columns(handle.schema_arrow, req.columns, req.weighted, req.path)
+    table = handle.read(columns=[c for c in chosen.values() if c is not None])
+    arrays = _edge_table_arrays(table, req.path, roles=chosen, labels=bool(req.renumber))
+    details = {"columns": list(names)}
+    if _needs_renumbering(arrays["src"], arrays["dst"], req, bipartite=bool(req.bipartite)):
+        weight = arrays.get("weight")
+        graph, maps = _renumbered_graph(arrays["src"], arrays["dst"], None if weight is None else
+                                        weight.astype(np.float64, copy=False), req, bipartite=bool(req.bipartite))
+        return graph, {**details, "one_based": False, "renumbered": True}, maps
+    graph, found = _graph_from_arrays(arrays, req, n=None, shape=None)
+    details.update(found)
+    if req.renumber:
+        details["renumbered"] = False
+    return graph, details, None
 
 
-def parquet_row_groups(path) -> list[int]:
-    """Rows in each row group of a Parquet edge table, after checking its columns are there."""
+def parquet_row_groups(path, columns=None) -> list[int]:
+    """Rows in each row group of a Parquet edge table, after checking its columns are there
+    (``columns`` as :func:`~mgmatch.io._common.column_choice` gives them)."""
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     _check_readable(path)
     with _input_errors(path):
         handle = pq.ParquetFile(path)
-        meta, names = handle.metadata, handle.schema_arrow.names
-    _check_edge_columns(names, path)
+        meta, schema = handle.metadata, handle.schema_arrow
+    _chosen_columns(schema, columns, False, path)
     return [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
 
 
-def _check_edge_columns(names, path) -> None:
-    missing = [name for name in ("src", "dst") if name not in names]
+def _chosen_columns(schema, columns, weighted, path) -> dict:
+    """Role -> the column of a Parquet edge table that holds it: ``src``, ``dst`` and ``weight``
+    unless ``columns`` names others; ``weight`` is ``None`` when weights are not read or the
+    table has none (a table with other numeric columns is then refused, as they likely hold
+    the weights)."""
+    names = schema.names
+    choice = columns or {}
+    ids = {role: choice.get(role) or role for role in ("src", "dst")}
+    missing = [column for column in ids.values() if column not in names]
     if missing:
-        raise InputError(
-            f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}; "
-            f"an edge table has src, dst and optionally weight (found: {', '.join(names) or 'none'})",
-            path=path,
-        )
+        if not choice.get("src") and not choice.get("dst"):
+            raise InputError(
+                f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}; "
+                f"an edge table has src, dst and optionally weight (found: {', '.join(names) or 'none'})",
+                path=path,
+            )
+        raise InputError(f"has no column {missing[0]!r} (found: {', '.join(names) or 'none'})", path=path)
+    weight = None
+    if weighted and choice.get("weight"):
+        weight = choice["weight"]
+        if weight not in names:
+            raise InputError(f"has no weight column {weight!r} (found: {', '.join(names) or 'none'})", path=path)
+    elif weighted and "weight" in names and "weight" not in ids.values():
+        weight = "weight"
+    elif weighted:
+        _check_weight_column(schema, path, exclude=tuple(ids.values()))
+    return {**ids, "weight": weight}
 
 
-def _check_weight_column(schema, path) -> None:
+def _check_weight_column(schema, path, exclude=("src", "dst")) -> None:
     """Refuse a weighted read of a table without a ``weight`` column but with other numeric ones."""
     import pyarrow as pa  # noqa: PLC0415
 
-    if "weight" not in schema.names:
+    if "weight" not in schema.names or "weight" in exclude:
         numeric = [f.name for f in schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
-        _refuse_unread_weights([name for name in numeric if name not in ("src", "dst")], "column", path)
+        _refuse_unread_weights([name for name in numeric if name not in exclude], "column", path)
 
 
-def _edge_columns(names, weighted) -> list:
-    """The columns of an edge table to read: src, dst, and weight when asked for and present."""
-    return ["src", "dst"] + (["weight"] if weighted and "weight" in names else [])
-
-
-def _edge_table_arrays(table, path, *, first_row: int = 0) -> dict:
-    """The columns of a read edge table as NumPy arrays, after checking their types (integer
-    ids, numeric weights) and that no value is missing; rows are named from ``first_row``."""
+def _edge_table_arrays(table, path, *, roles=None, labels=False, first_row: int = 0) -> dict:
+    """The columns of a read edge table as arrays by role (``src``, ``dst``, ``weight``; ``roles``
+    maps each to its column), after checking their types and that no value is missing: ids are
+    integers (NumPy), or with ``labels`` text too (an Arrow string array, to be renumbered);
+    weights are numbers. Rows are named from ``first_row``."""
     import pyarrow as pa  # noqa: PLC0415
 
+    roles = roles or {"src": "src", "dst": "dst", "weight": "weight" if "weight" in table.column_names else None}
     arrays = {}
-    for name in table.column_names:
+    for role, name in roles.items():
+        if name is None:
+            continue
         column = table.column(name)
-        numeric = pa.types.is_integer(column.type) if name != "weight" else (
+        if pa.types.is_dictionary(column.type):  # pandas' categorical columns
+            column = column.cast(column.type.value_type)
+        text = labels and role != "weight" and (pa.types.is_string(column.type) or pa.types.is_large_string(column.type))
+        numeric = pa.types.is_integer(column.type) if role != "weight" else (
             pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
         )
-        if not numeric:
-            kind = "integers" if name != "weight" else "numbers"
-            raise InputError(f"column {name!r} has type {column.type}; it must hold {kind}", path=path)
+        if not (numeric or text):
+            kind = ("integers or text labels" if labels else "integers") if role != "weight" else "numbers"
+            hint = ""
+            if role != "weight" and not labels and (pa.types.is_string(column.type)
+                                                    or pa.types.is_large_string(column.type)):
+                hint = (" (text ids are renumbered when mgmatch.io.read_input reads them, or mgmatch run without "
+                        "--read-on-workers)")
+            raise InputError(f"column {name!r} has type {column.type}; it must hold {kind}{hint}", path=path)
         if column.null_count:
             row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
             raise InputError(
                 f"column {name!r} has {column.null_count} missing values (the first in row {first_row + row})",
                 path=path,
             )
-        arrays[name] = column.to_numpy()
+        arrays[role] = column.cast(pa.string()) if text else column.to_numpy()
     return arrays
 
 
-def read_parquet_row_groups(path, groups, *, weighted=True, negative="error", one_based=None) -> EdgeChunk:
-    """Read and check some row groups of a Parquet edge table (``src``, ``dst``, ``weight``).
+def read_parquet_row_groups(path, groups, *, weighted=True, negative="error", one_based=None,
+                            columns=None) -> EdgeChunk:
+    """Read and check some row groups of a Parquet edge table (``src``, ``dst``, ``weight``, or
+    the columns ``columns`` names, as :func:`~mgmatch.io._common.column_choice` gives them).
 
     Parameters
     ----------
@@ -108,14 +144,11 @@ def read_parquet_row_groups(path, groups, *, weighted=True, negative="error", on
     req = _Request(str(path), None, one_based, bool(weighted), {"negative": negative})
     with _input_errors(path):
         handle = pq.ParquetFile(path)
-        names = handle.schema_arrow.names
-        _check_edge_columns(names, path)
-        if weighted:
-            _check_weight_column(handle.schema_arrow, path)
+        chosen = _chosen_columns(handle.schema_arrow, columns, weighted, path)
         meta = handle.metadata
         first_row = sum(meta.row_group(i).num_rows for i in range(min(groups, default=0)))
-        table = handle.read_row_groups(list(groups), columns=_edge_columns(names, weighted))
-        arrays = _edge_table_arrays(table, path, first_row=first_row)
+        table = handle.read_row_groups(list(groups), columns=[c for c in chosen.values() if c is not None])
+        arrays = _edge_table_arrays(table, path, roles=chosen, first_row=first_row)
     src = _as_id_array(arrays["src"], "source", path, first=first_row)
     dst = _as_id_array(arrays["dst"], "destination", path, first=first_row)
     weight = None

@@ -74,7 +74,9 @@ from ..errors import InputError, ParameterError
 from ..graph import Graph
 # One module per format around the shared chunk cutter (_cutter); the pieces that read a file
 # in parts (for mgmatch.distributed.loading) are imported from here too, as they always were.
-from ._common import _GZIP_MAGIC, EdgeChunk, _check_readable, _check_text, _input_errors, _Request, is_stream
+from ._common import (
+    _GZIP_MAGIC, EdgeChunk, _check_readable, _check_text, _input_errors, _Request, column_choice, is_stream,
+)
 from ._common import _is_gzip  # noqa: F401  (mgmatch.distributed.loading imports it from here)
 from .edgelist import _read_edge_list, edge_list_delimiter, read_edge_chunk
 from .gml import _read_gml
@@ -83,7 +85,7 @@ from .metis import _read_metis
 from .npz import _read_npz
 from .parquet import _read_parquet, parquet_row_groups, read_parquet_row_groups
 
-__all__ = ["read_graph", "graph_info", "format_of", "SUFFIXES", "is_stream", "EdgeChunk", "edge_list_delimiter",
+__all__ = ["read_graph", "read_input", "graph_info", "format_of", "SUFFIXES", "is_stream", "EdgeChunk", "edge_list_delimiter",
            "read_edge_chunk", "parquet_row_groups", "read_parquet_row_groups"]
 
 #: Input suffixes and what each holds; text formats also read gzip-compressed (``.gz`` added).
@@ -116,12 +118,17 @@ _FORMAT_OF_SUFFIX = {
 }
 _FORMATS = ("mtx", "csv", "tsv", "edgelist", "metis", "gml", "parquet", "npz")
 _TEXT_FORMATS = ("mtx", "csv", "tsv", "edgelist", "metis", "gml")
+#: The formats whose columns may be chosen and whose ids may be renumbered.
+_TABLE_FORMATS = ("csv", "tsv", "edgelist", "parquet")
 _CANON_OPTIONS = ("duplicates", "zeros", "negative", "random_weights", "dtype")
 
 
 def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=True, with_details=False,
-               spool_limit=None, **canon):
+               spool_limit=None, columns=None, **canon):
     """Read a graph from a file.
+
+    Vertex ids must be integers here; :func:`read_input` also reads labels and sparse 64-bit
+    ids, and renumbers them.
 
     Parameters
     ----------
@@ -151,6 +158,15 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
     spool_limit : int, optional
         The most bytes of a stream (a pipe, ``/dev/stdin``) to copy to a temporary file before
         reading it; default half the free space where temporary files go.
+    columns : tuple or dict, optional
+        The columns of a CSV, TSV, edge list or Parquet table that hold the source, the target
+        and the weight: ``(src, dst)``, ``(src, dst, weight)`` or a mapping with any of those
+        keys, each a column name or, in a text file, a field number from 1. A text file's names
+        are those of its header line. Roles left out keep their defaults: Parquet's ``src``,
+        ``dst`` and ``weight`` columns; a text file's first two fields not chosen otherwise, and
+        as weight its header's ``weight`` column or the one field left of three. A text file of
+        more than three fields whose header names a ``weight`` column is read by its header's
+        ``src``, ``dst`` and ``weight`` even without ``columns``.
     **canon
         Canonicalisation options of :meth:`Graph.from_edges <mgmatch.graph.Graph.from_edges>`:
         ``duplicates``, ``zeros``, ``negative``, ``random_weights``, ``dtype``.
@@ -187,9 +203,63 @@ def read_graph(path, format=None, *, bipartite=None, one_based=None, weighted=Tr
     >>> g.neighbours(0)
     (array([1, 2], dtype=int32), array([0.5, 2. ]))
     """
-    graph, details = _read(path, format, bipartite=bipartite, one_based=one_based, weighted=weighted, canon=canon,
-                           spool_limit=spool_limit)
+    graph, details, _ = _read(path, format, bipartite=bipartite, one_based=one_based, weighted=weighted, canon=canon,
+                              spool_limit=spool_limit, columns=columns)
     return (graph, details) if with_details else graph
+
+
+def read_input(path, format=None, *, columns=None, renumber="auto", bipartite=None, one_based=None, weighted=True,
+               with_details=False, spool_limit=None, **canon):
+    """Read a graph from a file, with the maps from its vertices back to the file's ids.
+
+    As :func:`read_graph`, and a CSV, TSV, edge list or Parquet table may name its vertices by
+    ids that are not dense non-negative integers: labels (a Parquet string column; in a text
+    file, ids of which neither on the first edge line is an integer), negative integers, or
+    sparse 64-bit ones (the largest above about twice the distinct ids). Those are renumbered,
+    as :func:`mgmatch.convert.as_graph` renumbers them: the distinct ids, sorted, become
+    ``0 .. n-1`` (rows and columns apart for a bipartite graph), and the maps give results back
+    in the file's ids (:func:`mgmatch.convert.to_pandas`, :func:`~mgmatch.convert.result_columns`).
+
+    Parameters
+    ----------
+    path, format, columns, bipartite, one_based, weighted, spool_limit, **canon
+        As for :func:`read_graph`. Renumbered ids are not shifted by ``one_based``: they map
+        back to the file's own ids.
+    renumber : {"auto", True, False}
+        ``"auto"`` renumbers the ids above; ``True`` renumbers any ids of those formats (integer
+        ones too); ``False`` reads as :func:`read_graph` does.
+    with_details : bool
+        Also return what the reader found, with ``renumbered``.
+
+    Returns
+    -------
+    mgmatch.convert.GraphInput
+        ``.graph``, ``.vertices`` (and ``.columns`` when bipartite), ``.renumbered``; its
+        ``source`` is the format read.
+    dict
+        With ``with_details`` only, as for :func:`read_graph`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "friends.csv"
+    ...     _ = path.write_text("person,friend,since\\nann,bob,2001\\nbob,cy,1999\\n")
+    ...     gi = read_input(path, columns={"weight": "since"})
+    >>> gi.renumbered, gi.vertices.ids.tolist(), gi.graph.m
+    (True, ['ann', 'bob', 'cy'], 2)
+    """
+    from ..convert import GraphInput, VertexMap  # noqa: PLC0415
+
+    if renumber not in ("auto", True, False):
+        raise ParameterError(f"renumber must be 'auto', True or False, not {renumber!r}")
+    graph, details, maps = _read(path, format, bipartite=bipartite, one_based=one_based, weighted=weighted,
+                                 canon=canon, spool_limit=spool_limit, columns=columns, renumber=renumber)
+    if maps is None:
+        maps = (VertexMap.identity(graph.n_rows), VertexMap.identity(graph.n_cols) if graph.bipartite else None)
+    read = GraphInput(graph, maps[0], maps[1], details["format"])
+    return (read, details) if with_details else read
 
 
 def graph_info(path, format=None, **options) -> dict:
@@ -202,8 +272,9 @@ def graph_info(path, format=None, **options) -> dict:
     format : str, optional
         The format, overriding the suffix.
     **options
-        Options of :func:`read_graph`. ``negative`` defaults to ``"abs"`` here, so that negative
-        entries are counted rather than rejected.
+        Options of :func:`read_graph`, and ``renumber`` as for :func:`read_input` (``renumbered``
+        then says whether the ids were). ``negative`` defaults to ``"abs"`` here, so that
+        negative entries are counted rather than rejected.
 
     Returns
     -------
@@ -228,11 +299,13 @@ def graph_info(path, format=None, **options) -> dict:
     1
     """
     options.setdefault("negative", "abs")
-    read_options = {k: options.pop(k) for k in ("bipartite", "one_based", "weighted", "spool_limit") if k in options}
+    read_options = {k: options.pop(k) for k in ("bipartite", "one_based", "weighted", "spool_limit", "columns",
+                                                 "renumber") if k in options}
     read_options.setdefault("weighted", True)
-    graph, details = _read(
+    graph, details, _ = _read(
         path, format, bipartite=read_options.get("bipartite"), one_based=read_options.get("one_based"),
         weighted=read_options["weighted"], canon=options, spool_limit=read_options.get("spool_limit"),
+        columns=read_options.get("columns"), renumber=read_options.get("renumber", False),
     )
     degrees = _all_degrees(graph)
     summary = graph.summary
@@ -284,7 +357,9 @@ def format_of(path) -> str:
     return fmt
 
 
-def _read(path, format, *, bipartite, one_based, weighted, canon, spool_limit=None) -> tuple[Graph, dict]:
+def _read(path, format, *, bipartite, one_based, weighted, canon, spool_limit=None, columns=None,
+          renumber=False) -> tuple[Graph, dict, tuple | None]:
+    """The graph, the details, and the maps back to the file's ids (``None`` unless renumbered)."""
     for name in canon:
         if name not in _CANON_OPTIONS:
             raise ParameterError(
@@ -299,15 +374,27 @@ def _read(path, format, *, bipartite, one_based, weighted, canon, spool_limit=No
         raise ParameterError(f"bipartite must be True, False or None, not {bipartite!r}")
     if weighted not in (True, False):
         raise ParameterError(f"weighted must be True or False, not {weighted!r}")
+    columns = column_choice(columns)
     _check_readable(path)
     fmt = format or format_of(path)
+    if columns is not None:
+        if fmt not in _TABLE_FORMATS:
+            raise ParameterError(f"columns are chosen in CSV, TSV, edge lists and Parquet tables, not in {fmt} "
+                                 "files")
+        if not weighted and columns["weight"] is not None:
+            raise ParameterError("a weight column is chosen, but weights are not read (weighted=False, "
+                                 "--unweighted)")
+        if fmt == "parquet" and any(isinstance(c, int) for c in columns.values()):
+            raise ParameterError("Parquet columns are chosen by name, not by number")
+    renumber = renumber if fmt in _TABLE_FORMATS else False
     with _spooled(path, fmt, spool_limit) as readable:
-        request = _Request(str(readable), bipartite, one_based, bool(weighted), dict(canon))
+        request = _Request(str(readable), bipartite, one_based, bool(weighted), dict(canon), columns, renumber)
         try:
             with _input_errors(path):
                 if fmt in _TEXT_FORMATS:
                     _check_text(request.path)
-                graph, details = _READERS[fmt](request)
+                graph, details, *maps = _READERS[fmt](request)
+                maps = maps[0] if maps else None
                 # the choice of base is the caller's to see: vertex v is the file's id v + id_offset
                 graph.id_offset = 1 if fmt in ("mtx", "metis") or details.get("one_based") else 0
         except InputError as exc:
@@ -315,7 +402,7 @@ def _read(path, format, *, bipartite, one_based, weighted, canon, spool_limit=No
                 raise
             # the spool's name means nothing to the caller: the stream's instead
             raise InputError(exc.message.replace(str(readable), str(path)), path=path, line=exc.line) from None
-    return graph, {"format": fmt, **details}
+    return graph, {"format": fmt, **details}, maps
 
 
 #: The first bytes of the binary formats; a stream that starts otherwise is refused before it

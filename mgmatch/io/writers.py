@@ -12,6 +12,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -298,10 +299,14 @@ def _checked_columns(columns: dict, fmt: str) -> dict:
 
 
 def _write_delimited(table, path: Path, delimiter: str) -> None:
-    """CSV/TSV with a plain header row, floats written so that they read back as floats."""
+    """CSV/TSV with a plain header row, floats written so that they read back as floats, text
+    (vertex labels) quoted where it holds the delimiter, a quote or a line break."""
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.csv as pacsv  # noqa: PLC0415
 
+    if any(_is_text(c.type) for c in table.columns):
+        _write_delimited_text(table, path, delimiter)
+        return
     columns = [_float_text(c) if pa.types.is_floating(c.type) else c for c in table.columns]
     table = pa.table(columns, names=table.column_names)
     with open(path, "wb") as out:
@@ -309,6 +314,40 @@ def _write_delimited(table, path: Path, delimiter: str) -> None:
         pacsv.write_csv(
             table, out, pacsv.WriteOptions(include_header=False, delimiter=delimiter, quoting_style="none")
         )
+
+
+def _is_text(arrow_type) -> bool:
+    import pyarrow as pa  # noqa: PLC0415
+
+    return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+
+
+def _write_delimited_text(table, path: Path, delimiter: str) -> None:
+    """A table with text columns, written line by line as Arrow joins them: pyarrow's CSV writer
+    quotes either every text value or none (refusing one that holds a delimiter), and floats,
+    written as text to keep their ``.0``, would be quoted with the labels."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    texts = []
+    for column in table.columns:
+        if pa.types.is_floating(column.type):
+            texts.append(_float_text(column))
+        elif _is_text(column.type):
+            special = pc.match_substring_regex(column, f'[{re.escape(delimiter)}"\r\n]')
+            quoted = pc.binary_join_element_wise('"', pc.replace_substring(column, '"', '""'), '"', "")
+            texts.append(pc.if_else(special, quoted, column))
+        else:
+            texts.append(pc.cast(column, pa.string()))
+    lines = pc.binary_join_element_wise(*texts, delimiter) if len(texts) > 1 else texts[0]
+    lines = pc.binary_join_element_wise(lines, "", "\n")  # each line ends in its line break
+    with open(path, "wb") as out:
+        out.write((delimiter.join(table.column_names) + "\n").encode("utf-8"))
+        for chunk in lines.chunks:
+            chunk = chunk.cast(pa.large_string())  # 64-bit offsets: a chunk's text may pass 2 GiB
+            if len(chunk):
+                offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64)[chunk.offset: chunk.offset + len(chunk) + 1]
+                out.write(memoryview(chunk.buffers()[2])[int(offsets[0]): int(offsets[-1])])
 
 
 def _float_text(column):

@@ -1,0 +1,414 @@
+"""Jobs: read an input, run an algorithm on it, write the result table and its JSON summary.
+
+One job is what ``mgmatch run INPUT -o OUTPUT`` does, and what each entry of a pipeline file
+does (:mod:`mgmatch.pipeline`); both call :func:`run_job`. The command line adds only its
+options, the cluster it starts and its error reporting (:mod:`mgmatch.cli`).
+
+Every problem a user can cause is raised as a :class:`~mgmatch.errors.MgmatchError` before any
+output is written; outputs are written atomically, the table and its summary as a pair.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+
+from ._versions import versions
+from .errors import InputError, ParameterError
+
+MATCHING = ("suitor", "bsuitor", "ld", "handshake")
+BIPARTITE = ("gpr", "apfb", "apsb")
+COMMUNITY = ("louvain",)
+STABLE = ("stable-marriage", "gale-shapley", "mcvitie-wilson")
+ALGORITHM_CHOICES = ("auto",) + MATCHING + BIPARTITE + COMMUNITY + STABLE
+
+
+def console(stderr: bool = True):
+    """A rich console; at least 120 columns wide when output is not a terminal."""
+    from rich.console import Console  # noqa: PLC0415
+
+    console = Console(stderr=stderr)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, width=max(console.width, 120))
+    return console
+
+def _as_matrix_pattern(opts: dict) -> dict:
+    """Read options for a cardinality matching: a matrix's bipartite graph is the matrix itself,
+    rows x columns (a symmetric one gives its double cover), and only which entries are stored
+    matters, not their values."""
+    return opts | {"bipartite": True if opts.get("bipartite") is None else opts["bipartite"], "weighted": False}
+
+
+def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplicates="max", random_weights=None,
+          bipartite=None, weighted=True, columns=None, renumber="auto", with_details=False):
+    """The input as a :class:`~mgmatch.convert.GraphInput` (the graph and the maps back to the
+    file's ids), read by :func:`mgmatch.io.read_input`: the columns chosen, ids that are labels or
+    sparse integers renumbered (``renumber="auto"``)."""
+    from .io import read_input  # noqa: PLC0415
+
+    return read_input(path, fmt, columns=columns, renumber=renumber, bipartite=bipartite, one_based=one_based,
+                      negative=negative, zeros=zeros, duplicates=duplicates, random_weights=random_weights,
+                      weighted=weighted, with_details=with_details)
+
+
+def column_options(src=None, dst=None, weight=None, columns=None) -> dict | None:
+    """The ``columns`` read option from ``--src``, ``--dst``, ``--weight`` (one column each) or
+    ``--columns SRC,DST[,WEIGHT]``: a mapping of the roles given (``None`` when none is). A
+    column that is a number counts fields from 1 (a text file without a header); on the command
+    line, a string of digits is such a number.
+
+    >>> column_options(src="user", weight="3")
+    {'src': 'user', 'weight': 3}
+    >>> column_options(columns="a,b")
+    {'src': 'a', 'dst': 'b'}
+    """
+    single = {role: value for role, value in (("src", src), ("dst", dst), ("weight", weight)) if value is not None}
+    if columns is not None:
+        if single:
+            raise ParameterError("give the columns either with --columns or with --src, --dst and --weight, "
+                                 "not both")
+        parts = [part.strip() for part in str(columns).split(",")] if isinstance(columns, str) else list(columns)
+        if len(parts) not in (2, 3) or any(part in ("", None) for part in parts):
+            raise ParameterError(f"--columns takes SRC,DST or SRC,DST,WEIGHT (names, or field numbers from 1), "
+                                 f"not {columns!r}")
+        single = dict(zip(("src", "dst", "weight"), parts))
+    if not single:
+        return None
+    return {role: int(value) if isinstance(value, str) and value.isdigit() else value
+            for role, value in single.items()}
+
+
+def _note_shifted_ids(details, one_based, path):
+    """Say so when the reader found an edge list's ids 1-based by itself: the result numbers
+    vertices from 0, one less than the file's ids. Said under --quiet as well: a batch job that
+    reads the result by the file's ids would otherwise be off by one without a word."""
+    if one_based is not None or not details.get("one_based"):
+        return
+    click.echo(f"mgmatch: note: {path}: ids read as 1-based (none is 0); the result numbers vertices from 0, "
+               "one less than in the file (--zero-based keeps the file's ids)", err=True)
+
+#: What ``--algorithm auto`` runs: Suitor, the fastest weighted matching on CPUs and GPUs alike
+#: (on an H200 its 128-bit-key kernel beat warp handshaking, LD and b-Suitor: kron k=21 took
+#: 8 ms against 25 ms for handshaking and 141 ms for LD). All of them return the same matching.
+AUTO_ALGORITHM = "suitor"
+
+
+def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init="cheap", deterministic=False,
+            resolution=1.0, all_levels=False, device="auto", partitions=None, quiet=False, client=None, report=None,
+            on_cluster=None, read_options=None, read_on_workers=False, run_report=None):
+    """One job: read INPUT, run the algorithm, write the table and its summary atomically.
+
+    With ``read_on_workers`` the Dask workers build the partitions from INPUT themselves
+    (:func:`mgmatch.distributed.read_partitions`) and the summary records ``"read": "workers"``.
+    With ``run_report`` the run's page of charts (:mod:`mgmatch.report`) is written there too,
+    together with the table and the summary."""
+    from .io import summary_path_for  # noqa: PLC0415
+
+    output = Path(output)
+    summary_path = Path(summary) if summary else summary_path_for(output)
+    _check_output(output, summary_path, input_path, report=report, b=b, run_report=run_report)
+    if algorithm == "auto":
+        algorithm = AUTO_ALGORITHM
+    if algorithm not in ALGORITHM_CHOICES:
+        raise ParameterError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHM_CHOICES)}")
+    if not isinstance(deterministic, bool):
+        raise ParameterError(f"deterministic must be true or false, not {deterministic!r}")
+    if algorithm == "louvain":  # before the graph is read, which may take long
+        from .algorithms.louvain import validate_louvain_params  # noqa: PLC0415
+
+        validate_louvain_params(resolution, device=device)
+    on_cluster = client is not None if on_cluster is None else on_cluster
+    if report is not None and not on_cluster:
+        raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
+    opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
+            "random_weights": None, "bipartite": None, "weighted": True, "columns": None} | (read_options or {})
+    from .report import RoundTrace, run_fields, run_report_written  # noqa: PLC0415
+
+    # the matched share after each round, for the summary: free while a progress display watches the
+    # rounds, one read from the device per round otherwise, so only for a run report
+    trace = RoundTrace() if run_report is not None or not quiet else None
+    if algorithm in STABLE:
+        return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
+                               quiet=quiet, read_options=opts, client=client, trace=trace, run_report=run_report)
+    if algorithm in BIPARTITE:
+        opts = _as_matrix_pattern(opts)
+    t0 = time.perf_counter()
+    details = {}
+    read = None  # the graph and the maps back to the input's ids, when read here
+    if read_on_workers:
+        _check_read_on_workers(on_cluster, algorithm, opts["bipartite"], input_path)
+        from .distributed import read_partitions  # noqa: PLC0415
+
+        graph = read_partitions(client, input_path, partitions=partitions, format=opts["fmt"],
+                                one_based=opts["one_based"], duplicates=opts["duplicates"], zeros=opts["zeros"],
+                                negative=opts["negative"], random_weights=opts["random_weights"],
+                                weighted=opts["weighted"], columns=opts["columns"])
+        partitions = None  # the partitions are built
+    else:
+        read, details = _read(input_path, **opts, with_details=True)
+        graph = read.graph
+        _note_shifted_ids(details, opts["one_based"], input_path)
+    t_read = time.perf_counter() - t0
+    renumbered = read is not None and read.renumbered
+    if renumbered and _b_file(b) is not None:
+        raise ParameterError(f"--b {b} gives one value per vertex 0 .. n-1, but the ids of {input_path} are "
+                             "renumbered (they are labels or sparse integers): give one b for all vertices")
+    _check_graph_kind(graph, algorithm, input_path)
+    result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
+                            device=device, partitions=partitions, quiet=quiet, client=client, trace=trace)
+    record = result.summary()
+    if client is not None:
+        record["workers"] = len(client.scheduler_info()["workers"])
+    record.update({
+        "input": str(input_path),
+        "reading": details,
+        "id_offset": getattr(graph, "id_offset", 0),
+        "renumbered": renumbered,
+        "canonicalisation": graph.summary.as_dict(),
+        "versions": versions(),
+    })
+    if renumbered:  # how many ids, of what type: the table holds them, not 0 .. n-1
+        record["vertex_ids"] = read.vertices.summary()
+        if read.columns is not None:
+            record["column_ids"] = read.columns.summary()
+    if read_on_workers:
+        record["read"] = "workers"
+    record.setdefault("time_s", {})["read"] = t_read
+    record.update(run_fields(record, graph, trace))
+    options = {"all_levels": all_levels} if algorithm in COMMUNITY else {}
+    if renumbered:
+        from .convert import result_columns  # noqa: PLC0415
+
+        table = result_columns(result, read, **options)  # in the input's ids
+    else:
+        table = result.to_table(**options)
+    with run_report_written(run_report, record):  # (drawn here, written with the others)
+        t1 = time.perf_counter()
+        _write_outputs(output, table, summary_path, record)
+    record["time_s"]["write"] = time.perf_counter() - t1
+    if not quiet:
+        _print_summary(record, output, summary_path)
+    return record
+
+
+def _run_stable_job(input_path, output, summary_path, algorithm, *, device, partitions, quiet, read_options,
+                    client=None, trace=None, run_report=None):
+    """A stable-marriage job: a preference table (or a weighted graph) in, ``man, woman`` out."""
+    from .algorithms.stable_marriage import stable_marriage  # noqa: PLC0415
+    from .io.preferences import read_instance  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    prefs = read_instance(input_path, graph_reader=lambda path: _read(path, **read_options, renumber=False).graph)
+    t_read = time.perf_counter() - t0
+    from .report import run_fields, run_report_written  # noqa: PLC0415
+
+    with _progress(algorithm, quiet) as callback:
+        if trace is not None:
+            callback = trace.wrap(callback)
+        result = stable_marriage(prefs, algorithm=algorithm, device=device, partitions=partitions, client=client,
+                                 progress=None if callback is None else
+                                 (lambda r: callback(r["round"], r["messages"], r.get("matched"))))
+    record = result.summary() | {"input": str(input_path), "versions": versions()}
+    if client is not None:
+        record["workers"] = len(client.scheduler_info()["workers"])
+    record.setdefault("time_s", {})["read"] = t_read
+    record.update(run_fields(record, None, trace))
+    with run_report_written(run_report, record):
+        _write_outputs(output, result.to_table(), summary_path, record)
+    if not quiet:
+        _print_summary(record, output, summary_path)
+    return record
+
+
+def _check_graph_kind(graph, algorithm, input_path):
+    """A bipartite graph (rows x columns) goes only to the bipartite algorithms: say so in the
+    command line's words."""
+    if algorithm in BIPARTITE or not getattr(graph, "bipartite", False):
+        return
+
+    rows, cols = graph.shape
+    hint = "; or --no-bipartite to read the square matrix as an undirected graph" if rows == cols else ""
+    raise InputError(f"is a bipartite graph ({rows} rows x {cols} columns), and -a {algorithm} needs an undirected "
+                     f"one: -a gpr, apfb or apsb find a maximum matching of a bipartite graph{hint}", path=input_path)
+
+
+def _check_read_on_workers(on_cluster, algorithm, bipartite, input_path=None):
+    from .io.readers import is_stream  # noqa: PLC0415
+
+    if input_path is not None and is_stream(input_path):
+        raise ParameterError(f"--read-on-workers needs INPUT to be a file every worker can read; {input_path} is a "
+                             "stream, which only this process can read (leave out --read-on-workers)")
+    if not on_cluster:
+        raise ParameterError("--read-on-workers needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
+    if algorithm not in MATCHING:
+        raise ParameterError(f"--read-on-workers applies to the matching algorithms ({', '.join(MATCHING)}), "
+                             f"not {algorithm}")
+    if bipartite:
+        raise ParameterError("--read-on-workers reads undirected graphs; --bipartite does not apply")
+
+
+def _check_output(output: Path, summary: Path, input_path=None, *, report=None, b=None, run_report=None):
+    """Refuse outputs that cannot be written as asked, before any work: a table of unknown
+    format, any output on a file the job reads (the input, a --b file) or on another output
+    (:func:`mgmatch._paths.check_job_paths`), or where it cannot be written
+    (:func:`mgmatch.io.writers.unwritable`)."""
+    from ._paths import check_job_paths  # noqa: PLC0415
+    from .io.writers import unwritable  # noqa: PLC0415
+
+    if Path(output).suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv"):
+        raise ParameterError(f"output {output} must end in .parquet, .pq, .csv or .tsv")
+    b_file = _b_file(b)
+    writes = {"output": output, "summary": summary, "report": report, "run report": run_report}
+    check_job_paths({"input": input_path, "--b": b_file}, writes)
+    for what, path in writes.items():
+        why = None if path is None else unwritable(path)  # before the job runs, which may take long
+        if why is not None:
+            raise ParameterError(f"{what} {path} cannot be written: {why}")
+
+
+def _b_file(b):
+    """The file of per-vertex b values that ``--b`` names, or ``None`` for one integer b."""
+    return None if b is None or isinstance(b, int) or str(b).strip().lstrip("-").isdigit() else Path(str(b))
+
+
+def _parse_b(b, n):
+    if b is None:
+        raise ParameterError("--algorithm bsuitor needs --b (an integer or a file of integers)")
+    try:
+        return int(b)
+    except (TypeError, ValueError):
+        pass
+    import warnings  # noqa: PLC0415
+
+    path = Path(str(b))
+    if not path.is_file():
+        raise ParameterError(f"--b must be an integer or an existing file, not {b!r}")
+    try:
+        with warnings.catch_warnings():  # an empty file is reported below, not as NumPy's warning
+            warnings.simplefilter("ignore", UserWarning)
+            values = np.loadtxt(path, dtype=np.int64, comments=("#", "%"), ndmin=1)
+    except (ValueError, OverflowError) as exc:
+        raise InputError(f"b values must be integers ({exc})", path=path) from None
+    except UnicodeDecodeError:
+        raise InputError("is not a text file of b values", path=path) from None
+    if values.ndim != 1:
+        raise InputError(f"must hold one b value per line, not {values.shape[1]} per line", path=path)
+    if values.shape != (n,):
+        raise InputError(f"holds {values.size} b values; the graph has {n} vertices", path=path)
+    if (values < 0).any():
+        k = int(np.flatnonzero(values < 0)[0])
+        raise InputError(f"b value {int(values[k])} of vertex {k} is negative", path=path)
+    return values
+
+
+@contextlib.contextmanager
+def _cluster_lost():
+    """A connection to the Dask scheduler lost in the middle of a job (``CommClosedError`` is an
+    ``OSError``) as one :class:`ClusterError`: mgmatch's own file errors are already
+    :class:`MgmatchError` by then, so an ``OSError`` here is the cluster's."""
+    from .errors import ClusterError  # noqa: PLC0415
+
+    try:
+        yield
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"lost the Dask cluster during the job; no output written ({type(exc).__name__}: "
+                           f"{exc})") from None
+
+
+def _run_algorithm(graph, algorithm, *, b, init, resolution, device, partitions, quiet, client=None,
+                   deterministic=False, trace=None):
+    progress = _progress(algorithm, quiet)
+    with progress as callback:
+        if algorithm in MATCHING:
+            if trace is not None:
+                callback = trace.wrap(callback)
+            from .algorithms.matching import match  # noqa: PLC0415
+
+            bb = _parse_b(b, graph.n) if algorithm == "bsuitor" else None
+            return match(graph, algorithm, b=bb, partitions=partitions, device=device, progress=callback,
+                         client=client)
+        if algorithm in BIPARTITE:
+            from .algorithms.bipartite import bipartite_matching  # noqa: PLC0415
+
+            return bipartite_matching(graph, algorithm=algorithm, init=init, device=device,
+                                      deterministic=deterministic, client=client)
+        from .algorithms.louvain import louvain  # noqa: PLC0415
+
+        return louvain(graph, resolution=resolution, device=device, progress=callback, partitions=partitions,
+                       client=client)
+
+
+class _progress:
+    """Progress while a job runs (matching: rounds, messages in flight; Louvain: level, sweeps,
+    modularity): a rich status line on a terminal, a log line per round or sweep on the
+    ``mgmatch`` logger otherwise (a batch job's stderr); nothing with --quiet."""
+
+    def __init__(self, algorithm, quiet):
+        self.algorithm = algorithm
+        self.quiet = quiet
+        self.to_log = not quiet and not sys.stderr.isatty()
+        self.status = None
+
+    def __enter__(self):
+        if self.quiet:
+            return None
+        if not self.to_log:
+            self.status = console().status(f"{self.algorithm}: starting")
+            self.status.__enter__()
+        return self.levels if self.algorithm in COMMUNITY else self.update
+
+    def _show(self, text):
+        if self.to_log:
+            logging.getLogger("mgmatch.progress").info(text)
+        else:
+            self.status.update(text)
+
+    def update(self, rounds, messages, matched=None):
+        share = "" if matched is None else f", {100 * matched:.1f}% of vertices matched"
+        self._show(f"{self.algorithm}: round {rounds}, {messages} messages in flight{share}")
+
+    def levels(self, level, sweeps, modularity):
+        self._show(self.describe_levels(level, sweeps, modularity))
+
+    def describe_levels(self, level, sweeps, modularity):
+        plural = "s" if sweeps != 1 else ""
+        return f"{self.algorithm}: level {level}, {sweeps} sweep{plural}, modularity {modularity:.6f}"
+
+    def __exit__(self, *exc):
+        if self.status is not None:
+            self.status.__exit__(*exc)
+        return False
+
+
+def _write_outputs(output, table, summary_path, record):
+    """Write the table and the summary atomically: both appear, or neither."""
+    from .io import write_result  # noqa: PLC0415
+
+    write_result(output, table, summary_path, record)
+
+
+def _print_summary(record, output, summary_path):
+    from rich.table import Table  # noqa: PLC0415
+
+    t = Table(title=f"mgmatch {record.get('algorithm')}", show_header=False)
+    for key in ("input", "device", "n", "m", "n_rows", "n_cols", "cardinality", "weight", "modularity",
+                "n_communities", "rounds"):
+        if key in record and record[key] is not None:
+            val = record[key]
+            if isinstance(val, list):
+                val = val[-1] if val else None
+            t.add_row(key, f"{val:.6g}" if isinstance(val, float) else str(val))
+    if record.get("renumbered"):
+        t.add_row("renumbered", "yes: the output names vertices by the input's ids")
+    for phase, secs in record.get("time_s", {}).items():
+        if isinstance(secs, (int, float)):
+            t.add_row(f"time {phase}", f"{secs:.3f} s")
+    t.add_row("output", str(output))
+    t.add_row("summary", str(summary_path))
+    console().print(t)
