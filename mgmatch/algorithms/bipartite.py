@@ -30,9 +30,9 @@ outer loop over them:
   grid-wide barriers. On the CPU the launch mode changes nothing.
 
 On the CPU the twins run the kernels' parallel loops on Numba's threads (``threads=``; see
-:mod:`mgmatch.cpu.bipartite`): every BFS level (APFB/APsB's searches, G-GR) and sweep of at
-least :attr:`BipartiteConfig.cpu_parallel_min` vertices is shared among them, smaller ones run
-on the calling thread.
+:mod:`mgmatch.cpu.bipartite`): every BFS level (APFB/APsB's searches, G-GR) whose frontier holds
+at least :attr:`BipartiteConfig.cpu_parallel_min_edges` edges is shared among them, smaller
+ones run on the calling thread.
 
 Both start from an initial matching: ``"cheap"`` (greedy, the papers' default), ``"karp-sipser"``
 or ``"none"``. Times of the algorithm proper (``timings["match"]``) exclude the initial matching
@@ -88,18 +88,22 @@ class BipartiteConfig:
 
     Attributes
     ----------
-    cpu_parallel_min : int
-        On CPU threads, a BFS level or a sweep over fewer vertices than this runs on the
-        calling thread: a parallel loop costs microseconds to start and end, and on meshes most
-        of a phase's levels are small. (1 shares every loop, as the tests do on small graphs.)
+    cpu_parallel_min_edges : int
+        On CPU threads, a BFS level whose frontier holds fewer edges than this (its length
+        times the mean degree), or a sweep over fewer than 8 times this many vertices, runs on
+        the calling thread, and a graph of fewer than 128 times this many edges (2^22 by
+        default) is searched as on one thread: a parallel loop costs microseconds to start and
+        end, on meshes most of a phase's levels are small, and a graph that stays in cache
+        spends a few nanoseconds an edge. (1 shares every loop, as the tests do on small
+        graphs.)
     """
 
-    cpu_parallel_min: int = 1024
+    cpu_parallel_min_edges: int = 32768
 
     def __post_init__(self):
-        value = self.cpu_parallel_min
+        value = self.cpu_parallel_min_edges
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ParameterError(f"cpu_parallel_min must be a positive integer, not {value!r}")
+            raise ParameterError(f"cpu_parallel_min_edges must be a positive integer, not {value!r}")
 
 
 _CONFIG: contextvars.ContextVar[BipartiteConfig] = contextvars.ContextVar("mgmatch_bipartite_config",
@@ -116,8 +120,8 @@ def bipartite_config(**changes):
     """Run the block with some bipartite-matching tunables changed (validated on entry); a call
     reads the configuration once and passes it down, to a cluster's worker too.
 
-    >>> with bipartite_config(cpu_parallel_min=1):
-    ...     get_bipartite_config().cpu_parallel_min
+    >>> with bipartite_config(cpu_parallel_min_edges=1):
+    ...     get_bipartite_config().cpu_parallel_min_edges
     1
     """
     token = _CONFIG.set(dataclasses.replace(_CONFIG.get(), **changes))
@@ -554,7 +558,7 @@ def _run(graph: Graph, algorithm: str, params: dict, dev: str, threads: int | No
     # the CPU twins' threads and the size below which a loop stays on the calling thread
     from ..cpu.bipartite import parallel  # noqa: PLC0415
 
-    with parallel(threads, config.cpu_parallel_min) as n_threads:
+    with parallel(threads, config.cpu_parallel_min_edges) as n_threads:
         return _run_on(graph, algorithm, dict(params, threads=n_threads), dev)
 
 

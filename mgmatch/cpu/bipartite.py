@@ -24,9 +24,9 @@ On one Numba thread every twin is sequential, and the same input gives the same 
 run. With more threads (see :func:`parallel`) the loops that the papers' kernels run over every
 vertex at once are shared among them: each BFS level's frontier (GPUBFS/GPUBFS-WR, G-GR and the
 deterministic search), ALTERNATE, the FIXMATCHING passes and the deterministic cheap matching's
-rounds. A level or list of fewer vertices than the threshold of :func:`parallel` runs on the
-calling thread, as a parallel loop costs microseconds to start: on meshes most BFS levels are
-small, and the small levels between two large ones run in one compiled call.
+rounds. A level whose frontier holds fewer edges than the threshold of :func:`parallel` runs on
+the calling thread, as a parallel loop costs microseconds to start: on meshes most BFS levels
+are small, and the small levels between two large ones run in one compiled call.
 
 The races of the papers' kernels are resolved as on the GPU: a column joins the BFS tree that
 claims it first (a compare-and-swap on its level), and an end of an augmenting path is claimed
@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 
 import numba
 import numpy as np
@@ -80,58 +81,75 @@ __all__ = [
     "unmatched_columns",
     "synchronize",
     "parallel",
-    "PARALLEL_MIN_ITEMS",
+    "PARALLEL_MIN_EDGES",
 ]
 
 L0 = 2  # [APFB]: the BFS start level; unvisited columns have level L0 - 1
 
-#: The default of :func:`parallel`'s ``min_items``: a BFS level, an active-column list or a sweep
-#: over fewer vertices than this runs on the calling thread.
-PARALLEL_MIN_ITEMS = 1024
+#: The default of :func:`parallel`'s ``min_edges``: a BFS level whose frontier holds fewer edges
+#: than this runs on the calling thread (see :func:`parallel`).
+PARALLEL_MIN_EDGES = 32768
+# A sweep over every vertex (INITBFSARRAY, FIXMATCHING, ALTERNATE's scan) costs about this many
+# vertices per edge of a search: its reads are in order.
+_SWEEP_VERTICES_PER_EDGE = 8
+# A graph of fewer than this many times min_edges edges (2^22 by default) runs its searches as on
+# one thread: its arrays stay mostly in cache, where an edge costs a few nanoseconds, and its
+# levels seldom pay for starting a parallel loop. On two threads of a 2-core machine, kron k=14
+# (about 1.1M edges, levels of a few hundred columns of degree 70) took 50 to 540 ms a run
+# instead of 6 to 15 ms when its levels were shared.
+_SMALL_GRAPH_FACTOR = 128
 
 
 # ----------------------------------------------------------------------------- threads
-_MIN_ITEMS = contextvars.ContextVar("mgmatch_cpu_bipartite_min_items", default=PARALLEL_MIN_ITEMS)
+_MIN_EDGES = contextvars.ContextVar("mgmatch_cpu_bipartite_min_edges", default=PARALLEL_MIN_EDGES)
 
 
 @contextlib.contextmanager
-def parallel(threads: int | None = None, min_items: int = PARALLEL_MIN_ITEMS):
+def parallel(threads: int | None = None, min_edges: int = PARALLEL_MIN_EDGES):
     """Run the twins called in the block on ``threads`` Numba threads (None: Numba's current
-    count), with loops over fewer than ``min_items`` vertices on the calling thread alone.
-    Yields the number of threads.
+    count). Yields the number of threads.
 
-    ``threads`` above Numba's pool (``NUMBA_NUM_THREADS``) takes the whole pool. Both values are
-    restored on exit.
+    A parallel loop costs microseconds to start and end, so only loops with enough work share
+    it: a BFS level whose frontier holds at least ``min_edges`` edges (its length times the
+    graph's mean degree) and a sweep over at least ``8 * min_edges`` vertices. The searches of a
+    graph of fewer than ``128 * min_edges`` edges run as on one thread. ``threads`` above Numba's
+    pool (``NUMBA_NUM_THREADS``) takes the whole pool. Both values are restored on exit.
 
     >>> with parallel(threads=1) as n:
     ...     n, numba.get_num_threads()
     (1, 1)
     """
     before = numba.get_num_threads()
-    token = _MIN_ITEMS.set(max(1, int(min_items)))
+    token = _MIN_EDGES.set(max(1, int(min_edges)))
     try:
         if threads is not None:
             numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
         yield numba.get_num_threads()
     finally:
         numba.set_num_threads(before)
-        _MIN_ITEMS.reset(token)
+        _MIN_EDGES.reset(token)
 
 
 def _threads() -> int:
     return numba.get_num_threads()
 
 
-def _workers(n_items: int) -> int:
-    """Threads for a loop over ``n_items`` vertices: 1 below the threshold or without threads."""
+def _sweep_workers(n_vertices: int) -> int:
+    """Threads for a sweep over ``n_vertices``: 1 when it is too small to share, or without
+    threads."""
     threads = numba.get_num_threads()
-    return threads if threads > 1 and n_items >= _MIN_ITEMS.get() else 1
+    return threads if threads > 1 and n_vertices >= _SWEEP_VERTICES_PER_EDGE * _MIN_EDGES.get() else 1
 
 
-def _level_limit() -> int:
-    """Frontiers below this size run level after level on the calling thread; with one thread
-    every level does."""
-    return _MIN_ITEMS.get() if numba.get_num_threads() > 1 else np.iinfo(np.int64).max
+def _level_limit(n_vertices: int, n_edges: int) -> int:
+    """Frontiers of fewer vertices than this run on the calling thread: their edges (their
+    length times the mean degree) are below the threshold. With one thread, or on a graph of
+    fewer than ``128 * min_edges`` edges, the limit exceeds ``n_vertices``: the search runs as
+    on one thread."""
+    if numba.get_num_threads() == 1 or n_edges < _SMALL_GRAPH_FACTOR * _MIN_EDGES.get():
+        return n_vertices + 1
+    mean_degree = max(1.0, n_edges / max(n_vertices, 1))
+    return max(1, math.ceil(_MIN_EDGES.get() / mean_degree))
 
 
 def _chunk(n_items: int, workers: int) -> int:
@@ -354,7 +372,7 @@ def fix_matching(mu_row, mu_col, rows_are_truth: bool = True) -> None:
     first; otherwise (APFB/APsB) rows are released first. Each pass writes one side from the
     other, so on threads it gives the same result.
     """
-    parallel_passes = _workers(mu_row.size + mu_col.size) > 1
+    parallel_passes = _sweep_workers(mu_row.size + mu_col.size) > 1
     fix_cols = _fix_cols_parallel if parallel_passes else _fix_cols
     fix_rows = _fix_rows_parallel if parallel_passes else _fix_rows
     if rows_are_truth:
@@ -476,7 +494,8 @@ def global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, p
     at which the level-synchronous BFS of [GPR Alg. 4] stops: the deepest row level plus 2. The
     labels are distances, so threads give the same ones.
     """
-    if _workers(n_rows) == 1:
+    limit = _level_limit(n_rows, int(row_ptr[-1]) if n_rows else 0)
+    if limit > n_rows:  # one thread, or no level could be shared
         return int(_global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, psi_col))
     inf = n_rows + n_cols
     dt = psi_row.dtype
@@ -485,7 +504,6 @@ def global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, p
     nxt = np.empty(max(n_rows, 1), dtype=dt)
     nf = _indices_equal(mu_row, -1, frontier)
     ctl = _counters()
-    limit = _level_limit()
     level = 0
     deepest = 0
     while nf > 0:
@@ -827,7 +845,8 @@ def augmenting_bfs(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root,
     first, and every tree ends at most one path, as on one thread.
     """
     stop_at_first, with_root, level_encoding = bool(stop_at_first), bool(with_root), bool(level_encoding)
-    if _workers(n_cols) == 1:  # one thread, or too few columns for a level to be shared
+    limit = _level_limit(n_cols, int(col_ptr[-1]) if n_cols else 0)
+    if limit > n_cols:  # one thread, or no level could be shared
         found, levels = _augmenting_bfs(n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, stop_at_first,
                                         with_root, level_encoding)
         return bool(found), int(levels)
@@ -836,7 +855,6 @@ def augmenting_bfs(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root,
     nxt = np.empty(n_cols, dtype=dt)
     _bfs_init_parallel(mu_col, bfs, root)
     nf = _indices_equal(mu_col, -1, frontier)
-    limit = _level_limit()
     ctl = _counters()
     level = L0
     levels = 0
@@ -934,7 +952,7 @@ def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, 
     """
     if not n_rows:
         return
-    workers = _workers(n_rows)
+    workers = _sweep_workers(n_rows)
     if workers == 1 or _alternate_own_trees(n_rows, mu_row, mu_col, pred, bfs, root, bool(level_encoding),
                                             16 * workers):
         _alternate(n_rows, mu_row, mu_col, pred, bfs, root, bool(level_encoding))
@@ -1111,7 +1129,8 @@ def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     if not n_cols:
         return
     dt = mu_col.dtype
-    if _workers(n_cols) == 1:
+    limit = _level_limit(n_cols, int(col_ptr[-1]))
+    if limit > n_cols:
         none = np.iinfo(dt).max
         cursor = np.empty(n_cols, dtype=dt)
         prop = np.full(n_rows, none, dtype=dt)
@@ -1124,7 +1143,6 @@ def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     stride = int(n_cols)
     big = (np.iinfo(np.int64).max - stride) // stride  # rounds before the keys run out
     prop = np.full(max(n_rows, 1), np.iinfo(np.int64).max, dtype=np.int64)  # smallest key per row
-    limit = _level_limit()
     ctl = _counters()
     rnd = 0
     while na > 0:
@@ -1440,13 +1458,13 @@ def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     work = [np.empty(n_cols, dtype=dt) for _ in range(5)]
     claim, best_end, frontier, nxt, new = work
     ends = np.empty(max(n_rows, 1), dtype=dt)
-    if _workers(n_cols) == 1:
+    limit = _level_limit(n_cols, int(col_ptr[-1]))
+    if limit > n_cols:
         found, levels = _bfs_deterministic(n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, stop_at_first,
                                            claim, end_claim, best_end, frontier, nxt, new, ends, none)
         return bool(found), int(levels)
     _det_init_parallel(mu_col, bfs, root, claim, best_end, none)
     nf = _indices_equal(mu_col, -1, frontier)
-    limit = _level_limit()
     ctl = _counters()
     level = L0
     levels = 0
@@ -1467,7 +1485,7 @@ def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
         _det_expand_parallel(frontier, nf, new, ends, ctl, _chunk(nf, workers), workers, col_ptr, col_rows, mu_row,
                              bfs, root, claim, end_claim, none)
         n_new, n_end = int(ctl[_TAIL]), int(ctl[_TAIL2])
-        if n_end >= limit:
+        if _sweep_workers(n_end) > 1:
             _det_pick_ends_parallel(ends, n_end, end_claim, root, best_end, 4 * workers)
         else:
             _det_pick_ends(ends, 0, n_end, end_claim, root, best_end)
