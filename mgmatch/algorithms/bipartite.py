@@ -64,7 +64,7 @@ import numpy as np
 
 from .._array import to_numpy
 from ..engine import Messages, execute
-from ..errors import InputError, ParameterError, ResourceError
+from ..errors import ParameterError, ResourceError
 from ..convert import attach_mapping, coerce_input
 from ..graph import Graph
 
