@@ -94,9 +94,8 @@ PARALLEL_MIN_EDGES = 32768
 _SWEEP_VERTICES_PER_EDGE = 8
 # A graph of fewer than this many times min_edges edges (2^22 by default) runs its searches as on
 # one thread: its arrays stay mostly in cache, where an edge costs a few nanoseconds, and its
-# levels seldom pay for starting a parallel loop. On two threads of a 2-core machine, kron k=14
-# (about 1.1M edges, levels of a few hundred columns of degree 70) took 50 to 540 ms a run
-# instead of 6 to 15 ms when its levels were shared.
+# levels seldom pay for starting a parallel loop (kron k=14, 1.1M edges in levels of a few
+# hundred columns of degree 70, ran several times slower on two threads than on one).
 _SMALL_GRAPH_FACTOR = 128
 
 
@@ -530,10 +529,10 @@ def global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, p
 
 # ----------------------------------------------------------------------------- G-PR
 # The pushes stay sequential on threads. The paper's lock-free pushes race on a GPU, and on
-# threads they did too, but they are a small part of G-PR's time (0.1 to 0.3 s of 4 to 5 s on
-# graphs of 2^20 vertices on one thread; the global relabelings take the rest) and the races
-# changed the run's course: on a random geometric graph of 2^20 vertices two threads took 142
-# to 496 push loops and 4 or 5 global relabelings, against 144 and 4 for the sequential pushes.
+# threads they did too, but they are a few percent of G-PR's time on one thread (the global
+# relabelings take the rest, and run on threads) and the races changed the run's course: on a
+# random geometric graph of 2^20 vertices two threads took 142 to 496 push loops and 4 or 5
+# global relabelings, against 144 and 4 for the sequential pushes.
 # Sequential pushes and G-GR's distance labels make G-PR's matching the same on every thread
 # count. The search for a column's lowest-labelled row is written inside each kernel's loop.
 @njit(cache=True)
