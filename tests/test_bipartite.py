@@ -592,10 +592,19 @@ def test_deterministic_gpu_equals_cpu_random(nr, nc, density, seed):
 
 
 # ----------------------------------------------------------------------------- CPU threads
-# Two threads, and every loop shared among them however small (cpu_parallel_min=1), so the
+# Two threads, and every loop shared among them however small (cpu_parallel_min_edges=1), so the
 # parallel kernels run on these small graphs; one thread is the sequential reference run.
 THREADS = (1, 2)
 TWO = min(2, numba.config.NUMBA_NUM_THREADS)
+# one configuration per set of threaded kernels: G-GR (G-PR), GPUBFS-WR and GPUBFS, each search
+# run to the end (APFB) and stopped at the first path (APsB)
+THREAD_CONFIGS = (
+    ("gpr", {"variant": "shrink"}),
+    ("apfb", {"bfs": "gpubfs-wr"}),
+    ("apfb", {"bfs": "gpubfs"}),
+    ("apsb", {"bfs": "gpubfs-wr"}),
+    ("apsb", {"bfs": "gpubfs"}),
+)
 
 
 def thread_cases():
@@ -618,44 +627,46 @@ def thread_cases():
 
 @pytest.mark.parametrize("threads", THREADS)
 def test_threads_give_the_maximum(threads):
-    """Every algorithm, variant and initial matching reaches SciPy's cardinality on one thread
-    and with every loop shared among two, and the run reports its threads."""
-    with bipartite_config(cpu_parallel_min=1):
+    """Every search and initial matching reaches SciPy's cardinality on one thread and with
+    every loop shared among two, and the run reports its threads."""
+    with bipartite_config(cpu_parallel_min_edges=1):
         for name, g, a in thread_cases():
             expected = scipy_rank(a)
             for init in INITS:
-                for algorithm, opts in CONFIGS:
+                for algorithm, opts in THREAD_CONFIGS:
                     r = bipartite_matching(g, algorithm, init, device="cpu", threads=threads, **opts)
                     check_result(r, a, expected, f"{name} {algorithm} {init} {opts} threads={threads}")
                     assert r.params["threads"] == min(threads, TWO)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(nr=st.integers(0, 40), nc=st.integers(0, 40), density=st.floats(0.0, 0.4), seed=st.integers(0, 2**31 - 1))
 def test_threads_random_bipartite(nr, nc, density, seed):
     a = random_pattern(nr, nc, density, seed)
-    with bipartite_config(cpu_parallel_min=1):
-        for algorithm, opts in CONFIGS + DETERMINISTIC:
+    with bipartite_config(cpu_parallel_min_edges=1):
+        for algorithm, opts in THREAD_CONFIGS + DETERMINISTIC:
             r = bipartite_matching(bip(a), algorithm, "cheap", device="cpu", threads=2, **opts)
             check_result(r, a, scipy_rank(a), f"{algorithm} {opts} {nr}x{nc}")
 
 
-@pytest.mark.parametrize("parallel_min", [1, 7, 1024])
+@pytest.mark.parametrize("parallel_min", [1, 40])
 def test_deterministic_runs_are_the_same_on_every_thread_count(parallel_min):
-    """deterministic=True returns the same pairs, cover, phases and levels on one thread and on
-    two, whatever loops the threshold shares among them."""
+    """deterministic=True, and G-PR (sequential pushes, distance labels), return the same pairs,
+    cover, phases and levels on one thread and on two, with every level shared (1) or levels
+    of fewer than 40 edges run on the calling thread between shared ones."""
     for name, g, a in deterministic_cases():
-        for algorithm, opts in DETERMINISTIC:
+        for algorithm, opts in DETERMINISTIC + (("gpr", {"variant": "shrink"}),):
             for init in INITS:
                 one = bipartite_matching(g, algorithm, init, device="cpu", threads=1, **opts)
-                with bipartite_config(cpu_parallel_min=parallel_min):
+                with bipartite_config(cpu_parallel_min_edges=parallel_min):
                     two = bipartite_matching(g, algorithm, init, device="cpu", threads=2, **opts)
                 what = f"{name} {algorithm} {init} parallel_min={parallel_min}"
                 check_result(two, a, scipy_rank(a), what)
                 assert two.init_cardinality == one.init_cardinality, what
                 assert np.array_equal(two.row_match, one.row_match), f"{what}: the pairs differ"
                 assert np.array_equal(two.cover_rows, one.cover_rows) and np.array_equal(two.cover_cols, one.cover_cols)
-                assert (two.iterations, two.bfs_levels) == (one.iterations, one.bfs_levels), what
+                assert (two.iterations, two.bfs_levels, two.global_relabels) == (
+                    one.iterations, one.bfs_levels, one.global_relabels), what
 
 
 def test_threads_with_int64_indices(monkeypatch):
@@ -668,7 +679,7 @@ def test_threads_with_int64_indices(monkeypatch):
     g = parse_graph_spec("delaunay:k=10").bipartite_double_cover()
     a = g.to_scipy()
     expected = scipy_rank(a)
-    with bipartite_config(cpu_parallel_min=1):
+    with bipartite_config(cpu_parallel_min_edges=1):
         for algorithm, opts in (("apfb", {}), ("gpr", {}), ("apfb", {"deterministic": True})):
             r = bipartite_matching(g, algorithm, "cheap", device="cpu", threads=2, **opts)
             check_result(r, a, expected, f"int64 {algorithm} {opts}")
@@ -687,8 +698,8 @@ def _twin_inputs(g):
 @pytest.mark.parametrize("spec", ["delaunay:k=11", "kron:k=10,edge_factor=16", "random_bipartite:n_rows=900,n_cols=700,avg_degree=2"])
 def test_threaded_twins_keep_their_guarantees(spec):
     """The twins on two threads, every loop shared: G-GR's labels are the BFS distances of one
-    thread (and maxLevel with them); the cheap matchings are maximal; the deterministic cheap
-    matching is the one-thread matching."""
+    thread (and maxLevel with them); the cheap matchings are maximal, and the deterministic one
+    is the one-thread matching."""
     from mgmatch.cpu import bipartite as ops
     from mgmatch.generators import parse_graph_spec
 
@@ -700,7 +711,7 @@ def test_threaded_twins_keep_their_guarantees(spec):
 
     def cheap(threads, fn):
         mr, mc = np.full(nr, -1, np.int32), np.full(nc, -1, np.int32)
-        with ops.parallel(threads, min_items=1):
+        with ops.parallel(threads, min_edges=1):
             fn(nr, nc, col_ptr, col_rows, mr, mc)
         rows = np.flatnonzero(mr >= 0)
         assert (mc[mr[rows]] == rows).all() and np.count_nonzero(mc >= 0) == rows.size
@@ -717,7 +728,7 @@ def test_threaded_twins_keep_their_guarantees(spec):
     labels = []
     for threads in THREADS:
         psi_row, psi_col = np.empty(nr, np.int32), np.empty(nc, np.int32)
-        with ops.parallel(threads, min_items=1):
+        with ops.parallel(threads, min_edges=1):
             max_level = ops.global_relabel(nr, nc, row_ptr, row_cols, mr, mc, psi_row, psi_col)
         labels.append((max_level, psi_row, psi_col))
     assert labels[0][0] == labels[1][0]
@@ -735,8 +746,8 @@ def test_threads_setting_is_restored_and_bounded():
     big = numba.config.NUMBA_NUM_THREADS + 3
     assert bipartite_matching(g, device="cpu", threads=big).params["threads"] == numba.config.NUMBA_NUM_THREADS
     for bad in (0, -1, 1.5, True, None):
-        with pytest.raises(ParameterError, match="cpu_parallel_min"):
-            with bipartite_config(cpu_parallel_min=bad):
+        with pytest.raises(ParameterError, match="cpu_parallel_min_edges"):
+            with bipartite_config(cpu_parallel_min_edges=bad):
                 pass
 
 

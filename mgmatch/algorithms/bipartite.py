@@ -30,9 +30,9 @@ outer loop over them:
   grid-wide barriers. On the CPU the launch mode changes nothing.
 
 On the CPU the twins run the kernels' parallel loops on Numba's threads (``threads=``; see
-:mod:`mgmatch.cpu.bipartite`): every BFS level, push pass and sweep of at least
-:attr:`BipartiteConfig.cpu_parallel_min` vertices is shared among them, smaller ones run on the
-calling thread.
+:mod:`mgmatch.cpu.bipartite`): every BFS level (APFB/APsB's searches, G-GR) whose frontier holds
+at least :attr:`BipartiteConfig.cpu_parallel_min_edges` edges is shared among them, smaller
+ones run on the calling thread.
 
 Both start from an initial matching: ``"cheap"`` (greedy, the papers' default), ``"karp-sipser"``
 or ``"none"``. Times of the algorithm proper (``timings["match"]``) exclude the initial matching
@@ -64,7 +64,7 @@ import numpy as np
 
 from .._array import to_numpy
 from ..engine import Messages, execute
-from ..errors import InputError, ParameterError, ResourceError
+from ..errors import ParameterError, ResourceError
 from ..convert import attach_mapping, coerce_input
 from ..graph import Graph
 
@@ -88,19 +88,22 @@ class BipartiteConfig:
 
     Attributes
     ----------
-    cpu_parallel_min : int
-        On CPU threads, a BFS level, an active-column list or a sweep over fewer vertices than
-        this runs on the calling thread: a parallel loop costs a few microseconds to start and
-        end, about as much as a thousand vertices of a mesh's BFS, and on meshes most of a
-        phase's levels are small. (1 shares every loop, as the tests do on small graphs.)
+    cpu_parallel_min_edges : int
+        On CPU threads, a BFS level whose frontier holds fewer edges than this (its length
+        times the mean degree), or a sweep over fewer than 8 times this many vertices, runs on
+        the calling thread, and a graph of fewer than 128 times this many edges (2^22 by
+        default) is searched as on one thread: a parallel loop costs microseconds to start and
+        end, on meshes most of a phase's levels are small, and a graph that stays in cache
+        spends a few nanoseconds an edge. (1 shares every loop, as the tests do on small
+        graphs.)
     """
 
-    cpu_parallel_min: int = 1024
+    cpu_parallel_min_edges: int = 32768
 
     def __post_init__(self):
-        value = self.cpu_parallel_min
+        value = self.cpu_parallel_min_edges
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ParameterError(f"cpu_parallel_min must be a positive integer, not {value!r}")
+            raise ParameterError(f"cpu_parallel_min_edges must be a positive integer, not {value!r}")
 
 
 _CONFIG: contextvars.ContextVar[BipartiteConfig] = contextvars.ContextVar("mgmatch_bipartite_config",
@@ -117,8 +120,8 @@ def bipartite_config(**changes):
     """Run the block with some bipartite-matching tunables changed (validated on entry); a call
     reads the configuration once and passes it down, to a cluster's worker too.
 
-    >>> with bipartite_config(cpu_parallel_min=1):
-    ...     get_bipartite_config().cpu_parallel_min
+    >>> with bipartite_config(cpu_parallel_min_edges=1):
+    ...     get_bipartite_config().cpu_parallel_min_edges
     1
     """
     token = _CONFIG.set(dataclasses.replace(_CONFIG.get(), **changes))
@@ -403,12 +406,13 @@ def bipartite_matching(
     reached columns and unreached rows (G-PR), or unreached columns and the mates of reached ones
     (APFB/APsB).
 
-    The cardinality never depends on the run, but which maximum matching is returned may. With
-    one CPU thread every algorithm is sequential and returns the same matching on every run. On
-    the GPU, and on several CPU threads, the papers' kernels let threads race (the cheap
-    matching's proposals, G-PR's pushes, the BFS claims of APFB/APsB) and the winner of a race
-    depends on timing, so two runs may match different pairs. With ``deterministic=True``
-    APFB/APsB resolve each race by the smallest id
+    The cardinality never depends on the run, but which maximum matching is returned may. On
+    the GPU the papers' kernels let threads race (the cheap matching's proposals, G-PR's pushes,
+    the BFS claims of APFB/APsB) and the winner of a race depends on timing, so two runs may
+    match different pairs. On the CPU, one thread runs every algorithm sequentially and returns
+    the same matching on every run; G-PR returns that matching on any number of threads (its
+    pushes stay sequential), while APFB/APsB on several threads let the BFS claims race as on
+    the GPU. With ``deterministic=True`` APFB/APsB resolve each race by the smallest id
     (:func:`mgmatch.cpu.bipartite.augmenting_bfs_deterministic` states the rules); the matching
     is then the same on every run, for every number of CPU threads, and on the GPU.
 
@@ -554,7 +558,7 @@ def _run(graph: Graph, algorithm: str, params: dict, dev: str, threads: int | No
     # the CPU twins' threads and the size below which a loop stays on the calling thread
     from ..cpu.bipartite import parallel  # noqa: PLC0415
 
-    with parallel(threads, config.cpu_parallel_min) as n_threads:
+    with parallel(threads, config.cpu_parallel_min_edges) as n_threads:
         return _run_on(graph, algorithm, dict(params, threads=n_threads), dev)
 
 

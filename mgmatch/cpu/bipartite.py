@@ -21,26 +21,27 @@ same level-synchronous search (GPUBFS), in O(n + nnz) per phase instead of O(lev
 Threads
 -------
 On one Numba thread every twin is sequential, and the same input gives the same output on every
-run. With more threads (see :func:`parallel`) the loops that the papers' kernels run in
-parallel do so here too, over every item at once where the GPU kernel has a thread per item:
-each BFS level's frontier (GPUBFS/GPUBFS-WR, G-GR and the deterministic search), ALTERNATE, the
-FIXMATCHING passes, G-PR's push, init and push-all kernels, and the cheap matchings. A level or
-list of fewer items than the threshold of :func:`parallel` runs on the calling thread, as one
-launch costs microseconds: on meshes most BFS levels are small, and the small levels between two
-large ones run in one compiled call. The races of the papers' kernels are resolved as on the
-GPU: a column joins the BFS tree that claims it first (compare-and-swap on its level), an end of
-an augmenting path is claimed by compare-and-swap on the row and then on the tree's root [2]_
-(so with GPUBFS-WR the paths of a phase are vertex-disjoint and ALTERNATE walks them in
-parallel), the cheap matching's rows by compare-and-swap, and G-PR's pushes race as in the paper
-(FIXMATCHING repairs them). Which maximum matching such a run returns may then depend on thread
-timing; its cardinality does not. The deterministic twins (``*_deterministic``) resolve every
-race by the smallest id with atomic minima, as their GPU twins do, so their result is the same
-for every thread count and on the GPU. G-GR's labels are BFS distances, the same for any
-number of threads.
+run. With more threads (see :func:`parallel`) the loops that the papers' kernels run over every
+vertex at once are shared among them: each BFS level's frontier (GPUBFS/GPUBFS-WR, G-GR and the
+deterministic search), ALTERNATE, the FIXMATCHING passes and the deterministic cheap matching's
+rounds. A level whose frontier holds fewer edges than the threshold of :func:`parallel` runs on
+the calling thread, as a parallel loop costs microseconds to start: on meshes most BFS levels
+are small, and the small levels between two large ones run in one compiled call.
+
+The races of the papers' kernels are resolved as on the GPU: a column joins the BFS tree that
+claims it first (a compare-and-swap on its level), and an end of an augmenting path is claimed
+by compare-and-swap on the row and then on the tree's root [2]_, so with GPUBFS-WR every tree
+ends one path, the paths of a phase are vertex-disjoint and ALTERNATE walks them in parallel.
+Which maximum matching APFB/APsB return may then depend on thread timing; the cardinality does
+not. The deterministic twins (``*_deterministic``) resolve every race by the smallest id with
+atomic minima, as their GPU twins do, so their result is the same for every thread count and on
+the GPU. G-GR's labels are BFS distances, the same for any number of threads; G-PR's pushes and
+the greedy cheap matching stay sequential (the notes above :func:`_pr_push_all` and
+:func:`cheap_matching` say why), so G-PR's matching is the same for every thread count too.
 
 The cheap matching is the sequential greedy matching (one proposal round of the GPU kernel,
 serialised); Karp-Sipser is the sequential degree-1 rule with greedy choices when no vertex of
-degree one is left (it stays sequential on threads).
+degree one is left. Both stay sequential on threads.
 
 References
 ----------
@@ -54,6 +55,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 
 import numba
 import numpy as np
@@ -79,58 +81,74 @@ __all__ = [
     "unmatched_columns",
     "synchronize",
     "parallel",
-    "PARALLEL_MIN_ITEMS",
+    "PARALLEL_MIN_EDGES",
 ]
 
 L0 = 2  # [APFB]: the BFS start level; unvisited columns have level L0 - 1
 
-#: The default of :func:`parallel`'s ``min_items``: a BFS level, an active-column list or a sweep
-#: over fewer vertices than this runs on the calling thread.
-PARALLEL_MIN_ITEMS = 1024
+#: The default of :func:`parallel`'s ``min_edges``: a BFS level whose frontier holds fewer edges
+#: than this runs on the calling thread (see :func:`parallel`).
+PARALLEL_MIN_EDGES = 32768
+# A sweep over every vertex (INITBFSARRAY, FIXMATCHING, ALTERNATE's scan) costs about this many
+# vertices per edge of a search: its reads are in order.
+_SWEEP_VERTICES_PER_EDGE = 8
+# A graph of fewer than this many times min_edges edges (2^22 by default) runs its searches as on
+# one thread: its arrays stay mostly in cache, where an edge costs a few nanoseconds, and its
+# levels seldom pay for starting a parallel loop (kron k=14, 1.1M edges in levels of a few
+# hundred columns of degree 70, ran several times slower on two threads than on one).
+_SMALL_GRAPH_FACTOR = 128
 
 
 # ----------------------------------------------------------------------------- threads
-_MIN_ITEMS = contextvars.ContextVar("mgmatch_cpu_bipartite_min_items", default=PARALLEL_MIN_ITEMS)
+_MIN_EDGES = contextvars.ContextVar("mgmatch_cpu_bipartite_min_edges", default=PARALLEL_MIN_EDGES)
 
 
 @contextlib.contextmanager
-def parallel(threads: int | None = None, min_items: int = PARALLEL_MIN_ITEMS):
+def parallel(threads: int | None = None, min_edges: int = PARALLEL_MIN_EDGES):
     """Run the twins called in the block on ``threads`` Numba threads (None: Numba's current
-    count), with loops over fewer than ``min_items`` vertices on the calling thread alone.
-    Yields the number of threads.
+    count). Yields the number of threads.
 
-    ``threads`` above Numba's pool (``NUMBA_NUM_THREADS``) takes the whole pool. Both values are
-    restored on exit.
+    A parallel loop costs microseconds to start and end, so only loops with enough work share
+    it: a BFS level whose frontier holds at least ``min_edges`` edges (its length times the
+    graph's mean degree) and a sweep over at least ``8 * min_edges`` vertices. The searches of a
+    graph of fewer than ``128 * min_edges`` edges run as on one thread. ``threads`` above Numba's
+    pool (``NUMBA_NUM_THREADS``) takes the whole pool. Both values are restored on exit.
 
     >>> with parallel(threads=1) as n:
     ...     n, numba.get_num_threads()
     (1, 1)
     """
     before = numba.get_num_threads()
-    token = _MIN_ITEMS.set(max(1, int(min_items)))
+    token = _MIN_EDGES.set(max(1, int(min_edges)))
     try:
         if threads is not None:
             numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
         yield numba.get_num_threads()
     finally:
         numba.set_num_threads(before)
-        _MIN_ITEMS.reset(token)
+        _MIN_EDGES.reset(token)
 
 
 def _threads() -> int:
     return numba.get_num_threads()
 
 
-def _workers(n_items: int) -> int:
-    """Threads for a loop over ``n_items`` vertices: 1 below the threshold or without threads."""
+def _sweep_workers(n_vertices: int) -> int:
+    """Threads for a sweep over ``n_vertices``: 1 when it is too small to share, or without
+    threads."""
     threads = numba.get_num_threads()
-    return threads if threads > 1 and n_items >= _MIN_ITEMS.get() else 1
+    return threads if threads > 1 and n_vertices >= _SWEEP_VERTICES_PER_EDGE * _MIN_EDGES.get() else 1
 
 
-def _level_limit() -> int:
-    """Frontiers below this size run level after level on the calling thread; with one thread
-    every level does."""
-    return _MIN_ITEMS.get() if numba.get_num_threads() > 1 else np.iinfo(np.int64).max
+def _level_limit(n_vertices: int, n_edges: int) -> int:
+    """Frontiers of fewer vertices than this run on the calling thread: their edges (their
+    length times the mean degree) are below the threshold. With one thread, or on a graph of
+    fewer than ``128 * min_edges`` edges, the limit exceeds ``n_vertices``: the search runs as
+    on one thread."""
+    if numba.get_num_threads() == 1 or n_edges < _SMALL_GRAPH_FACTOR * _MIN_EDGES.get():
+        return n_vertices + 1
+    mean_degree = max(1.0, n_edges / max(n_vertices, 1))
+    return max(1, math.ceil(_MIN_EDGES.get() / mean_degree))
 
 
 def _chunk(n_items: int, workers: int) -> int:
@@ -186,29 +204,15 @@ def _cheap(n_cols, col_ptr, col_rows, mu_row, mu_col):
                 break
 
 
-@njit(cache=True, parallel=True)
-def _cheap_parallel(n_cols, col_ptr, col_rows, mu_row, mu_col, ctl, chunk, workers):
-    for _w in prange(workers):
-        while True:
-            start = atomic_add(ctl, _NEXT, chunk)
-            if start >= n_cols:
-                break
-            for v in range(start, min(start + chunk, n_cols)):
-                if mu_col[v] != -1:
-                    continue
-                for j in range(col_ptr[v], col_ptr[v + 1]):
-                    u = col_rows[j]
-                    # a row is taken once: the compare-and-swap of the first column to reach it
-                    if mu_row[u] == -1 and atomic_cas(mu_row, u, -1, v) == -1:
-                        mu_col[v] = u
-                        break
-
-
 def cheap_matching(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
     """Cheap (greedy) matching: each unmatched column takes its first free row, in place.
 
-    On threads the columns are shared out and a row goes to the first column whose
-    compare-and-swap reaches it, so the matching (maximal in any case) may differ from run to run.
+    It stays sequential on threads. Columns shared among threads take their rows in an order
+    that leaves seams where two threads' columns compete, and the augmenting paths from the
+    columns left unmatched there cross a whole share: on a random geometric graph of 2^20
+    vertices, APFB then took 4 phases and 478 to 779 BFS levels in two runs of four on two
+    threads, against 3 phases and 77 to 96 levels from the sequential matching, and G-PR three
+    times its push loops.
 
     >>> import numpy as np
     >>> mr, mc = np.full(2, -1), np.full(2, -1)
@@ -216,10 +220,7 @@ def cheap_matching(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
     >>> mr.tolist(), mc.tolist()
     ([0, -1], [0, -1])
     """
-    workers = _workers(n_cols)
-    if workers > 1:
-        _cheap_parallel(n_cols, col_ptr, col_rows, mu_row, mu_col, _counters(), _chunk(n_cols, workers), workers)
-    elif n_cols:
+    if n_cols:
         _cheap(n_cols, col_ptr, col_rows, mu_row, mu_col)
 
 
@@ -370,7 +371,7 @@ def fix_matching(mu_row, mu_col, rows_are_truth: bool = True) -> None:
     first; otherwise (APFB/APsB) rows are released first. Each pass writes one side from the
     other, so on threads it gives the same result.
     """
-    parallel_passes = _workers(mu_row.size + mu_col.size) > 1
+    parallel_passes = _sweep_workers(mu_row.size + mu_col.size) > 1
     fix_cols = _fix_cols_parallel if parallel_passes else _fix_cols
     fix_rows = _fix_rows_parallel if parallel_passes else _fix_rows
     if rows_are_truth:
@@ -492,7 +493,8 @@ def global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, p
     at which the level-synchronous BFS of [GPR Alg. 4] stops: the deepest row level plus 2. The
     labels are distances, so threads give the same ones.
     """
-    if _workers(n_rows) == 1:
+    limit = _level_limit(n_rows, int(row_ptr[-1]) if n_rows else 0)
+    if limit > n_rows:  # one thread, or no level could be shared
         return int(_global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, psi_col))
     inf = n_rows + n_cols
     dt = psi_row.dtype
@@ -501,7 +503,6 @@ def global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, p
     nxt = np.empty(max(n_rows, 1), dtype=dt)
     nf = _indices_equal(mu_row, -1, frontier)
     ctl = _counters()
-    limit = _level_limit()
     level = 0
     deepest = 0
     while nf > 0:
@@ -527,13 +528,18 @@ def global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, p
 
 
 # ----------------------------------------------------------------------------- G-PR
-# The kernels' loops run over ranges of columns (a range per worker chunk on threads), with the
-# search for a column's lowest-labelled row written inside the loop.
+# The pushes stay sequential on threads. The paper's lock-free pushes race on a GPU, and on
+# threads they did too, but they are a few percent of G-PR's time on one thread (the global
+# relabelings take the rest, and run on threads) and the races changed the run's course: on a
+# random geometric graph of 2^20 vertices two threads took 142 to 496 push loops and 4 or 5
+# global relabelings, against 144 and 4 for the sequential pushes.
+# Sequential pushes and G-GR's distance labels make G-PR's matching the same on every thread
+# count. The search for a column's lowest-labelled row is written inside each kernel's loop.
 @njit(cache=True)
-def _push_all_range(lo, hi, inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col):
-    """G-PR-KRNL [GPR Alg. 6] for the columns ``lo .. hi - 1``; returns whether one was active."""
+def _pr_push_all(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col):
+    inf = n_rows + n_cols
     act = False
-    for v in range(lo, hi):
+    for v in range(n_cols):
         mv = mu_col[v]
         if not (mv == -1 or (mv >= 0 and mu_row[mv] != v)):
             continue
@@ -548,7 +554,7 @@ def _push_all_range(lo, hi, inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi
                 u = col_rows[j]
                 if psi_min == target:
                     break
-        if psi_min < inf:  # on threads, racing pushes to u are repaired later (the paper's lock-free push)
+        if psi_min < inf:
             mu_row[u] = v
             mu_col[v] = u
             psi_col[v] = psi_min + 1
@@ -558,35 +564,9 @@ def _push_all_range(lo, hi, inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi
     return act
 
 
-@njit(cache=True)
-def _pr_push_all(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col):
-    return _push_all_range(0, n_cols, n_rows + n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col)
-
-
-@njit(cache=True, parallel=True)
-def _pr_push_all_parallel(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, ctl, chunk, workers):
-    inf = n_rows + n_cols
-    for _w in prange(workers):
-        act = False
-        while True:
-            start = atomic_add(ctl, _NEXT, chunk)
-            if start >= n_cols:
-                break
-            if _push_all_range(start, min(start + chunk, n_cols), inf, col_ptr, col_rows, mu_row, mu_col, psi_row,
-                               psi_col):
-                act = True
-        if act:
-            atomic_add(ctl, _FOUND, 1)
-
-
 def pr_push_all(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col) -> bool:
-    """G-PR-KRNL [GPR Alg. 6]: one push-relabel for every active column; returns actExists."""
-    workers = _workers(n_cols)
-    if workers > 1:
-        ctl = _counters()
-        _pr_push_all_parallel(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, ctl,
-                              _chunk(n_cols, workers), workers)
-        return bool(ctl[_FOUND])
+    """G-PR-KRNL [GPR Alg. 6]: one push-relabel for every active column; returns actExists.
+    Sequential on threads too (see the notes above :func:`_pr_push_all`)."""
     return bool(_pr_push_all(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col))
 
 
@@ -611,31 +591,9 @@ def _pr_init(size, mu_row, mu_col, loop, a_c, a_p, ia):
     return act
 
 
-@njit(cache=True, parallel=True)
-def _pr_init_parallel(size, mu_row, mu_col, loop, a_c, a_p, ia):
-    act = 0
-    for i in prange(size):
-        v = a_p[i]
-        if v == -1:
-            continue
-        mv = mu_col[v]
-        if mv == -2:
-            a_c[i] = -1
-            continue
-        if mv < 0 or mu_row[mv] != v:
-            a_c[i] = v
-        else:
-            v = a_c[i]
-        if v != -1:
-            ia[v] = loop  # a column listed twice gets the same mark twice
-            act += 1
-    return act > 0
-
-
 def pr_init(size, mu_row, mu_col, loop, a_c, a_p, ia) -> bool:
     """G-PR-INITKRNL [GPR Alg. 8]: fix ``A_c`` from ``A_p``, mark ``iA``; returns actExists."""
-    init = _pr_init_parallel if _workers(size) > 1 else _pr_init
-    return bool(init(size, mu_row, mu_col, loop, a_c, a_p, ia))
+    return bool(_pr_init(size, mu_row, mu_col, loop, a_c, a_p, ia))
 
 
 @njit(cache=True)
@@ -669,9 +627,9 @@ def pr_shrink(size, mu_row, mu_col, loop, a_c, a_p, ia) -> int:
 
 
 @njit(cache=True)
-def _push_range(lo, hi, inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia):
-    """G-PR-PUSHKRNL [GPR Alg. 9] for the active-list slots ``lo .. hi - 1``."""
-    for i in range(lo, hi):
+def _pr_push(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia):
+    inf = n_rows + n_cols
+    for i in range(size):
         v = a_c[i]
         if v == -1:
             a_p[i] = -1
@@ -700,33 +658,10 @@ def _push_range(lo, hi, inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col
             a_p[i] = -1
 
 
-@njit(cache=True)
-def _pr_push(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia):
-    _push_range(0, size, n_rows + n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia)
-
-
-@njit(cache=True, parallel=True)
-def _pr_push_parallel(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia,
-                      ctl, chunk, workers):
-    # the paper's lock- and atomic-free pushes: two columns may push to one row at once, as on
-    # the GPU; the guard iA and FIXMATCHING make the result a matching again
-    inf = n_rows + n_cols
-    for _w in prange(workers):
-        while True:
-            start = atomic_add(ctl, _NEXT, chunk)
-            if start >= size:
-                break
-            _push_range(start, min(start + chunk, size), inf, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col,
-                        loop, a_c, a_p, ia)
-
-
 def pr_push(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia) -> None:
-    """G-PR-PUSHKRNL [GPR Alg. 9]: one push-relabel per active column of ``A_c``."""
-    workers = _workers(size)
-    if workers > 1:
-        _pr_push_parallel(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p,
-                          ia, _counters(), _chunk(size, workers), workers)
-    elif size:
+    """G-PR-PUSHKRNL [GPR Alg. 9]: one push-relabel per active column of ``A_c``. Sequential on
+    threads too (see the notes above :func:`_pr_push_all`)."""
+    if size:
         _pr_push(size, n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, psi_row, psi_col, loop, a_c, a_p, ia)
 
 
@@ -909,7 +844,8 @@ def augmenting_bfs(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root,
     first, and every tree ends at most one path, as on one thread.
     """
     stop_at_first, with_root, level_encoding = bool(stop_at_first), bool(with_root), bool(level_encoding)
-    if _workers(n_cols) == 1:  # one thread, or too few columns for a level to be shared
+    limit = _level_limit(n_cols, int(col_ptr[-1]) if n_cols else 0)
+    if limit > n_cols:  # one thread, or no level could be shared
         found, levels = _augmenting_bfs(n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, stop_at_first,
                                         with_root, level_encoding)
         return bool(found), int(levels)
@@ -918,7 +854,6 @@ def augmenting_bfs(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root,
     nxt = np.empty(n_cols, dtype=dt)
     _bfs_init_parallel(mu_col, bfs, root)
     nf = _indices_equal(mu_col, -1, frontier)
-    limit = _level_limit()
     ctl = _counters()
     level = L0
     levels = 0
@@ -1016,7 +951,7 @@ def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, 
     """
     if not n_rows:
         return
-    workers = _workers(n_rows)
+    workers = _sweep_workers(n_rows)
     if workers == 1 or _alternate_own_trees(n_rows, mu_row, mu_col, pred, bfs, root, bool(level_encoding),
                                             16 * workers):
         _alternate(n_rows, mu_row, mu_col, pred, bfs, root, bool(level_encoding))
@@ -1193,7 +1128,8 @@ def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     if not n_cols:
         return
     dt = mu_col.dtype
-    if _workers(n_cols) == 1:
+    limit = _level_limit(n_cols, int(col_ptr[-1]))
+    if limit > n_cols:
         none = np.iinfo(dt).max
         cursor = np.empty(n_cols, dtype=dt)
         prop = np.full(n_rows, none, dtype=dt)
@@ -1206,7 +1142,6 @@ def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     stride = int(n_cols)
     big = (np.iinfo(np.int64).max - stride) // stride  # rounds before the keys run out
     prop = np.full(max(n_rows, 1), np.iinfo(np.int64).max, dtype=np.int64)  # smallest key per row
-    limit = _level_limit()
     ctl = _counters()
     rnd = 0
     while na > 0:
@@ -1522,13 +1457,13 @@ def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     work = [np.empty(n_cols, dtype=dt) for _ in range(5)]
     claim, best_end, frontier, nxt, new = work
     ends = np.empty(max(n_rows, 1), dtype=dt)
-    if _workers(n_cols) == 1:
+    limit = _level_limit(n_cols, int(col_ptr[-1]))
+    if limit > n_cols:
         found, levels = _bfs_deterministic(n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, stop_at_first,
                                            claim, end_claim, best_end, frontier, nxt, new, ends, none)
         return bool(found), int(levels)
     _det_init_parallel(mu_col, bfs, root, claim, best_end, none)
     nf = _indices_equal(mu_col, -1, frontier)
-    limit = _level_limit()
     ctl = _counters()
     level = L0
     levels = 0
@@ -1549,7 +1484,7 @@ def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
         _det_expand_parallel(frontier, nf, new, ends, ctl, _chunk(nf, workers), workers, col_ptr, col_rows, mu_row,
                              bfs, root, claim, end_claim, none)
         n_new, n_end = int(ctl[_TAIL]), int(ctl[_TAIL2])
-        if n_end >= limit:
+        if _sweep_workers(n_end) > 1:
             _det_pick_ends_parallel(ends, n_end, end_claim, root, best_end, 4 * workers)
         else:
             _det_pick_ends(ends, 0, n_end, end_claim, root, best_end)
