@@ -300,7 +300,7 @@ class _BSuitor(_MatchingProgram):
         u, v, w = _twin("bsuitor_pairs", st.part.xp)(
             st.part.lo, st.hoff, st.hcnt, st.hs, st.hw, st.tid, st.tcnt
         )
-        return {"u": u, "v": v, "w": w}
+        return _sorted_pairs(st.part, u, v, w)
 
 
 class _PointerProgram(_MatchingProgram):
@@ -455,25 +455,14 @@ def gpu_memory_estimate(graph: Graph, algorithm: str, b=None) -> int:
 
 def _assemble(graph: Graph, algorithm: str, parts_out: list[dict], log: RoundLog) -> MatchingResult:
     """The one device-to-host exit: gather partition results into a MatchingResult."""
-    def gather(key):
-        pieces = [to_numpy(p[key]) for p in parts_out]
-        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
-
-    if algorithm == "bsuitor":
-        u, v, w = gather("u"), gather("v"), gather("w")
-        keep = u < v
-        u, v, w = u[keep], v[keep], w[keep]
-        from ..cpu.graph_build import sort_pairs  # noqa: PLC0415
-
-        order = sort_pairs(u, v, graph.n, graph.n)  # pairs come grouped by u; each group by v, in linear time
-        return MatchingResult(u=u[order].astype(np.int64, copy=False), v=v[order].astype(np.int64, copy=False),
-                              w=w[order].astype(np.float64, copy=False),
-                              mate=None, n=graph.n, m=graph.m, algorithm=algorithm, rounds=log)
-    from ..cpu.pairs import mate_from_pairs  # noqa: PLC0415
-
-    # each partition's pairs have u owned, u < v, ascending: in partition order u ascends throughout
+    # each partition's pairs have u owned, u < v, ascending by (u, v) (_own_pairs, _sorted_pairs):
+    # in partition order they ascend throughout, so the host only copies them
     u, v = (concat_to_host([p[k] for p in parts_out], np.int64) for k in ("u", "v"))
     w = concat_to_host([p["w"] for p in parts_out], np.float64)
+    if algorithm == "bsuitor":
+        return MatchingResult(u=u, v=v, w=w, mate=None, n=graph.n, m=graph.m, algorithm=algorithm, rounds=log)
+    from ..cpu.pairs import mate_from_pairs  # noqa: PLC0415
+
     return MatchingResult(u=u, v=v, w=w, mate=mate_from_pairs(u, v, graph.n), n=graph.n, m=graph.m,
                           algorithm=algorithm, rounds=log)
 
@@ -486,6 +475,23 @@ def _own_pairs(part: Partition, mate, mate_w) -> dict:
     keep = xp.flatnonzero(mate > ids)  # -1 (unmatched) is never above an id
     dtype = xp.int32 if part.n_global < 2**31 else xp.int64
     return {"u": ids[keep].astype(dtype), "v": mate[keep].astype(dtype), "w": mate_w[keep]}
+
+
+def _sorted_pairs(part: Partition, u, v, w) -> dict:
+    """A partition's b-matching edges as its result: of the edges its owned vertices see (``u``
+    owned, in any order), those with ``u < v``, ascending by ``(u, v)`` on the partition's own
+    device, with ids in 32 bits where the graph's fit (as :func:`_own_pairs`)."""
+    xp = part.xp
+    keep = xp.flatnonzero(u < v)  # the edge (v, u) of an owned v < u is the other owner's
+    u, v, w = u[keep], v[keep], w[keep]
+    n_owned, n = max(part.n_owned, 1), max(part.n_global, 1)
+    if n_owned * n < 2**63:  # one integer key: a single radix sort on a GPU
+        key = (u - part.lo).astype(xp.int64) * n + v.astype(xp.int64)
+        order = xp.argsort(key, kind="stable") if xp is np else xp.argsort(key)
+    else:
+        order = xp.lexsort(xp.stack([v, u]))
+    dtype = xp.int32 if part.n_global < 2**31 else xp.int64
+    return {"u": u[order].astype(dtype), "v": v[order].astype(dtype), "w": w[order]}
 
 
 def suitor(graph: Graph, *, partitions=None, device: str = "auto", client=None, progress=None) -> MatchingResult:
