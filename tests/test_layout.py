@@ -108,3 +108,20 @@ def test_cli_is_imported_by_nothing_in_the_package():
     assert {m for m, targets in graph.items() if "mgmatch.cli" in targets} == set()
     assert "mgmatch.jobs" in graph["mgmatch.pipeline"] and "mgmatch.jobs" in graph["mgmatch.cli"]
     assert "mgmatch._versions" in graph["mgmatch.bench"]
+
+
+def test_engine_and_dask_layer_never_import_an_algorithm():
+    # algorithms call the engine; the engine, placement and the workers' set-up run programs
+    # and warm-ups they are handed, so none of them names an algorithm module
+    graph = import_graph()
+    lower = [m for m in graph if m.startswith(("mgmatch.engine", "mgmatch.distributed"))]
+    assert "mgmatch.distributed.cluster" in lower and "mgmatch.engine.warmup" in lower
+    offending = {m: sorted(t for t in graph[m] if t.startswith("mgmatch.algorithms")) for m in lower}
+    assert {m: t for m, t in offending.items() if t} == {}
+
+
+def test_workers_warm_up_the_matching_kernels():
+    import mgmatch  # noqa: F401  (registers the families' warm-ups)
+    from mgmatch.engine.warmup import warm_up
+
+    assert "matching" in warm_up()

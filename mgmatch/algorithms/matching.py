@@ -26,6 +26,7 @@ import numpy as np
 from .._array import concat_to_host, resolve_device, to_numpy
 from ..cpu import matching as cpu
 from ..engine import Messages, RoundLog, execute, fork_state, is_distributed_graph
+from ..engine.warmup import register as _register_warm_up
 from ..errors import ParameterError
 from ..convert import attach_mapping, coerce_input
 from ..graph import Graph, Partition
@@ -640,3 +641,14 @@ def strongest_neighbour(graph: Graph, *, device: str = "auto"):
 
     return to_numpy(gpu.strongest_neighbour_all(g))
 
+
+def _warm_up() -> None:
+    """Compile (or load from Numba's cache) every CPU matching kernel on a tiny graph split in
+    two, so that a worker's first round does not pay for it (:mod:`mgmatch.engine.warmup`)."""
+    g = Graph.from_edges(np.array([0, 1]), np.array([1, 2]), np.array([1.0, 2.0]))
+    for algorithm in ("suitor", "ld", "handshake"):
+        match(g, algorithm, partitions=2, device="cpu")
+    match(g, "bsuitor", b=1, partitions=2, device="cpu")
+
+
+_register_warm_up("matching", _warm_up)

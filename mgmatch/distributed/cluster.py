@@ -33,10 +33,9 @@ class WorkerSetup(WorkerPlugin):
         self.device = device
 
     def setup(self, worker=None):
-        import numpy as np  # noqa: PLC0415
+        import mgmatch  # noqa: F401, PLC0415 (the families register their warm-ups on import)
 
-        from .. import Graph  # noqa: PLC0415
-        from ..algorithms.matching import match  # noqa: PLC0415
+        from ..engine.warmup import warm_up  # noqa: PLC0415
 
         if self.device == "gpu":
             from .._array import cupy_or_none  # noqa: PLC0415
@@ -44,11 +43,7 @@ class WorkerSetup(WorkerPlugin):
             cp = cupy_or_none()
             if cp is not None:
                 cp.cuda.set_allocator(cp.cuda.MemoryPool().malloc)
-        # warm-up on a tiny graph: compiles (or loads from cache) every matching kernel
-        g = Graph.from_edges(np.array([0, 1]), np.array([1, 2]), np.array([1.0, 2.0]))
-        for algorithm in ("suitor", "ld", "handshake"):
-            match(g, algorithm, partitions=2, device="cpu")
-        match(g, "bsuitor", b=1, partitions=2, device="cpu")
+        warm_up()
 
     def teardown(self, worker=None):
         pass
