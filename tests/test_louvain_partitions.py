@@ -203,7 +203,7 @@ def test_fork_leaves_the_state_it_copies(data_dir):
     class Forking(LP.LouvainProgram):
         def step(self, state, inbox):
             new = self.fork(state)
-            before = {k: getattr(state, k).copy() for k in ("comm", "afix", "csize", "own_a", "touch")
+            before = {k: getattr(state, k).copy() for k in ("comm", "afix", "csize", "known")
                       if getattr(state, k) is not None}
             out = super().step(new, inbox)
             for k, v in before.items():

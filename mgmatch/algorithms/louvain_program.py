@@ -12,29 +12,35 @@ partition takes:
   the same ids. A *ghost* is a remote neighbour of an owned vertex; its community is kept
   current by its owner, which sends ``GHOST (v, C(v))`` to every partition having ``v`` as a
   ghost whenever ``v`` moves.
-* **Community totals.** The owner of community ``c`` holds the authoritative ``a_c`` and size,
-  and for every partition ``q`` how many of ``q``'s owned or ghost vertices are in ``c``
-  (``touch``). A partition keeps a view of the totals of the communities it touches.
-* **A batch** is two rounds: *decide* (the partition's share of the batch moves, from the
-  state at the batch's start; its deltas ``DELTA (c, d size, d a_c)`` and ``TOUCH (c, q, d)``
-  go to the owners, ``GHOST`` to the ghosts' holders) and *settle* (owners apply the deltas and
-  send ``TOTAL (c, size, a_c)`` of every changed community to each partition touching it).
-  The global batches are the single partition's: bucket ``b`` holds the level's vertices of a
-  degree range in ascending id (the last by degree, largest first), batch ``j`` its vertices
-  at positions ``j, j + s, ...``; a partition's share comes from the bucket counts of the
-  partitions before it (an all-gather) and, for the last bucket, from every partition's
-  degrees there.
-* **A sweep** ends with one all-reduce of the internal weight and of ``sum_c a_c^2`` (exact
+* **Community totals.** Every partition keeps ``a_c`` and the size of every community it
+  *knows*: its owned vertices' and its ghosts' communities at the level's start (a ghost's
+  from ``TOTAL (v, 1, k_v)``, sent by its owner), and every community one of its vertices or
+  ghosts joins later. The moves' deltas ``DELTA (c, d size, d a_c)`` go to every partition, so
+  what a partition knows stays exact; a move of a boundary vertex sends ``GHOST (v, c)`` to the
+  ghost's holders with ``BASE (c, size, a_c)``, the totals of ``c`` at the batch's start, from
+  which a holder that did not know ``c`` starts (the batch's deltas follow). Ghosh et al. keep
+  the totals at the community's owner and send them back to the partitions touching it: two
+  exchanges a batch where one does. Exact integer totals make the order of deltas irrelevant.
+* **A batch** is one round: a step applies the previous batch's ``GHOST``, ``BASE`` and
+  ``DELTA`` messages of every partition, then decides the partition's share of the next batch
+  from that state (computeMove) and sends its messages. The global batches are the single
+  partition's: bucket ``b`` holds the level's vertices of a degree range in ascending id (the
+  last by degree, largest first), batch ``j`` its vertices at positions ``j, j + s, ...``; a
+  partition's share comes from the bucket counts of the partitions before it (an all-gather)
+  and, for the last bucket, from every partition's degrees there.
+* **A sweep** ends with one more round (*close*: the last batch's messages applied) and one
+  all-reduce of the internal weight and of ``sum_c a_c^2`` over the owned communities (exact
   integers, carried in 30-bit limbs that a float64 sum adds exactly), so every partition
   computes the same modularity and takes the same decision: keep the sweep, or undo it when
   modularity fell, as one partition does.
-* **Aggregation.** Owners number their non-empty communities after a prefix sum over the
-  partitions' counts and send the new ids to the partitions touching them; each partition maps
+* **Aggregation.** Each partition asks the owners of the communities its vertices and ghosts
+  are in (``NEED``); owners number their non-empty communities after a prefix sum over the
+  partitions' counts and answer with the new ids (``NEWID``); each partition maps
   its own edges to community pairs, merges duplicates, and sends each coarse edge to the owner
   of its source community; the coarse graph is then cut anew into ranges of equal stored-entry
   count (``Graph.partition``'s rule, from one all-reduce of per-cut counts) and its rows moved
   there. A coarse graph of at most ``gather_edges`` stored entries goes whole to partition 0,
-  which finishes it alone: its levels are latency bound, each batch two exchanges for little work.
+  which finishes it alone: its levels are latency bound, each batch an exchange for little work.
 
 Weights are 60-bit fixed point with one scale for the whole graph (from the largest weight and
 the stored-entry count, both all-reduced), so every sum is exact and independent of order; the
@@ -82,7 +88,7 @@ GATHER_EDGES_CPU = 1 << 18
 GATHER_EDGES_GPU = 1 << 22
 
 # message kinds (``Messages.ints[:, 0]``); the other columns as named in the module notes
-GHOST, DELTA, TOUCH, TOTAL, BIGDEG, NEWID, EDGE, LOOP = range(1, 9)
+GHOST, DELTA, BASE, TOTAL, BIGDEG, NEWID, EDGE, LOOP, NEED = range(1, 10)
 _LIMB = 30  # bits per limb of an exact integer carried through the float64 all-reduce
 _HEAD = 16  # scalar slots of the all-reduce vector before the per-partition (all-gather) slots
 _SLOT = 8  # all-gather slots per partition
@@ -116,7 +122,7 @@ class LouvainConfig:
         With several partitions, a coarse graph of at most this many stored entries is gathered
         on partition 0, which finishes alone (0: never gather). ``None`` (the default) takes
         :data:`GATHER_EDGES_CPU` or :data:`GATHER_EDGES_GPU` by the device. A sweep across
-        partitions is two exchanges per batch (about 14 batches), each at least a message
+        partitions is an exchange per batch (about 14 batches), each at least a message
         round trip and a step's host work; a sweep on one device costs in proportion to the
         stored entries. The threshold is where the two meet: see the README's notes on
         distributed Louvain for the figures.
@@ -194,11 +200,11 @@ class LouvainState:
     """What one partition holds between steps (the engine never looks inside).
 
     ``phase`` names the next step: ``move`` and ``aggregate_local`` for a partition owning the
-    whole level graph; ``scale``, ``start``, ``decide``, ``settle``, ``aggregate``, ``agg_ids``,
+    whole level graph; ``scale``, ``start``, ``decide``, ``close``, ``aggregate``, ``agg_ids``,
     ``agg_edges``, ``agg_merge``, ``agg_cut``, ``agg_move`` for one of several; ``done``.
     Arrays named ``*_g`` and ``comm``, ``csize``, ``afix`` are indexed by level vertex or
     community id over the whole level (a partition of several keeps valid entries only for its
-    owned and ghost vertices and the communities it touches).
+    owned and ghost vertices and the communities it knows).
     """
 
     part: object
@@ -224,9 +230,7 @@ class LouvainState:
     comm: object = None  # C
     csize: object = None  # comSize
     afix: object = None  # a_c
-    own_size: object = None  # authoritative sizes of the owned communities
-    own_a: object = None  # authoritative a_c of the owned communities
-    touch: object = None  # (owned communities, partitions): owned or ghost vertices of q in c
+    known: object = None  # communities whose csize and afix this partition keeps exact
     bnd_v: object = None  # owned boundary vertices (sorted, repeated) ...
     bnd_q: object = None  # ... and the partitions having them as ghosts
     buckets: list = field(default_factory=list)
@@ -235,7 +239,6 @@ class LouvainState:
     bucket_counts: object = None  # (partitions, buckets) vertex counts, from the all-gather
     workspace: object = None
     saved: tuple | None = None
-    discard_totals: bool = False
     orig_to_level: object = None  # compose mode
     levels: list = field(default_factory=list)  # compose mode: device rows
     maps: list = field(default_factory=list)  # several partitions: new id of each owned level vertex
@@ -639,8 +642,8 @@ class LouvainProgram:
         state.csize = xp.ones(N, dtype=xp.int32)
         state.afix = xp.zeros(N, dtype=xp.int64)
         state.afix[lo:hi] = state.kfix
-        state.own_size = xp.ones(n, dtype=xp.int64)
-        state.own_a = state.kfix.copy()
+        state.known = xp.zeros(N, dtype=xp.bool_)
+        state.known[lo:hi] = True
         # boundary: (owned vertex, partition holding it as a ghost), unique, sorted by vertex
         rows = _repeat(xp.arange(lo, hi, dtype=xp.int64), deg, xp)
         nbr = g.indices.astype(xp.int64)
@@ -648,12 +651,7 @@ class LouvainProgram:
         q = _owner(state.bounds, nbr[remote], xp)
         key = xp.unique(rows[remote] * state.n_parts + q)
         state.bnd_v, state.bnd_q = key // state.n_parts, key % state.n_parts
-        # touch counts: vertex v is in community v, held by this partition and its ghosts' holders
-        state.touch = xp.zeros((n, state.n_parts), dtype=xp.int32)
-        state.touch[:, state.index] = 1
-        if key.shape[0]:
-            state.touch[state.bnd_v - lo, state.bnd_q] = 1
-        out = _Outbox(xp, state.n_parts)
+        out = _Outbox(xp, state.n_parts)  # each ghost is alone in its community: its totals
         kb = state.kfix[state.bnd_v - lo]
         out.add(state.bnd_q, TOTAL, state.bnd_v, xp.ones_like(kb), kb)
         big = xp.flatnonzero(deg > MOVE_BUCKETS[-1])
@@ -686,16 +684,17 @@ class LouvainProgram:
         state.workspace = None
 
     def _decide(self, state, inbox):
-        """One batch's moves, decided from the state at the batch's start (computeMove), applied
-        to the owned vertices; deltas to the communities' owners, new communities to the ghosts'
-        holders."""
+        """The previous batch's moves of every partition applied; this partition's share of the
+        next batch decided from that state (computeMove) and applied to its owned vertices;
+        deltas to every partition, new communities (with their totals at the batch's start) to
+        the ghosts' holders."""
         xp = state.xp
         if state.workspace is None:
             self._make_batches(state, inbox)
-        self._apply_totals(state, inbox)
+            self._receive_totals(state, inbox)
+        self._apply_batch(state, inbox)
         if state.batch_t == 0:  # a sweep starts: what an undo restores
-            state.saved = tuple(a.copy() for a in (state.comm, state.csize, state.afix, state.own_size, state.own_a,
-                                                   state.touch))
+            state.saved = tuple(a.copy() for a in (state.comm, state.csize, state.afix, state.known))
         b, j = state.batches[state.batch_t]
         gm = state.params["resolution"] / float(state.two_m_fix)
         verts = state.twin.decide_moves(state.indptr_g, state.graph.indices, state.graph.wfix, state.kfix_g, state.comm,
@@ -710,74 +709,65 @@ class LouvainProgram:
             if mv.shape[0]:
                 o = xp.argsort(mv)  # (the last bucket's batches are by degree)
                 mv, c_old, c_new = mv[o], c_old[o], c_new[o]
+                # moved boundary vertices to their holders, with the totals of their new
+                # communities as this batch found them (a holder may not know them yet)
+                gv, gq = _expand(state.bnd_v, state.bnd_q, mv, xp)
+                gc = c_new[xp.searchsorted(mv, gv)]  # mv is sorted (batches are)
+                out.add(gq, GHOST, gv, xp.zeros_like(gv), gc)
+                P = state.n_parts
+                bkey = xp.unique(gc * P + gq)
+                bc, bq = bkey // P, bkey % P
+                out.add(bq, BASE, bc, state.csize[bc].astype(xp.int64), state.afix[bc])
                 state.comm[mv] = c_new.astype(xp.int32)
                 k = state.kfix_g[mv]
                 one = xp.ones_like(k)
                 keys, (dsize, da) = _sum_by_key(xp.concatenate([c_old, c_new]),
                                                 [xp.concatenate([-one, one]), xp.concatenate([-k, k])], xp)
-                out.add(_owner(state.bounds, keys, xp), DELTA, keys, dsize, da)
-                # touch changes: the mover's own partition and every holder of it as a ghost
-                gv, gq = _expand(state.bnd_v, state.bnd_q, mv, xp)
-                pos = xp.searchsorted(mv, gv)  # mv is sorted (batches are)
-                holders_v = xp.concatenate([xp.arange(mv.shape[0]), pos])
-                holders_q = xp.concatenate([xp.full(mv.shape[0], state.index, dtype=xp.int64), gq])
-                P = state.n_parts
-                tkeys = xp.concatenate([c_old[holders_v] * P + holders_q, c_new[holders_v] * P + holders_q])
-                tval = xp.concatenate([-xp.ones(holders_v.shape[0], dtype=xp.int64),
-                                       xp.ones(holders_v.shape[0], dtype=xp.int64)])
-                tkeys, (tval,) = _sum_by_key(tkeys, [tval], xp)
-                nz = tval != 0
-                tkeys, tval = tkeys[nz], tval[nz]
-                tc = tkeys // P
-                out.add(_owner(state.bounds, tc, xp), TOUCH, tc, tkeys % P, tval)
-                out.add(gq, GHOST, gv, xp.zeros_like(gv), c_new[pos])
-        state.phase = "settle"
+                out.to_all(DELTA, keys, dsize, da)  # (this partition's own come back in the next step)
+        state.batch_t += 1
+        state.phase = "decide" if state.batch_t < len(state.batches) else "close"
         return out.build()
 
-    def _settle(self, state, inbox):
-        """Ghosts take their new communities; owners apply the deltas and send the changed
-        totals to every partition touching them. After a sweep's last batch: the sums of
-        modularity for the all-reduce."""
+    def _apply_batch(self, state, inbox) -> None:
+        """A batch's messages: ghosts take their new communities, communities not known before
+        start from their totals at the batch's start, and every delta is added."""
         xp = state.xp
-        lo = int(state.bounds[state.index])
         v, _, c = _of_kind(inbox, GHOST)
         if v.shape[0]:
             state.comm[v] = c.astype(xp.int32)
+        bc, bsize, ba = _of_kind(inbox, BASE)
+        if bc.shape[0]:
+            fresh = ~state.known[bc]
+            bc, bsize, ba = bc[fresh], bsize[fresh], ba[fresh]
+            state.csize[bc] = bsize.astype(xp.int32)
+            state.afix[bc] = ba
+            state.known[bc] = True
         dc, dsize, da = _of_kind(inbox, DELTA)
-        tc, tq, tval = _of_kind(inbox, TOUCH)
-        out = _Outbox(xp, state.n_parts)
-        changed = xp.concatenate([dc, tc])
-        if changed.shape[0]:
+        if dc.shape[0]:
             keys, (s1, a1) = _sum_by_key(dc, [dsize, da], xp)
-            state.own_size[keys - lo] += s1
-            state.own_a[keys - lo] += a1
-            if tc.shape[0]:
-                tk, (tv,) = _sum_by_key(tc * state.n_parts + tq, [tval], xp)
-                state.touch[tk // state.n_parts - lo, tk % state.n_parts] += tv.astype(xp.int32)
-            changed = xp.unique(changed)
-            rows, qs = xp.nonzero(state.touch[changed - lo] > 0)
-            cc = changed[rows]
-            out.add(qs, TOTAL, cc, state.own_size[cc - lo], state.own_a[cc - lo])
-        state.batch_t += 1
-        if state.batch_t == len(state.batches):  # the sweep's last batch
-            internal = state.twin.internal_weight(state.indptr_g, state.graph.indices, state.graph.wfix, state.loop_g,
-                                                  state.comm)
-            state.red_out[0:2] = _limbs(int(internal), 2)
-            state.red_out[2:6] = _limbs(_square_sum(state.own_a, xp), 4)
-        state.phase = "decide"
-        return out.build()
+            state.csize[keys] += s1.astype(xp.int32)
+            state.afix[keys] += a1
 
-    def _after_settle(self, state):
-        if state.batch_t < len(state.batches):
-            return
+    def _close(self, state, inbox):
+        """A sweep's last batch applied; the sums of modularity for the all-reduce: the internal
+        weight of the owned rows and ``sum a_c^2`` of the owned communities."""
+        self._apply_batch(state, inbox)
+        lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
+        internal = state.twin.internal_weight(state.indptr_g, state.graph.indices, state.graph.wfix, state.loop_g,
+                                              state.comm)
+        state.red_out[0:2] = _limbs(int(internal), 2)
+        state.red_out[2:6] = _limbs(_square_sum(state.afix[lo:hi], state.xp), 4)
+        state.phase = "decide"
+        return {}
+
+    def _after_close(self, state):
         red = state.red_in
         q = modularity_of(_unlimb(red[0:2]), _unlimb(red[2:6]), state.two_m_fix, state.params["resolution"])
         state.iteration += 1
         gain = q - state.q_current
         state.batch_t = 0
         if gain < 0:  # the sweep lowered Q: undo it and end the phase, on every partition alike
-            (state.comm, state.csize, state.afix, state.own_size, state.own_a, state.touch) = state.saved
-            state.discard_totals = True
+            state.comm, state.csize, state.afix, state.known = state.saved
             state.phase = "aggregate"
         else:
             state.q_current = q
@@ -829,26 +819,28 @@ class LouvainProgram:
         state.workspace = state.twin.make_move_workspace(state.n_level, max_degree, state.buckets,
                                                          slices=[len(x) for x in local], batches=local)
 
-    def _apply_totals(self, state, inbox) -> None:
+    def _receive_totals(self, state, inbox) -> None:
+        """The level's start: the totals of the ghosts' communities (each ghost alone)."""
         c, size, a = _of_kind(inbox, TOTAL)
-        if state.discard_totals:  # totals of an undone sweep
-            state.discard_totals = False
-            return
         if c.shape[0]:
             state.csize[c] = size.astype(state.xp.int32)
             state.afix[c] = a
+            state.known[c] = True
 
     # ---------------------------------------------------------------- aggregation
     def _aggregate(self, state, inbox):
-        """Aggregation, first round: whether anything moved, and each partition's count of
-        non-empty communities (all-gathered for the new ids' prefix sum)."""
+        """Aggregation, first round: whether anything moved, each partition's count of non-empty
+        communities (all-gathered for the new ids' prefix sum), and a request to the owner of
+        every community that this partition's vertices and ghosts are in for its new id."""
         xp = state.xp
-        self._apply_totals(state, inbox)
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
         moved = int((state.comm[lo:hi] != xp.arange(lo, hi, dtype=xp.int32)).sum()) if hi > lo else 0
         state.red_out[0] = float(moved)
-        self._put(state, 0, int((state.own_size > 0).sum()) if hi > lo else 0)
-        return {}
+        self._put(state, 0, int((state.csize[lo:hi] > 0).sum()) if hi > lo else 0)
+        need = xp.unique(xp.concatenate([state.comm[lo:hi], state.comm[state.graph.indices]]).astype(xp.int64))
+        out = _Outbox(xp, state.n_parts)
+        out.add(_owner(state.bounds, need, xp), NEED, need, xp.full_like(need, state.index), xp.zeros_like(need))
+        return out.build()
 
     def _after_aggregate(self, state):
         changed = state.red_in[0] > 0
@@ -870,16 +862,13 @@ class LouvainProgram:
         state.phase = "agg_ids"
 
     def _agg_ids(self, state, inbox):
-        """New ids (global prefix sum) of the owned non-empty communities, to whoever touches them."""
+        """New ids (global prefix sum) of the owned non-empty communities, to whoever asked."""
         xp = state.xp
-        lo = int(state.bounds[state.index])
-        nonempty = state.own_size > 0
-        nid = xp.cumsum(nonempty.astype(xp.int64)) - 1 + int(state.nid_offsets[state.index])
+        lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
+        nid = xp.cumsum((state.csize[lo:hi] > 0).astype(xp.int64)) - 1 + int(state.nid_offsets[state.index])
+        c, q, _ = _of_kind(inbox, NEED)  # (a requested community holds a vertex: it is not empty)
         out = _Outbox(xp, state.n_parts)
-        rows, qs = xp.nonzero(state.touch > 0)
-        keep = nonempty[rows]
-        rows, qs = rows[keep], qs[keep]
-        out.add(qs, NEWID, rows + lo, xp.zeros_like(rows), nid[rows])
+        out.add(q, NEWID, c, xp.zeros_like(c), nid[c - lo])
         state.phase = "agg_edges"
         return out.build()
 
@@ -915,7 +904,7 @@ class LouvainProgram:
         # the level's arrays are rebuilt for the next level: free them before the rows arrive
         state.workspace = state.saved = None
         state.indptr_g = state.kfix_g = state.loop_g = state.comm = state.csize = state.afix = None
-        state.touch = state.own_a = state.own_size = None
+        state.known = None
         state.phase = "agg_merge"
         return out.build()
 
