@@ -763,3 +763,18 @@ def test_bench_times_each_thread_count():
     assert {r["max_size"] for r in rows} == {3} and not any("error" in r for r in rows)
     with pytest.raises(ParameterError, match="threads"):
         bench.run([("triangle", g)], device="cpu", repeats=1, timeout=30, threads=0)
+
+
+def test_bench_igraph_peer_finds_the_same_cardinality():
+    """igraph's push-relabel runs beside SciPy when installed: a row of its own with the same
+    maximum cardinality, and our rows carry the ratio to it."""
+    pytest.importorskip("igraph")
+    from mgmatch.bench import bipartite as bench
+
+    rows = bench.run(["kron:k=10,seed=3,edge_factor=8"], device="cpu", repeats=1, timeout=60)
+    peer = [r for r in rows if r["impl"] == "igraph"]
+    assert len(peer) == 1 and not peer[0]["timed_out"]
+    scipy_size = next(r["max_size"] for r in rows if r["impl"] == "scipy")
+    assert peer[0]["max_size"] == scipy_size > 0
+    ours = [r for r in rows if r["impl"] not in ("scipy", "igraph")]
+    assert ours and all(r["max_size"] == scipy_size and r["speedup_vs_igraph"] > 0 and "error" not in r for r in ours)

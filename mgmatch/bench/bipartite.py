@@ -1,11 +1,13 @@
-"""Benchmark of maximum cardinality bipartite matching (G-PR, APFB, APsB) against SciPy.
+"""Benchmark of maximum cardinality bipartite matching (G-PR, APFB, APsB) against SciPy and igraph.
 
 Each graph is read as its bipartite double cover (its symmetric matrix as rows x columns), as the
 papers do with the SuiteSparse graphs. Every implementation starts from the common cheap
 (greedy) matching and is timed after it (``timings["match"]``), as the papers report; SciPy's
 ``maximum_bipartite_matching`` (Hopcroft-Karp from an empty matching) runs once on the same host
 in a separate process with a time limit (the child's own start-up is not timed). When it runs past the limit its time is recorded as the
-limit and the row's ``speedup`` is a lower bound (``speedup_is_lower_bound``).
+limit and the row's ``speedup`` is a lower bound (``speedup_is_lower_bound``). igraph's
+``maximum_bipartite_matching`` (push-relabel, one thread), where python-igraph is installed, runs
+the same way and adds an ``igraph`` row; ours give ``igraph_time_s`` and ``speedup_vs_igraph``.
 
 Rows follow :mod:`mgmatch.bench._common` and add ``init_size`` (cheap matching), ``max_size``
 (the maximum matching) and ``scipy_time_s``; CPU rows add ``threads``, the Numba threads of the
@@ -64,11 +66,27 @@ print(json.dumps([time.perf_counter() - t0, int((match >= 0).sum())]))
 """
 
 
-def scipy_time(matrix, timeout: float) -> tuple[float, int | None, bool]:
+_IGRAPH_CHILD = """
+import json, sys, time
+import numpy as np
+import igraph as ig
+z = np.load(sys.argv[1])
+indptr, indices = z["indptr"], z["indices"]
+n_rows, n_cols = (int(x) for x in z["shape"])
+rows = np.repeat(np.arange(n_rows), np.diff(indptr))
+g = ig.Graph(n=n_rows + n_cols, edges=np.stack([rows, indices.astype(np.int64) + n_rows], axis=1))
+types = [False] * n_rows + [True] * n_cols
+t0 = time.perf_counter()
+match = g.maximum_bipartite_matching(types)
+print(json.dumps([time.perf_counter() - t0, len(match)]))
+"""
+
+
+def scipy_time(matrix, timeout: float, child: str = _SCIPY_CHILD) -> tuple[float, int | None, bool]:
     """SciPy's matching time in a child process: ``(seconds, cardinality, timed_out)``.
 
     The child is a fresh interpreter reading the pattern from a temporary file, so it can be
-    killed at the time limit wherever this runs.
+    killed at the time limit wherever this runs (``child``: the script, SciPy's by default).
     """
     import subprocess  # noqa: PLC0415
     import sys  # noqa: PLC0415
@@ -81,16 +99,26 @@ def scipy_time(matrix, timeout: float) -> tuple[float, int | None, bool]:
         np.savez(path, indptr=matrix.indptr, indices=matrix.indices, shape=np.array(matrix.shape))
         grace = 5.0 + matrix.nnz / 2e7  # the child's start-up and loading, not timed
         try:
-            out = subprocess.run([sys.executable, "-c", _SCIPY_CHILD, path], capture_output=True, text=True,
-                                 timeout=timeout + grace, check=True)
+            out = subprocess.run([sys.executable, "-c", child, path], capture_output=True, text=True,
+                                 timeout=timeout + grace * (1 if child is _SCIPY_CHILD else 4), check=True)
         except subprocess.TimeoutExpired:
-            return float(timeout), None, True  # a lower bound of SciPy's time
+            return float(timeout), None, True  # a lower bound of the peer's time
         except subprocess.CalledProcessError as exc:
-            raise RuntimeError(f"SciPy's matching failed: {exc.stderr.strip()[-500:]}") from exc
+            raise RuntimeError(f"the peer's matching failed: {exc.stderr.strip()[-500:]}") from exc
     seconds, size = json.loads(out.stdout.strip().splitlines()[-1])
     if seconds > timeout:
         return float(timeout), None, True
     return float(seconds), int(size), False
+
+
+def igraph_time(matrix, timeout: float):
+    """igraph's push-relabel matching time as :func:`scipy_time` gives SciPy's (building igraph's
+    graph in the child is not timed); ``None`` without python-igraph."""
+    import importlib.util  # noqa: PLC0415
+
+    if importlib.util.find_spec("igraph") is None:
+        return None
+    return scipy_time(matrix, timeout, child=_IGRAPH_CHILD)
 
 
 def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60.0, quick: bool = False,
@@ -124,7 +152,7 @@ def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60
     >>> from mgmatch.graph import Graph
     >>> g = Graph.from_edges([0, 1, 2], [1, 2, 0])
     >>> rows = run([("triangle", g)], device="cpu", repeats=1, timeout=30)
-    >>> [(r["impl"], r["max_size"]) for r in rows]
+    >>> [(r["impl"], r["max_size"]) for r in rows if r["impl"] != "igraph"]
     [('gpr', 3), ('apfb', 3), ('apsb', 3), ('apfb-det', 3), ('scipy', 3)]
     """
     from ..algorithms.bipartite import bipartite_matching, check_parameters  # noqa: PLC0415
@@ -144,6 +172,7 @@ def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60
             graph = graph.to("gpu")
         matrix = graph.to_scipy()
         s_time, s_size, s_timed_out = scipy_time(matrix, timeout)
+        peer_ig = igraph_time(matrix, timeout)
         ours = []
         for (impl, algorithm, opts), n_threads in itertools.product(IMPLEMENTATIONS, counts):
             if dev == "cpu" and opts.get("launch", "persistent") != "persistent":
@@ -183,6 +212,11 @@ def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60
             }
             if dev == "cpu":
                 row["threads"] = result.params["threads"]
+            if peer_ig is not None:
+                row.update(igraph_time_s=peer_ig[0], speedup_vs_igraph=(peer_ig[0] / t) if t > 0 else None,
+                           speedup_vs_igraph_is_lower_bound=peer_ig[2])
+                if peer_ig[1] is not None and peer_ig[1] != result.cardinality:
+                    row["error"] = f"cardinality {result.cardinality} differs from igraph's {peer_ig[1]}"
             if s_size is not None and s_size != result.cardinality:
                 row["error"] = f"cardinality {result.cardinality} differs from SciPy's {s_size}"
             ours.append(row)
@@ -200,4 +234,8 @@ def run(graphs=None, device: str = "auto", repeats: int = 5, timeout: float = 60
             "max_size": s_size,
             "timed_out": s_timed_out,
         })
+        if peer_ig is not None:
+            rows.append({"family": "bipartite", "graph": name, "impl": "igraph", "device": "cpu", "n": graph.n_rows,
+                         "nnz": graph.nnz, "time_s": peer_ig[0], "times_s": [peer_ig[0]], "init_size": 0,
+                         "max_size": peer_ig[1], "timed_out": peer_ig[2]})
     return rows
