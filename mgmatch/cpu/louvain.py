@@ -35,17 +35,21 @@ import numpy as np
 from numba import njit, prange
 
 from .._array import get_namespace
+from .stable_marriage import atomic_add
 
 __all__ = [
     "check_memory",
     "fixed_point",
     "strengths",
     "table_sizes",
+    "degree_buckets",
     "make_move_workspace",
     "move_batches",
     "move_sweep",
     "decide_moves",
     "internal_weight",
+    "square_sum",
+    "compose_labels",
     "aggregate",
 ]
 
@@ -110,50 +114,175 @@ def move_batches(verts, slices: int) -> list:
     [[0], [1]]
     """
     nv = int(verts.shape[0])
-    if slices <= 1 or nv <= 1:
+    if _batch_count(nv, slices) <= 1:
         return [verts] if nv else []
     xp = get_namespace(verts)
     return [xp.ascontiguousarray(verts[j::slices]) for j in range(min(slices, nv))]
+
+
+def _batch_count(nv: int, slices: int) -> int:
+    """How many batches :func:`move_batches` makes of a bucket of ``nv`` vertices."""
+    return 0 if nv == 0 else 1 if slices <= 1 or nv <= 1 else min(slices, nv)
+
+
+def degree_buckets(indptr, bounds) -> list:
+    """The vertices of each computeMove bucket (Algorithm 1, line 5), ascending, as views of one
+    array: bucket ``i`` holds the degrees in ``(bounds[i - 1], bounds[i]]`` (from 1), the last
+    every larger degree, sorted by degree, largest first (a stable sort: ties by id).
+
+    One pass on every thread counts each run of vertices per bucket, a second writes them.
+
+    >>> [b.tolist() for b in degree_buckets(np.array([0, 1, 1, 6, 8]), (1, 4))]
+    [[0], [3], [2]]
+    """
+    n = indptr.shape[0] - 1
+    nb = len(bounds) + 1
+    parts = numba.get_num_threads() if n >= _SERIAL_BELOW else 1
+    cuts = np.linspace(0, max(n, 0), parts + 1).astype(np.int64)
+    out = np.empty(max(n, 0), dtype=np.int32)
+    ptr = np.zeros(nb + 1, dtype=np.int64)
+    kernel = _bucket_fill if parts > 1 else _bucket_fill_serial
+    kernel(indptr, np.asarray(bounds, dtype=np.int64), cuts, out, ptr)
+    buckets = [out[ptr[i] : ptr[i + 1]] for i in range(nb)]
+    big = buckets[-1]
+    if big.shape[0] > 1:
+        deg = indptr[big + 1] - indptr[big]
+        big[:] = big[np.argsort(-deg, kind="stable")]
+    return buckets
+
+
+@njit(parallel=True, cache=True)
+def _bucket_fill(indptr, bounds, cuts, out, ptr):  # pragma: no cover - compiled
+    # A bucket's vertices in ascending order: each run of vertices counts its own per bucket,
+    # then writes them after the runs before it.
+    parts = cuts.shape[0] - 1
+    nb = bounds.shape[0] + 1
+    counts = np.zeros((parts, nb), dtype=np.int64)
+    for ch in prange(parts):
+        for v in range(cuts[ch], cuts[ch + 1]):
+            b = _bucket_of(indptr[v + 1] - indptr[v], bounds)
+            if b >= 0:
+                counts[ch, b] += 1
+    for b in range(nb):  # counts[ch, b] becomes where run ch starts writing bucket b
+        at = ptr[b]
+        for ch in range(parts):
+            c = counts[ch, b]
+            counts[ch, b] = at
+            at += c
+        ptr[b + 1] = at
+    for ch in prange(parts):
+        pos = counts[ch].copy()
+        for v in range(cuts[ch], cuts[ch + 1]):
+            b = _bucket_of(indptr[v + 1] - indptr[v], bounds)
+            if b >= 0:
+                out[pos[b]] = v
+                pos[b] += 1
+
+
+@njit(cache=True, inline="always")
+def _bucket_of(d, bounds):  # pragma: no cover - compiled
+    if d <= 0:
+        return -1
+    for i in range(bounds.shape[0]):
+        if d <= bounds[i]:
+            return i
+    return bounds.shape[0]
+
+
+_bucket_fill_serial = njit(cache=True)(_bucket_fill.py_func)
 
 
 def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=None) -> dict:
     """Scratch for :func:`move_sweep` on a level graph of ``n`` vertices.
 
     Each thread gets one open-addressing hash table (community ids and fixed-point weights)
-    large enough for the largest degree, reused vertex after vertex as in computeMove. Bucket
-    ``b`` is split once per level into its ``slices[b]`` interleaved batches
-    (:func:`move_batches`); each batch is cut into contiguous shares balanced by edge count,
-    one per thread, on first use and kept for the level's later sweeps. ``batches`` (a list
-    of batch lists, one per bucket, empty batches allowed) replaces that split where the
-    caller chose the batches itself: a partition of a larger graph moves its share of every
-    batch of the whole graph's buckets.
+    large enough for the largest degree, reused vertex after vertex as in computeMove; the
+    tables of two threads never share a cache line. Bucket ``b`` is split once per level into
+    its ``slices[b]`` interleaved batches (:func:`move_batches`), stored one after another in
+    ``order`` (batch ``k`` is ``order[batch_ptr[k]:batch_ptr[k + 1]]``). On first use, each
+    batch is cut into contiguous shares balanced by edge count, one per thread, kept for the
+    level's later sweeps. ``batches`` (a list of batch lists, one per bucket, empty batches
+    allowed) replaces that split where the caller chose the batches itself: a partition of a
+    larger graph moves its share of every batch of the whole graph's buckets.
     """
     threads = numba.get_num_threads()
     sizes = table_sizes(max_degree)
     width = int(sizes[-1])
-    if batches is None:
-        batches = [move_batches(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
+    if batches is None:  # move_batches(verts, k) of every bucket, written straight into ``order``
+        split = [(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
+        shape = [_batch_count(int(verts.shape[0]), k) for verts, k in split]
+        parts = [(verts, j, max(k, 1)) for (verts, k), nb in zip(split, shape) for j in range(nb)]
+    else:
+        parts = [(verts, 0, 1) for bs in batches for verts in bs]
+        shape = [len(bs) for bs in batches]
+    counts = [len(range(j, int(verts.shape[0]), k)) for verts, j, k in parts]
+    batch_ptr = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=batch_ptr[1:])
+    order = np.empty(int(batch_ptr[-1]), dtype=np.int32)
+    for i, (verts, j, k) in enumerate(parts):
+        order[batch_ptr[i] : batch_ptr[i + 1]] = verts[j::k]
+    views, k = [], 0
+    for nb in shape:  # the batches as views of ``order``
+        views.append([order[batch_ptr[k + j] : batch_ptr[k + j + 1]] for j in range(nb)])
+        k += nb
+    first = np.cumsum([0] + shape)[:-1].tolist()
     return {
         "table_sizes": sizes,
-        "keys": np.empty((threads, width), dtype=np.int32),
-        "vals": np.empty((threads, width), dtype=np.int64),
-        "new_comm": np.empty(max(n, 1), dtype=np.int32),
+        # rows padded by a cache line: one thread's writes never evict another's table
+        "keys": np.empty((threads, width + 16), dtype=np.int32),
+        "vals": np.empty((threads, width + 8), dtype=np.int64),
+        "new_comm": np.full(max(n, 1), -1, dtype=np.int32),  # (-1: not in the batch in progress)
         "threads": threads,
-        "batches": batches,
-        "chunks": [[None] * len(bs) for bs in batches],
+        "batches": views,
+        "first_batch": first,
+        "order": order,
+        "batch_ptr": batch_ptr,
+        "chunk_ptr": None,  # (batches, threads + 1) positions in ``order``, made on first use
+        "parallel": None,  # per batch: whether its moves are decided and applied by every thread
     }
 
 
-def _bucket_chunks(indptr, verts, threads):
-    """``threads + 1`` offsets splitting a batch's vertices into runs of about equal edge count."""
-    deg = (indptr[verts + 1] - indptr[verts]).astype(np.int64)
-    cum = np.cumsum(deg)
-    targets = cum[-1] * np.arange(1, threads, dtype=np.float64) / threads
-    cuts = np.searchsorted(cum, targets, side="left")
-    return np.concatenate([[0], cuts, [verts.shape[0]]]).astype(np.int64)
+def _plan(indptr, workspace) -> None:
+    """The per-thread shares of every batch (by edge count) and which batches run in parallel."""
+    if workspace["chunk_ptr"] is not None:
+        return
+    threads = workspace["threads"]
+    nb = workspace["batch_ptr"].shape[0] - 1
+    chunk_ptr = np.empty((nb, threads + 1), dtype=np.int64)
+    edges = np.empty(nb, dtype=np.int64)
+    _batch_chunks(indptr, workspace["order"], workspace["batch_ptr"], chunk_ptr, edges)
+    workspace["chunk_ptr"] = chunk_ptr
+    workspace["parallel"] = (edges >= _SERIAL_BELOW) & (threads > 1)
 
 
-def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace) -> None:
+@njit(parallel=True, cache=True)
+def _batch_chunks(indptr, order, batch_ptr, chunk_ptr, edges):  # pragma: no cover - compiled
+    # Cut each batch into len(chunk_ptr[k]) - 1 runs of about equal edge count: cut i is the
+    # first position whose prefix of degrees reaches i / parts of the batch's edges.
+    parts = chunk_ptr.shape[1] - 1
+    for k in prange(batch_ptr.shape[0] - 1):
+        lo = batch_ptr[k]
+        hi = batch_ptr[k + 1]
+        total = np.int64(0)
+        for t in range(lo, hi):
+            v = order[t]
+            total += indptr[v + 1] - indptr[v]
+        edges[k] = total
+        chunk_ptr[k, 0] = lo
+        i = 1
+        seen = np.int64(0)
+        for t in range(lo, hi):
+            while i < parts and seen * parts >= i * total:
+                chunk_ptr[k, i] = t
+                i += 1
+            v = order[t]
+            seen += indptr[v + 1] - indptr[v]
+        while i <= parts:
+            chunk_ptr[k, i] = hi
+            i += 1
+
+
+def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace) -> int:
     """One iteration of Algorithm 1: every batch of every degree bucket in turn, moves decided, then applied.
 
     ``buckets`` are the buckets ``workspace`` was made for; bucket ``b`` is processed as its
@@ -167,11 +296,22 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
     vertices share one bucket: moved all at once from the same snapshot, many of them join the
     same communities together and overshoot, the sweep lowers modularity and the level stops
     early. Smaller batches see the moves of the batches before them.
+
+    The whole sweep is one compiled call. A batch of at least :data:`_SERIAL_BELOW` edges is
+    decided by every thread (each its share of the batch, with its own table) and applied by
+    every thread (atomic additions to ``a_c`` and the sizes: integers, so the result does not
+    depend on their order); a smaller one runs on the calling thread.
+
+    Returns the change of :func:`internal_weight` over the sweep, exact: before a batch's moves
+    are applied, each vertex that moves sums the change of its pairs with its neighbours. After
+    the first sweeps few vertices move, and this costs a small part of the pass over every edge
+    that :func:`internal_weight` makes.
     """
-    for b, batches in enumerate(workspace["batches"]):
-        for j, verts in enumerate(batches):
-            decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b, j)
-            _apply_moves(verts, workspace["new_comm"], comm, csize, afix, kfix)
+    _plan(indptr, workspace)
+    ws = workspace
+    return int(_sweep(indptr, indices, wfix, kfix, comm, csize, afix, ws["order"], ws["batch_ptr"], ws["chunk_ptr"],
+                      ws["parallel"], float(gamma_over_2m), ws["new_comm"], ws["keys"], ws["vals"],
+                      ws["table_sizes"]))
 
 
 def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int):
@@ -181,20 +321,17 @@ def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, 
     verts = workspace["batches"][b][j]
     if verts.shape[0] == 0:
         return verts
-    chunks = workspace["chunks"][b][j]
-    if chunks is None:
-        chunks = workspace["chunks"][b][j] = _bucket_chunks(indptr, verts, workspace["threads"])
-    small = verts.shape[0] * 8 < _SERIAL_BELOW
-    compute = _compute_moves_serial if small else _compute_moves
-    compute(
-        indptr, indices, wfix, kfix, comm, csize, afix, verts, chunks, float(gamma_over_2m),
-        workspace["new_comm"], workspace["keys"], workspace["vals"], workspace["table_sizes"],
-    )
+    _plan(indptr, workspace)
+    k = workspace["first_batch"][b] + j
+    chunks = workspace["chunk_ptr"][k]
+    decide = _decide_batch if workspace["parallel"][k] else _decide_batch_serial
+    decide(indptr, indices, wfix, kfix, comm, csize, afix, workspace["order"], chunks, float(gamma_over_2m),
+           workspace["new_comm"], workspace["keys"], workspace["vals"], workspace["table_sizes"])
     return verts
 
 
-#: Buckets (vertex counts, weighted by a typical degree of 8) and graphs below this size run
-#: on one thread: waking the thread pool costs more than the work. Results are the same.
+#: Batches and graphs of fewer stored entries run on one thread: waking the thread pool costs
+#: more than the work. Results are the same.
 _SERIAL_BELOW = 1 << 16
 
 #: Up to this degree computeMove's table is a short list searched linearly (few entries fit
@@ -202,113 +339,242 @@ _SERIAL_BELOW = 1 << 16
 _LINEAR_DEGREE = 16
 
 
+@njit(cache=True, inline="always")
+def _move_of(v, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, hkeys, hvals,
+             table_sizes):  # pragma: no cover - compiled
+    # computeMove, Algorithm 2, for vertex v: e_{v->c} hashed by community (open addressing,
+    # double hashing, table size the smallest prime > 1.5 deg(v)), then Eq. (2) with the tie
+    # and singleton rules of section 4. The best community is the largest score, the smallest
+    # id among equal scores: the same whatever order the table holds the communities in.
+    start = indptr[v]
+    stop = indptr[v + 1]
+    deg = stop - start
+    if deg <= _LINEAR_DEGREE:
+        p = 0
+        for e in range(start, stop):
+            c = comm[indices[e]]
+            w = wfix[e]
+            found = False
+            for q in range(p):
+                if hkeys[q] == c:
+                    hvals[q] += w
+                    found = True
+                    break
+            if not found:
+                hkeys[p] = c
+                hvals[p] = w
+                p += 1
+    else:
+        p = table_sizes[deg]
+        for q in range(p):
+            hkeys[q] = -1
+        up = np.uint32(p)
+        for e in range(start, stop):
+            c = comm[indices[e]]
+            uc = np.uint32(c)
+            pos = uc % up
+            step = np.uint32(1) + uc % (up - np.uint32(1))
+            while True:
+                k = hkeys[pos]
+                if k == c:
+                    hvals[pos] += wfix[e]
+                    break
+                if k == -1:
+                    hkeys[pos] = c
+                    hvals[pos] = wfix[e]
+                    break
+                pos += step
+                if pos >= up:
+                    pos -= up
+    own = comm[v]
+    kv = kfix[v]
+    gk = float(kv) * gamma_over_2m
+    singleton = csize[own] == 1
+    e_own = np.int64(0)
+    best_c = -1
+    best = -np.inf
+    for q in range(p):
+        c = hkeys[q]
+        if c < 0:
+            continue
+        if c == own:
+            e_own = hvals[q]
+            continue
+        if singleton and c > own and csize[c] == 1:
+            continue
+        s = float(hvals[q]) - gk * float(afix[c])
+        if s > best or (s == best and c < best_c):
+            best = s
+            best_c = c
+    score_own = float(e_own) - gk * float(afix[own] - kv)
+    return best_c if (best_c >= 0 and best > score_own) else own
+
+
 @njit(parallel=True, cache=True)
-def _compute_moves(indptr, indices, wfix, kfix, comm, csize, afix, verts, chunks, gamma_over_2m,
-                   new_comm, keys, vals, table_sizes):  # pragma: no cover - compiled
-    # computeMove, Algorithm 2, for every vertex of one bucket: e_{i->c} hashed by community
-    # (open addressing, double hashing, table size the smallest prime > 1.5 deg(i)), then
-    # Eq. (2) with the tie and singleton rules of section 4. One contiguous run of the batch
-    # per thread, each with its own table.
+def _decide_batch(indptr, indices, wfix, kfix, comm, csize, afix, order, chunks, gamma_over_2m, new_comm, keys,
+                  vals, table_sizes):  # pragma: no cover - compiled
+    # One batch's moves: one contiguous share of the batch per thread, each with its own table.
     for ch in prange(chunks.shape[0] - 1):
         hkeys = keys[ch]
         hvals = vals[ch]
         for t in range(chunks[ch], chunks[ch + 1]):
-            v = verts[t]
-            start = indptr[v]
-            stop = indptr[v + 1]
-            deg = stop - start
-            if deg <= _LINEAR_DEGREE:
-                p = 0
-                for e in range(start, stop):
-                    c = comm[indices[e]]
-                    w = wfix[e]
-                    found = False
-                    for q in range(p):
-                        if hkeys[q] == c:
-                            hvals[q] += w
-                            found = True
-                            break
-                    if not found:
-                        hkeys[p] = c
-                        hvals[p] = w
-                        p += 1
-            else:
-                p = table_sizes[deg]
-                for q in range(p):
-                    hkeys[q] = -1
-                up = np.uint32(p)
-                for e in range(start, stop):
-                    c = comm[indices[e]]
-                    uc = np.uint32(c)
-                    pos = uc % up
-                    step = np.uint32(1) + uc % (up - np.uint32(1))
-                    while True:
-                        k = hkeys[pos]
-                        if k == c:
-                            hvals[pos] += wfix[e]
-                            break
-                        if k == -1:
-                            hkeys[pos] = c
-                            hvals[pos] = wfix[e]
-                            break
-                        pos += step
-                        if pos >= up:
-                            pos -= up
-            own = comm[v]
-            kv = kfix[v]
-            gk = float(kv) * gamma_over_2m
-            singleton = csize[own] == 1
-            e_own = np.int64(0)
-            best_c = -1
-            best = -np.inf
-            for q in range(p):
-                c = hkeys[q]
-                if c < 0:
-                    continue
-                if c == own:
-                    e_own = hvals[q]
-                    continue
-                if singleton and csize[c] == 1 and c > own:
-                    continue
-                s = float(hvals[q]) - gk * float(afix[c])
-                if s > best or (s == best and c < best_c):
-                    best = s
-                    best_c = c
-            score_own = float(e_own) - gk * float(afix[own] - kv)
-            new_comm[v] = best_c if (best_c >= 0 and best > score_own) else own
+            v = order[t]
+            new_comm[v] = _move_of(v, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, hkeys, hvals,
+                                   table_sizes)
 
 
-_compute_moves_serial = njit(cache=True)(_compute_moves.py_func)
+_decide_batch_serial = njit(cache=True)(_decide_batch.py_func)
 
 
-@njit(cache=True)
-def _apply_moves(verts, new_comm, comm, csize, afix, kfix):  # pragma: no cover - compiled
-    # Algorithm 1, lines 8-11: commit the batch's moves and update a_c.
-    moved = 0
-    for t in range(verts.shape[0]):
-        v = verts[t]
-        c = new_comm[v]
-        o = comm[v]
-        if c != o:
-            afix[o] -= kfix[v]
-            afix[c] += kfix[v]
-            csize[o] -= 1
-            csize[c] += 1
-            comm[v] = c
-            moved += 1
-    return moved
+@njit(parallel=True, cache=True)
+def _sweep(indptr, indices, wfix, kfix, comm, csize, afix, order, batch_ptr, chunk_ptr, parallel, gamma_over_2m,
+           new_comm, keys, vals, table_sizes):  # pragma: no cover - compiled
+    # Algorithm 1, lines 4-11: batch after batch, every move decided from the state at the
+    # batch's start, then applied (lines 8-11) before the next batch decides. Returns the
+    # change of the internal weight (see _internal_change). new_comm is -1 outside the batch
+    # in progress.
+    change = np.int64(0)
+    for k in range(batch_ptr.shape[0] - 1):
+        lo = batch_ptr[k]
+        hi = batch_ptr[k + 1]
+        if not parallel[k]:
+            hkeys = keys[0]
+            hvals = vals[0]
+            for t in range(lo, hi):
+                v = order[t]
+                new_comm[v] = _move_of(v, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, hkeys,
+                                       hvals, table_sizes)
+            for t in range(lo, hi):
+                change += _internal_change(order[t], indptr, indices, wfix, comm, new_comm)
+            for t in range(lo, hi):
+                v = order[t]
+                c = new_comm[v]
+                o = comm[v]
+                if c != o:
+                    afix[o] -= kfix[v]
+                    afix[c] += kfix[v]
+                    csize[o] -= 1
+                    csize[c] += 1
+                    comm[v] = c
+                new_comm[v] = -1
+            continue
+        chunks = chunk_ptr[k]
+        for ch in prange(chunks.shape[0] - 1):
+            hkeys = keys[ch]
+            hvals = vals[ch]
+            for t in range(chunks[ch], chunks[ch + 1]):
+                v = order[t]
+                new_comm[v] = _move_of(v, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, hkeys,
+                                       hvals, table_sizes)
+        for ch in prange(chunks.shape[0] - 1):
+            part = np.int64(0)
+            for t in range(chunks[ch], chunks[ch + 1]):
+                part += _internal_change(order[t], indptr, indices, wfix, comm, new_comm)
+            change += part
+        for t in prange(lo, hi):
+            v = order[t]
+            c = new_comm[v]
+            o = comm[v]
+            if c != o:
+                kv = kfix[v]
+                atomic_add(afix, o, -kv)
+                atomic_add(afix, c, kv)
+                atomic_add(csize, o, -1)
+                atomic_add(csize, c, 1)
+                comm[v] = c
+            new_comm[v] = -1
+    return change
+
+
+@njit(cache=True, inline="always")
+def _internal_change(v, indptr, indices, wfix, comm, new_comm):  # pragma: no cover - compiled
+    # What vertex v adds to the change of the internal weight I = sum over ordered pairs of
+    # neighbours (v, u) in one community of w(v, u) when the batch's moves are applied: comm
+    # holds the communities before, new_comm the batch's after (-1 outside the batch). A pair
+    # changes only if one end moves; a mover counts its pairs with movers once (the other
+    # mover counts the reverse pair) and those with vertices that stay twice (for both
+    # directions). Integers: exact in any order.
+    c = new_comm[v]
+    o = comm[v]
+    if c == o:
+        return np.int64(0)
+    s = np.int64(0)
+    for e in range(indptr[v], indptr[v + 1]):
+        u = indices[e]
+        cu = comm[u]
+        nu = new_comm[u]
+        after = nu if nu >= 0 else cu
+        d = (1 if after == c else 0) - (1 if cu == o else 0)
+        if d != 0:
+            s += wfix[e] * d if (nu >= 0 and nu != cu) else 2 * wfix[e] * d
+    return s
+
+
+# ------------------------------------------------------------------------- whole-level passes
+def _parts(work: int) -> int:
+    """Threads for a pass over ``work`` stored entries (1 below :data:`_SERIAL_BELOW`)."""
+    return numba.get_num_threads() if work >= _SERIAL_BELOW else 1
+
+
+def _edge_cuts(indptr, parts: int) -> np.ndarray:
+    """``parts + 1`` vertex bounds splitting the rows into runs of about equal stored entries."""
+    return _balanced_cuts(indptr, parts)
+
+
+def _balanced_cuts(prefix, parts: int) -> np.ndarray:
+    """``parts + 1`` bounds ``0 = c_0 <= ... <= c_parts = len(prefix) - 1``: ``c_i`` the first
+    index whose prefix sum reaches ``i / parts`` of the total (``prefix`` non-decreasing, from 0)."""
+    n = prefix.shape[0] - 1
+    # integer targets: a float one would make searchsorted convert the whole array
+    targets = np.arange(parts + 1, dtype=np.int64) * int(prefix[-1]) // parts
+    cuts = np.minimum(np.searchsorted(prefix, targets, side="left"), n).astype(np.int64)
+    cuts[0], cuts[-1] = 0, n
+    return np.maximum.accumulate(cuts)
 
 
 def fixed_point(weights, scale: float):
     """``rint(weights * scale)`` as int64: the fixed-point weights (``scale`` a power of two)."""
-    return np.rint(np.asarray(weights, dtype=np.float64) * scale).astype(np.int64)
+    w = np.asarray(weights, dtype=np.float64)
+    out = np.empty(w.shape[0], dtype=np.int64)
+    if w.shape[0] >= _SERIAL_BELOW and numba.get_num_threads() > 1:
+        _fixed_point(w, float(scale), out)
+    else:
+        _fixed_point_serial(w, float(scale), out)
+    return out
+
+
+@njit(parallel=True, cache=True)
+def _fixed_point(w, scale, out):  # pragma: no cover - compiled
+    # (rint rounds half to even, as NumPy's does)
+    for i in prange(w.shape[0]):
+        out[i] = np.int64(np.rint(w[i] * scale))
+
+
+_fixed_point_serial = njit(cache=True)(_fixed_point.py_func)
 
 
 def strengths(indptr, wfix, loop_fix):
     """``k_i`` (Algorithm 1, line 2): each vertex's edge weights plus its self-loop, fixed point."""
-    cs = np.zeros(wfix.shape[0] + 1, dtype=np.int64)
-    np.cumsum(wfix, out=cs[1:])
-    return cs[indptr[1:]] - cs[indptr[:-1]] + loop_fix
+    n = indptr.shape[0] - 1
+    out = np.empty(max(n, 0), dtype=np.int64)
+    if n > 0:
+        parts = _parts(int(wfix.shape[0]))
+        kernel = _vertex_sums if parts > 1 else _vertex_sums_serial
+        kernel(indptr, wfix, loop_fix, _edge_cuts(indptr, parts), out)
+    return out
+
+
+@njit(parallel=True, cache=True)
+def _vertex_sums(indptr, wfix, loop_fix, cuts, out):  # pragma: no cover - compiled
+    for ch in prange(cuts.shape[0] - 1):
+        for v in range(cuts[ch], cuts[ch + 1]):
+            s = loop_fix[v]
+            for e in range(indptr[v], indptr[v + 1]):
+                s += wfix[e]
+            out[v] = s
+
+
+_vertex_sums_serial = njit(cache=True)(_vertex_sums.py_func)
 
 
 def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
@@ -319,27 +585,93 @@ def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
     n = indptr.shape[0] - 1
     if n <= 0:
         return 0
-    out = np.empty(n, dtype=np.int64)
-    kernel = _internal_weight_serial if indices.shape[0] < _SERIAL_BELOW else _internal_weight
-    kernel(indptr, indices, wfix, loop_fix, comm, out)
-    return int(out.sum())
+    parts = _parts(int(indices.shape[0]))
+    kernel = _internal_weight if parts > 1 else _internal_weight_serial
+    return int(kernel(indptr, indices, wfix, loop_fix, comm, _edge_cuts(indptr, parts)))
 
 
 @njit(parallel=True, cache=True)
-def _internal_weight(indptr, indices, wfix, loop_fix, comm, out):  # pragma: no cover - compiled
-    # Eq. (1), first term, per vertex (integers: the total is exact in any order).
-    for v in prange(indptr.shape[0] - 1):
-        cv = comm[v]
-        s = loop_fix[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            if comm[indices[e]] == cv:
-                s += wfix[e]
-        out[v] = s
+def _internal_weight(indptr, indices, wfix, loop_fix, comm, cuts):  # pragma: no cover - compiled
+    # Eq. (1), first term, a run of vertices per thread (integers: the total is exact in any order).
+    total = np.int64(0)
+    for ch in prange(cuts.shape[0] - 1):
+        s = np.int64(0)
+        for v in range(cuts[ch], cuts[ch + 1]):
+            cv = comm[v]
+            s += loop_fix[v]
+            for e in range(indptr[v], indptr[v + 1]):
+                if comm[indices[e]] == cv:
+                    s += wfix[e]
+        total += s
+    return total
 
 
 _internal_weight_serial = njit(cache=True)(_internal_weight.py_func)
 
 
+def square_sum(a) -> int:
+    """``sum(a**2)`` exactly, for non-negative int64 ``a`` whose sum is below ``2**60``.
+
+    ``a = h 2^30 + l`` and ``l = p 2^15 + r``: every partial sum stays under ``2**62`` (``sum h
+    <= 2**30`` bounds ``sum h^2`` and ``sum h l``), and so does any part of it, so each thread
+    sums its share of the five in int64 and the shares add exactly.
+
+    >>> square_sum(np.array([3, 2**40, 0], dtype=np.int64)) == 9 + 2**80
+    True
+    """
+    n = int(a.shape[0])
+    if n == 0:
+        return 0
+    parts = numba.get_num_threads() if n >= _SERIAL_BELOW else 1
+    cuts = np.linspace(0, n, parts + 1).astype(np.int64)
+    kernel = _square_sums if parts > 1 else _square_sums_serial
+    hh, hl, pp, pr, rr = (int(x) for x in kernel(a, cuts))
+    return (hh << 60) + (hl << 31) + (pp << 30) + (pr << 16) + rr
+
+
+@njit(parallel=True, cache=True)
+def _square_sums(a, cuts):  # pragma: no cover - compiled
+    hh = np.int64(0)
+    hl = np.int64(0)
+    pp = np.int64(0)
+    pr = np.int64(0)
+    rr = np.int64(0)
+    for ch in prange(cuts.shape[0] - 1):
+        for i in range(cuts[ch], cuts[ch + 1]):
+            x = a[i]
+            h = x >> 30
+            lo = x & ((1 << 30) - 1)
+            p = lo >> 15
+            r = lo & ((1 << 15) - 1)
+            hh += h * h
+            hl += h * lo
+            pp += p * p
+            pr += p * r
+            rr += r * r
+    return hh, hl, pp, pr, rr
+
+
+_square_sums_serial = njit(cache=True)(_square_sums.py_func)
+
+
+def compose_labels(new_id, comm, labels):
+    """``new_id[comm[labels]]``: each original vertex's vertex of the next level, by every thread."""
+    out = np.empty(labels.shape[0], dtype=np.int32)
+    kernel = _compose if labels.shape[0] >= _SERIAL_BELOW and numba.get_num_threads() > 1 else _compose_serial
+    kernel(new_id, comm, labels, out)
+    return out
+
+
+@njit(parallel=True, cache=True)
+def _compose(new_id, comm, labels, out):  # pragma: no cover - compiled
+    for i in prange(labels.shape[0]):
+        out[i] = new_id[comm[labels[i]]]
+
+
+_compose_serial = njit(cache=True)(_compose.py_func)
+
+
+# --------------------------------------------------------------------------------- aggregation
 def aggregate(indptr, indices, wfix, loop_fix, comm):
     """Aggregation phase, Algorithm 3: one vertex per non-empty community.
 
@@ -347,88 +679,249 @@ def aggregate(indptr, indices, wfix, loop_fix, comm):
     ``new_id[c]`` is the new vertex of community ``c`` (``-1`` for empty communities);
     communities keep their order, so new ids follow the old community ids. Edges between two
     communities are merged into one edge carrying the summed weight; edges inside a
-    community become its self-loop weight.
+    community become its self-loop weight. A community's row lists its neighbours in the order
+    its members (ascending) first reach them.
+
+    Every pass runs on every thread for graphs of at least :data:`_SERIAL_BELOW` stored
+    entries: the counts per community (atomic additions), their prefix sums, the members of
+    each community (placed by an atomic cursor, then sorted), and mergeCommunity, a run of
+    communities of about equal edge count per thread, each with its own hash table.
     """
     n = indptr.shape[0] - 1
-    com_size, com_degree = _community_sizes(indptr, comm, n)
-    new_id = np.cumsum(com_size > 0, dtype=np.int64) - 1
-    new_id = np.where(com_size > 0, new_id, -1).astype(np.int32)
-    n_new = int(new_id.max(initial=-1)) + 1
-    vertex_start = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(com_size, out=vertex_start[1:])
-    edge_pos = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(com_degree, out=edge_pos[1:])
-    members = np.argsort(comm, kind="stable").astype(np.int32)  # vertices ordered by community
-    communities = np.flatnonzero(com_size > 0).astype(np.int32)
-    threads = numba.get_num_threads()
+    parts = _parts(int(indices.shape[0]))
+    par = parts > 1
+    com_size = np.zeros(max(n, 1), dtype=np.int64)
+    com_degree = np.zeros(max(n, 1), dtype=np.int64)
+    (_community_counts if par else _community_counts_serial)(indptr, comm, com_size, com_degree)
+    new_id = np.empty(max(n, 0), dtype=np.int32)
+    vertex_start = np.empty(n + 1, dtype=np.int64)
+    edge_pos = np.empty(n + 1, dtype=np.int64)
+    cuts = np.linspace(0, n, parts + 1).astype(np.int64)
+    n_new = int((_community_offsets if par else _community_offsets_serial)(
+        com_size, com_degree, cuts, new_id, vertex_start, edge_pos))
+    members = np.empty(max(n, 0), dtype=np.int32)
+    cv = np.empty(max(n, 0), dtype=np.int32)  # new vertex of each vertex's community
+    (_place_members if par else _place_members_serial)(comm, new_id, vertex_start, members, cv)
+    ccuts = _balanced_cuts(edge_pos, parts)  # a run of communities of about equal edge count per thread
+    widest = int(min(int(com_degree.max(initial=0)), n_new))  # most distinct neighbours of one community
+    tab_size = 2
+    while tab_size < 2 * widest:
+        tab_size *= 2
+    tab = np.zeros((parts, tab_size + 16), dtype=np.int32)
+    slot = np.empty((parts, widest + 16), dtype=np.int32)
     tmp_idx = np.empty(max(int(edge_pos[-1]), 1), dtype=np.int32)
     tmp_w = np.empty(max(int(edge_pos[-1]), 1), dtype=np.int64)
     counts = np.zeros(n_new, dtype=np.int64)
     new_loop = np.zeros(n_new, dtype=np.int64)
-    acc = np.zeros((threads, max(n_new, 1)), dtype=np.int64)
-    mark = np.full((threads, max(n_new, 1)), -1, dtype=np.int64)
-    _merge_communities(
-        indptr, indices, wfix, loop_fix, comm, new_id, members, vertex_start, edge_pos,
-        communities, tmp_idx, tmp_w, counts, new_loop, acc, mark,
+    (_merge_communities if par else _merge_communities_serial)(
+        indptr, indices, wfix, loop_fix, cv, new_id, members, vertex_start, edge_pos, ccuts, tab, slot,
+        tmp_idx, tmp_w, counts, new_loop,
     )
     new_indptr = np.zeros(n_new + 1, dtype=np.int64)
     np.cumsum(counts, out=new_indptr[1:])
     new_indices = np.empty(int(new_indptr[-1]), dtype=np.int32)
     new_wfix = np.empty(int(new_indptr[-1]), dtype=np.int64)
-    _compact_edges(communities, new_id, edge_pos, new_indptr, tmp_idx, tmp_w, new_indices, new_wfix)
+    (_compact_edges if par else _compact_edges_serial)(ccuts, new_id, edge_pos, new_indptr, tmp_idx, tmp_w,
+                                                       new_indices, new_wfix)
     return new_indptr, new_indices, new_wfix, new_loop, new_id
 
 
+@njit(parallel=True, cache=True)
+def _community_counts(indptr, comm, com_size, com_degree):  # pragma: no cover - compiled
+    # Algorithm 3, lines 2-6: comSize and comDegree (atomic: integers, any order).
+    for v in prange(indptr.shape[0] - 1):
+        c = comm[v]
+        atomic_add(com_size, c, 1)
+        atomic_add(com_degree, c, indptr[v + 1] - indptr[v])
+
+
 @njit(cache=True)
-def _community_sizes(indptr, comm, n):  # pragma: no cover - compiled
-    # Algorithm 3, lines 2-6: comSize and comDegree.
-    com_size = np.zeros(n, dtype=np.int64)
-    com_degree = np.zeros(n, dtype=np.int64)
+def _community_counts_serial(indptr, comm, com_size, com_degree):  # pragma: no cover - compiled
+    for v in range(indptr.shape[0] - 1):
+        c = comm[v]
+        com_size[c] += 1
+        com_degree[c] += indptr[v + 1] - indptr[v]
+
+
+@njit(parallel=True, cache=True)
+def _community_offsets(com_size, com_degree, cuts, new_id, vertex_start, edge_pos):  # pragma: no cover
+    # Algorithm 3, lines 7-9: new ids (prefix sum of the non-empty communities) and the
+    # exclusive prefix sums of comSize and comDegree, in two passes over runs of communities.
+    parts = cuts.shape[0] - 1
+    sums = np.zeros((parts + 1, 3), dtype=np.int64)
+    for ch in prange(parts):
+        a = np.int64(0)
+        b = np.int64(0)
+        d = np.int64(0)
+        for c in range(cuts[ch], cuts[ch + 1]):
+            s = com_size[c]
+            a += 1 if s > 0 else 0
+            b += s
+            d += com_degree[c]
+        sums[ch + 1, 0] = a
+        sums[ch + 1, 1] = b
+        sums[ch + 1, 2] = d
+    for ch in range(parts):
+        for i in range(3):
+            sums[ch + 1, i] += sums[ch, i]
+    for ch in prange(parts):
+        a = sums[ch, 0]
+        b = sums[ch, 1]
+        d = sums[ch, 2]
+        for c in range(cuts[ch], cuts[ch + 1]):
+            s = com_size[c]
+            new_id[c] = a if s > 0 else -1
+            a += 1 if s > 0 else 0
+            vertex_start[c] = b
+            b += s
+            edge_pos[c] = d
+            d += com_degree[c]
+    vertex_start[cuts[parts]] = sums[parts, 1]
+    edge_pos[cuts[parts]] = sums[parts, 2]
+    return sums[parts, 0]
+
+
+_community_offsets_serial = njit(cache=True)(_community_offsets.py_func)
+
+
+@njit(parallel=True, cache=True)
+def _place_members(comm, new_id, vertex_start, members, cv):  # pragma: no cover - compiled
+    # Each community's vertices, placed by an atomic cursor (in any order), then sorted: the
+    # vertices of community c end up ascending in members[vertex_start[c]:vertex_start[c + 1]].
+    n = comm.shape[0]
+    cursor = vertex_start[:n].copy()
+    for v in prange(n):
+        c = comm[v]
+        members[atomic_add(cursor, c, 1)] = v
+        cv[v] = new_id[c]
+    for c in prange(n):
+        lo = vertex_start[c]
+        hi = vertex_start[c + 1]
+        if hi - lo > 1:
+            _sort_ints(members, lo, hi)
+
+
+@njit(cache=True)
+def _place_members_serial(comm, new_id, vertex_start, members, cv):  # pragma: no cover - compiled
+    # (vertices in ascending order: each community's members come out sorted)
+    n = comm.shape[0]
+    cursor = vertex_start[:n].copy()
     for v in range(n):
-        com_size[comm[v]] += 1
-        com_degree[comm[v]] += indptr[v + 1] - indptr[v]
-    return com_size, com_degree
+        c = comm[v]
+        members[cursor[c]] = v
+        cursor[c] += 1
+        cv[v] = new_id[c]
+
+
+@njit(cache=True)
+def _sort_ints(a, lo, hi):  # pragma: no cover - compiled
+    # a[lo:hi] ascending in place: insertion sort for short runs, else heapsort (no allocation,
+    # safe on any thread).
+    m = hi - lo
+    if m <= 32:
+        for i in range(lo + 1, hi):
+            x = a[i]
+            j = i - 1
+            while j >= lo and a[j] > x:
+                a[j + 1] = a[j]
+                j -= 1
+            a[j + 1] = x
+        return
+    for start in range(m // 2 - 1, -1, -1):
+        _sift_down(a, lo, start, m)
+    for end in range(m - 1, 0, -1):
+        x = a[lo]
+        a[lo] = a[lo + end]
+        a[lo + end] = x
+        _sift_down(a, lo, 0, end)
+
+
+@njit(cache=True)
+def _sift_down(a, lo, root, size):  # pragma: no cover - compiled
+    while True:
+        child = 2 * root + 1
+        if child >= size:
+            return
+        if child + 1 < size and a[lo + child + 1] > a[lo + child]:
+            child += 1
+        if a[lo + root] >= a[lo + child]:
+            return
+        x = a[lo + root]
+        a[lo + root] = a[lo + child]
+        a[lo + child] = x
+        root = child
 
 
 @njit(parallel=True, cache=True)
-def _merge_communities(indptr, indices, wfix, loop_fix, comm, new_id, members, vertex_start,
-                       edge_pos, communities, tmp_idx, tmp_w, counts, new_loop, acc, mark):  # pragma: no cover
+def _merge_communities(indptr, indices, wfix, loop_fix, cv, new_id, members, vertex_start, edge_pos, ccuts, tab,
+                       slot, tmp_idx, tmp_w, counts, new_loop):  # pragma: no cover - compiled
     # mergeCommunity (Algorithm 3, line 23): all neighbours of a community's vertices are
-    # accumulated by their new community id; the community's own id collects the self-loop.
-    for t in prange(communities.shape[0]):
-        tid = numba.get_thread_id()
-        c = communities[t]
-        nc = new_id[c]
-        base = edge_pos[c]
-        cnt = 0
-        loop = np.int64(0)
-        for q in range(vertex_start[c], vertex_start[c + 1]):
-            u = members[q]
-            loop += loop_fix[u]
-            for e in range(indptr[u], indptr[u + 1]):
-                d = new_id[comm[indices[e]]]
-                if d == nc:
-                    loop += wfix[e]
-                elif mark[tid, d] != nc:
-                    mark[tid, d] = nc
-                    acc[tid, d] = cnt
-                    tmp_idx[base + cnt] = d
-                    tmp_w[base + cnt] = wfix[e]
-                    cnt += 1
-                else:
-                    tmp_w[base + acc[tid, d]] += wfix[e]
-        counts[nc] = cnt
-        new_loop[nc] = loop
+    # accumulated by their new community id, in the order the members (ascending) first reach
+    # them; the community's own id collects the self-loop. A run of communities per thread,
+    # with its own table (open addressing, linear probing, a power of two at least twice the
+    # distinct neighbours): tab[h] is 1 + the row position of the id hashed to h, or 0.
+    for ch in prange(ccuts.shape[0] - 1):
+        htab = tab[ch]
+        hslot = slot[ch]
+        for c in range(ccuts[ch], ccuts[ch + 1]):
+            first = vertex_start[c]
+            last = vertex_start[c + 1]
+            if first == last:
+                continue
+            nc = new_id[c]
+            base = edge_pos[c]
+            span = edge_pos[c + 1] - base  # the community's stored entries: a bound on its row
+            bits = 1
+            while (1 << bits) < 2 * span and (1 << bits) < htab.shape[0] - 16:
+                bits += 1
+            mask = (1 << bits) - 1
+            shift = 32 - bits
+            cnt = 0
+            loop = np.int64(0)
+            for q in range(first, last):
+                u = members[q]
+                loop += loop_fix[u]
+                for e in range(indptr[u], indptr[u + 1]):
+                    d = cv[indices[e]]
+                    if d == nc:
+                        loop += wfix[e]
+                        continue
+                    h = ((np.int64(d) * 2654435769) & 0xFFFFFFFF) >> shift  # Fibonacci hashing
+                    while True:
+                        r = htab[h]
+                        if r == 0:
+                            htab[h] = cnt + 1
+                            hslot[cnt] = h
+                            tmp_idx[base + cnt] = d
+                            tmp_w[base + cnt] = wfix[e]
+                            cnt += 1
+                            break
+                        if tmp_idx[base + r - 1] == d:
+                            tmp_w[base + r - 1] += wfix[e]
+                            break
+                        h = (h + 1) & mask
+            for r in range(cnt):
+                htab[hslot[r]] = 0
+            counts[nc] = cnt
+            new_loop[nc] = loop
+
+
+_merge_communities_serial = njit(cache=True)(_merge_communities.py_func)
 
 
 @njit(parallel=True, cache=True)
-def _compact_edges(communities, new_id, edge_pos, new_indptr, tmp_idx, tmp_w, out_idx, out_w):  # pragma: no cover
+def _compact_edges(ccuts, new_id, edge_pos, new_indptr, tmp_idx, tmp_w, out_idx, out_w):  # pragma: no cover
     # Compaction after mergeCommunity: each community's edge list moves to consecutive slots.
-    for t in prange(communities.shape[0]):
-        c = communities[t]
-        nc = new_id[c]
-        src = edge_pos[c]
-        dst = new_indptr[nc]
-        for q in range(new_indptr[nc + 1] - dst):
-            out_idx[dst + q] = tmp_idx[src + q]
-            out_w[dst + q] = tmp_w[src + q]
+    for ch in prange(ccuts.shape[0] - 1):
+        for c in range(ccuts[ch], ccuts[ch + 1]):
+            nc = new_id[c]
+            if nc < 0:
+                continue
+            src = edge_pos[c]
+            dst = new_indptr[nc]
+            for q in range(new_indptr[nc + 1] - dst):
+                out_idx[dst + q] = tmp_idx[src + q]
+                out_w[dst + q] = tmp_w[src + q]
+
+
+_compact_edges_serial = njit(cache=True)(_compact_edges.py_func)
