@@ -206,8 +206,10 @@ def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=Non
     larger graph moves its share of every batch of the whole graph's buckets.
     """
     threads = numba.get_num_threads()
-    sizes = table_sizes(max_degree)
-    width = int(sizes[-1])
+    width = max(int(max_degree), _LINEAR_DEGREE)
+    tab_size = 32
+    while tab_size < 2 * width:
+        tab_size *= 2
     if batches is None:  # move_batches(verts, k) of every bucket, written straight into ``order``
         split = [(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
         shape = [_batch_count(int(verts.shape[0]), k) for verts, k in split]
@@ -227,17 +229,23 @@ def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=Non
         k += nb
     first = np.cumsum([0] + shape)[:-1].tolist()
     return {
-        "table_sizes": sizes,
-        # rows padded by a cache line: one thread's writes never evict another's table
+        # per thread: the list of a vertex's communities and their weights, the hash table of
+        # vertices above _LINEAR_DEGREE (kept empty between vertices) and the slots it used;
+        # rows padded by a cache line, so one thread's writes never evict another's
         "keys": np.empty((threads, width + 16), dtype=np.int32),
         "vals": np.empty((threads, width + 8), dtype=np.int64),
-        "new_comm": np.full(max(n, 1), -1, dtype=np.int32),  # (-1: not in the batch in progress)
+        "tabs": np.zeros((threads, tab_size + 16), dtype=np.int32),
+        "poss": np.empty((threads, width + 16), dtype=np.int32),
+        "new_comm": np.empty(max(n, 1), dtype=np.int32),
         "threads": threads,
         "batches": views,
         "first_batch": first,
         "order": order,
         "batch_ptr": batch_ptr,
         "chunk_ptr": None,  # (batches, threads + 1) positions in ``order``, made on first use
+        "batch_of": None,  # the batch of every vertex (-1: none), made with chunk_ptr
+        "moves": None,  # move_sweep's record of a batch's moves and of its movers, made on first use
+        "movers": None,
         "parallel": None,  # per batch: whether its moves are decided and applied by every thread
     }
 
@@ -250,15 +258,18 @@ def _plan(indptr, workspace) -> None:
     nb = workspace["batch_ptr"].shape[0] - 1
     chunk_ptr = np.empty((nb, threads + 1), dtype=np.int64)
     edges = np.empty(nb, dtype=np.int64)
-    _batch_chunks(indptr, workspace["order"], workspace["batch_ptr"], chunk_ptr, edges)
+    batch_of = np.full(workspace["new_comm"].shape[0], -1, dtype=np.int32)
+    _batch_chunks(indptr, workspace["order"], workspace["batch_ptr"], chunk_ptr, edges, batch_of)
     workspace["chunk_ptr"] = chunk_ptr
+    workspace["batch_of"] = batch_of
     workspace["parallel"] = (edges >= _SERIAL_BELOW) & (threads > 1)
 
 
 @njit(parallel=True, cache=True)
-def _batch_chunks(indptr, order, batch_ptr, chunk_ptr, edges):  # pragma: no cover - compiled
+def _batch_chunks(indptr, order, batch_ptr, chunk_ptr, edges, batch_of):  # pragma: no cover - compiled
     # Cut each batch into len(chunk_ptr[k]) - 1 runs of about equal edge count: cut i is the
-    # first position whose prefix of degrees reaches i / parts of the batch's edges.
+    # first position whose prefix of degrees reaches i / parts of the batch's edges. Also the
+    # batch of every vertex (-1: in none).
     parts = chunk_ptr.shape[1] - 1
     for k in prange(batch_ptr.shape[0] - 1):
         lo = batch_ptr[k]
@@ -266,6 +277,7 @@ def _batch_chunks(indptr, order, batch_ptr, chunk_ptr, edges):  # pragma: no cov
         total = np.int64(0)
         for t in range(lo, hi):
             v = order[t]
+            batch_of[v] = k
             total += indptr[v + 1] - indptr[v]
         edges[k] = total
         chunk_ptr[k, 0] = lo
@@ -309,9 +321,12 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
     """
     _plan(indptr, workspace)
     ws = workspace
+    if ws["moves"] is None:
+        ws["moves"] = np.empty(ws["new_comm"].shape[0], dtype=np.int64)
+        ws["movers"] = np.empty(ws["order"].shape[0], dtype=np.int32)
     return int(_sweep(indptr, indices, wfix, kfix, comm, csize, afix, ws["order"], ws["batch_ptr"], ws["chunk_ptr"],
-                      ws["parallel"], float(gamma_over_2m), ws["new_comm"], ws["keys"], ws["vals"],
-                      ws["table_sizes"]))
+                      ws["parallel"], float(gamma_over_2m), ws["new_comm"], ws["keys"], ws["vals"], ws["tabs"],
+                      ws["poss"], ws["moves"], ws["movers"], ws["batch_of"]))
 
 
 def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int):
@@ -326,7 +341,7 @@ def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, 
     chunks = workspace["chunk_ptr"][k]
     decide = _decide_batch if workspace["parallel"][k] else _decide_batch_serial
     decide(indptr, indices, wfix, kfix, comm, csize, afix, workspace["order"], chunks, float(gamma_over_2m),
-           workspace["new_comm"], workspace["keys"], workspace["vals"], workspace["table_sizes"])
+           workspace["new_comm"], workspace["keys"], workspace["vals"], workspace["tabs"], workspace["poss"])
     return verts
 
 
@@ -339,88 +354,157 @@ _SERIAL_BELOW = 1 << 16
 _LINEAR_DEGREE = 16
 
 
-@njit(cache=True, inline="always")
-def _move_of(v, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, hkeys, hvals,
-             table_sizes):  # pragma: no cover - compiled
-    # computeMove, Algorithm 2, for vertex v: e_{v->c} hashed by community (open addressing,
-    # double hashing, table size the smallest prime > 1.5 deg(v)), then Eq. (2) with the tie
-    # and singleton rules of section 4. The best community is the largest score, the smallest
-    # id among equal scores: the same whatever order the table holds the communities in.
-    start = indptr[v]
-    stop = indptr[v + 1]
-    deg = stop - start
-    if deg <= _LINEAR_DEGREE:
+@njit(cache=True)
+def _decide_range(order, lo, hi, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, new_comm, hkeys,
+                  hvals, htab, hpos):  # pragma: no cover - compiled
+    # computeMove, Algorithm 2, for each vertex v of order[lo:hi], with one thread's scratch:
+    # e_{v->c} summed by community into the list hkeys/hvals, then Eq. (2) with the tie and
+    # singleton rules of section 4. The best community is the largest score, the smallest id
+    # among equal scores: the same whatever order the list holds the communities in, so the
+    # table need not be the paper's (open addressing, double hashing, a prime size above
+    # 1.5 deg(v)). Up to _LINEAR_DEGREE the list is searched linearly; above, htab (a power of
+    # two at least twice the degree, linear probing, Fibonacci hashing: no division) holds 1 +
+    # the list position of each community, or 0, and is cleared through hpos, the slots used.
+    # (The body is written out in the loop: inlining a per-vertex function made it slower.)
+    for t in range(lo, hi):
+        v = order[t]
+        start = indptr[v]
+        stop = indptr[v + 1]
+        deg = stop - start
         p = 0
-        for e in range(start, stop):
-            c = comm[indices[e]]
-            w = wfix[e]
-            found = False
+        if deg <= _LINEAR_DEGREE:
+            for e in range(start, stop):
+                c = comm[indices[e]]
+                w = wfix[e]
+                found = False
+                for q in range(p):
+                    if hkeys[q] == c:
+                        hvals[q] += w
+                        found = True
+                        break
+                if not found:
+                    hkeys[p] = c
+                    hvals[p] = w
+                    p += 1
+        else:
+            bits = 5
+            while (1 << bits) < 2 * deg:
+                bits += 1
+            mask = (1 << bits) - 1
+            shift = 32 - bits
+            for e in range(start, stop):
+                c = comm[indices[e]]
+                h = ((np.int64(c) * 2654435769) & 0xFFFFFFFF) >> shift
+                while True:
+                    r = htab[h]
+                    if r == 0:
+                        htab[h] = p + 1
+                        hpos[p] = h
+                        hkeys[p] = c
+                        hvals[p] = wfix[e]
+                        p += 1
+                        break
+                    if hkeys[r - 1] == c:
+                        hvals[r - 1] += wfix[e]
+                        break
+                    h = (h + 1) & mask
             for q in range(p):
-                if hkeys[q] == c:
-                    hvals[q] += w
-                    found = True
-                    break
-            if not found:
-                hkeys[p] = c
-                hvals[p] = w
-                p += 1
-    else:
-        p = table_sizes[deg]
+                htab[hpos[q]] = 0
+        own = comm[v]
+        kv = kfix[v]
+        gk = float(kv) * gamma_over_2m
+        singleton = csize[own] == 1
+        e_own = np.int64(0)
+        best_c = -1
+        best = -np.inf
         for q in range(p):
-            hkeys[q] = -1
-        up = np.uint32(p)
-        for e in range(start, stop):
-            c = comm[indices[e]]
-            uc = np.uint32(c)
-            pos = uc % up
-            step = np.uint32(1) + uc % (up - np.uint32(1))
-            while True:
-                k = hkeys[pos]
-                if k == c:
-                    hvals[pos] += wfix[e]
-                    break
-                if k == -1:
-                    hkeys[pos] = c
-                    hvals[pos] = wfix[e]
-                    break
-                pos += step
-                if pos >= up:
-                    pos -= up
-    own = comm[v]
-    kv = kfix[v]
-    gk = float(kv) * gamma_over_2m
-    singleton = csize[own] == 1
-    e_own = np.int64(0)
-    best_c = -1
-    best = -np.inf
-    for q in range(p):
-        c = hkeys[q]
-        if c < 0:
+            c = hkeys[q]
+            if c == own:
+                e_own = hvals[q]
+                continue
+            if singleton and c > own and csize[c] == 1:
+                continue
+            s = float(hvals[q]) - gk * float(afix[c])
+            if s > best or (s == best and c < best_c):
+                best = s
+                best_c = c
+        score_own = float(e_own) - gk * float(afix[own] - kv)
+        new_comm[v] = best_c if (best_c >= 0 and best > score_own) else own
+
+
+@njit(cache=True)
+def _apply_range(movers, lo, hi, k, indptr, indices, wfix, kfix, comm, csize, afix, moves, batch_of,
+                 atomic):  # pragma: no cover - compiled
+    # Algorithm 1, lines 8-11, for the vertices movers[lo:hi] of batch k: each move applied (a_c
+    # and the sizes by atomic additions when other threads apply theirs at the same time), and
+    # the change of the internal weight I (the sum over ordered pairs of neighbours (v, u) in
+    # one community of w(v, u)) returned. moves[u] holds old << 32 | new for the vertices of the
+    # batch (batch_of[u] == k), read instead of comm[u], which the batch's own moves overwrite;
+    # the other vertices stay. A pair changes only if one end moves; a mover counts its pairs
+    # with movers once (the other mover counts the reverse pair) and those with vertices that
+    # stay twice (for both directions). Integers: exact in any order.
+    total = np.int64(0)
+    for t in range(lo, hi):
+        v = movers[t]
+        m = moves[v]
+        o = m >> 32
+        c = m & 0xFFFFFFFF
+        if c == o:
             continue
-        if c == own:
-            e_own = hvals[q]
-            continue
-        if singleton and c > own and csize[c] == 1:
-            continue
-        s = float(hvals[q]) - gk * float(afix[c])
-        if s > best or (s == best and c < best_c):
-            best = s
-            best_c = c
-    score_own = float(e_own) - gk * float(afix[own] - kv)
-    return best_c if (best_c >= 0 and best > score_own) else own
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if batch_of[u] == k:
+                mu = moves[u]
+                before = mu >> 32
+                after = mu & 0xFFFFFFFF
+                twice = before == after
+            else:
+                before = comm[u]
+                after = before
+                twice = True
+            d = (1 if after == c else 0) - (1 if before == o else 0)
+            if d != 0:
+                total += 2 * wfix[e] * d if twice else wfix[e] * d
+        kv = kfix[v]
+        if atomic:
+            atomic_add(afix, o, -kv)
+            atomic_add(afix, c, kv)
+            atomic_add(csize, o, -1)
+            atomic_add(csize, c, 1)
+        else:
+            afix[o] -= kv
+            afix[c] += kv
+            csize[o] -= 1
+            csize[c] += 1
+        comm[v] = c
+    return total
+
+
+@njit(cache=True)
+def _record_moves(order, lo, hi, indptr, comm, new_comm, moves, movers):  # pragma: no cover - compiled
+    # old << 32 | new for the vertices order[lo:hi], as _apply_range reads them; the vertices
+    # that move, from movers[lo] on. Returns their count and their edges.
+    count = 0
+    edges = np.int64(0)
+    for t in range(lo, hi):
+        v = order[t]
+        o = comm[v]
+        c = new_comm[v]
+        moves[v] = (np.int64(o) << 32) | np.int64(c)
+        if c != o:
+            movers[lo + count] = v
+            count += 1
+            edges += indptr[v + 1] - indptr[v]
+    return count, edges
 
 
 @njit(parallel=True, cache=True)
 def _decide_batch(indptr, indices, wfix, kfix, comm, csize, afix, order, chunks, gamma_over_2m, new_comm, keys,
-                  vals, table_sizes):  # pragma: no cover - compiled
+                  vals, tabs, poss):  # pragma: no cover - compiled
     # One batch's moves: one contiguous share of the batch per thread, each with its own table.
     for ch in prange(chunks.shape[0] - 1):
-        hkeys = keys[ch]
-        hvals = vals[ch]
-        for t in range(chunks[ch], chunks[ch + 1]):
-            v = order[t]
-            new_comm[v] = _move_of(v, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, hkeys, hvals,
-                                   table_sizes)
+        _decide_range(order, chunks[ch], chunks[ch + 1], indptr, indices, wfix, kfix, comm, csize, afix,
+                      gamma_over_2m, new_comm, keys[ch], vals[ch], tabs[ch], poss[ch])
 
 
 _decide_batch_serial = njit(cache=True)(_decide_batch.py_func)
@@ -428,86 +512,41 @@ _decide_batch_serial = njit(cache=True)(_decide_batch.py_func)
 
 @njit(parallel=True, cache=True)
 def _sweep(indptr, indices, wfix, kfix, comm, csize, afix, order, batch_ptr, chunk_ptr, parallel, gamma_over_2m,
-           new_comm, keys, vals, table_sizes):  # pragma: no cover - compiled
+           new_comm, keys, vals, tabs, poss, moves, movers, batch_of):  # pragma: no cover - compiled
     # Algorithm 1, lines 4-11: batch after batch, every move decided from the state at the
-    # batch's start, then applied (lines 8-11) before the next batch decides. Returns the
-    # change of the internal weight (see _internal_change). new_comm is -1 outside the batch
-    # in progress.
+    # batch's start, then applied (lines 8-11) before the next batch decides. A parallel batch
+    # is decided in one parallel region and applied in a second, or, when its movers have
+    # fewer than _SERIAL_BELOW edges (most batches after the first sweeps), on this thread.
+    # Returns the change of the internal weight (see _apply_range).
     change = np.int64(0)
+    counts = np.zeros(chunk_ptr.shape[1], dtype=np.int64)
     for k in range(batch_ptr.shape[0] - 1):
         lo = batch_ptr[k]
         hi = batch_ptr[k + 1]
         if not parallel[k]:
-            hkeys = keys[0]
-            hvals = vals[0]
-            for t in range(lo, hi):
-                v = order[t]
-                new_comm[v] = _move_of(v, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, hkeys,
-                                       hvals, table_sizes)
-            for t in range(lo, hi):
-                change += _internal_change(order[t], indptr, indices, wfix, comm, new_comm)
-            for t in range(lo, hi):
-                v = order[t]
-                c = new_comm[v]
-                o = comm[v]
-                if c != o:
-                    afix[o] -= kfix[v]
-                    afix[c] += kfix[v]
-                    csize[o] -= 1
-                    csize[c] += 1
-                    comm[v] = c
-                new_comm[v] = -1
+            _decide_range(order, lo, hi, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, new_comm,
+                          keys[0], vals[0], tabs[0], poss[0])
+            count, _ = _record_moves(order, lo, hi, indptr, comm, new_comm, moves, movers)
+            change += _apply_range(movers, lo, lo + count, k, indptr, indices, wfix, kfix, comm, csize, afix, moves,
+                                   batch_of, False)
             continue
         chunks = chunk_ptr[k]
+        moved_edges = np.int64(0)
         for ch in prange(chunks.shape[0] - 1):
-            hkeys = keys[ch]
-            hvals = vals[ch]
-            for t in range(chunks[ch], chunks[ch + 1]):
-                v = order[t]
-                new_comm[v] = _move_of(v, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, hkeys,
-                                       hvals, table_sizes)
-        for ch in prange(chunks.shape[0] - 1):
-            part = np.int64(0)
-            for t in range(chunks[ch], chunks[ch + 1]):
-                part += _internal_change(order[t], indptr, indices, wfix, comm, new_comm)
-            change += part
-        for t in prange(lo, hi):
-            v = order[t]
-            c = new_comm[v]
-            o = comm[v]
-            if c != o:
-                kv = kfix[v]
-                atomic_add(afix, o, -kv)
-                atomic_add(afix, c, kv)
-                atomic_add(csize, o, -1)
-                atomic_add(csize, c, 1)
-                comm[v] = c
-            new_comm[v] = -1
+            _decide_range(order, chunks[ch], chunks[ch + 1], indptr, indices, wfix, kfix, comm, csize, afix,
+                          gamma_over_2m, new_comm, keys[ch], vals[ch], tabs[ch], poss[ch])
+            count, edges = _record_moves(order, chunks[ch], chunks[ch + 1], indptr, comm, new_comm, moves, movers)
+            counts[ch] = count
+            moved_edges += edges
+        if moved_edges < _SERIAL_BELOW:
+            for ch in range(chunks.shape[0] - 1):
+                change += _apply_range(movers, chunks[ch], chunks[ch] + counts[ch], k, indptr, indices, wfix, kfix,
+                                       comm, csize, afix, moves, batch_of, False)
+        else:
+            for ch in prange(chunks.shape[0] - 1):
+                change += _apply_range(movers, chunks[ch], chunks[ch] + counts[ch], k, indptr, indices, wfix, kfix,
+                                       comm, csize, afix, moves, batch_of, True)
     return change
-
-
-@njit(cache=True, inline="always")
-def _internal_change(v, indptr, indices, wfix, comm, new_comm):  # pragma: no cover - compiled
-    # What vertex v adds to the change of the internal weight I = sum over ordered pairs of
-    # neighbours (v, u) in one community of w(v, u) when the batch's moves are applied: comm
-    # holds the communities before, new_comm the batch's after (-1 outside the batch). A pair
-    # changes only if one end moves; a mover counts its pairs with movers once (the other
-    # mover counts the reverse pair) and those with vertices that stay twice (for both
-    # directions). Integers: exact in any order.
-    c = new_comm[v]
-    o = comm[v]
-    if c == o:
-        return np.int64(0)
-    s = np.int64(0)
-    for e in range(indptr[v], indptr[v + 1]):
-        u = indices[e]
-        cu = comm[u]
-        nu = new_comm[u]
-        after = nu if nu >= 0 else cu
-        d = (1 if after == c else 0) - (1 if cu == o else 0)
-        if d != 0:
-            s += wfix[e] * d if (nu >= 0 and nu != cu) else 2 * wfix[e] * d
-    return s
 
 
 # ------------------------------------------------------------------------- whole-level passes
@@ -682,10 +721,10 @@ def aggregate(indptr, indices, wfix, loop_fix, comm):
     community become its self-loop weight. A community's row lists its neighbours in the order
     its members (ascending) first reach them.
 
-    Every pass runs on every thread for graphs of at least :data:`_SERIAL_BELOW` stored
-    entries: the counts per community (atomic additions), their prefix sums, the members of
-    each community (placed by an atomic cursor, then sorted), and mergeCommunity, a run of
-    communities of about equal edge count per thread, each with its own hash table.
+    For graphs of at least :data:`_SERIAL_BELOW` stored entries every pass but the prefix sums
+    runs on every thread: the counts per community (atomic additions), the members of each
+    community (placed by an atomic cursor, then sorted), mergeCommunity (a run of communities
+    of about equal edge count per thread, each with its own hash table) and the compaction.
     """
     n = indptr.shape[0] - 1
     parts = _parts(int(indices.shape[0]))
@@ -696,9 +735,7 @@ def aggregate(indptr, indices, wfix, loop_fix, comm):
     new_id = np.empty(max(n, 0), dtype=np.int32)
     vertex_start = np.empty(n + 1, dtype=np.int64)
     edge_pos = np.empty(n + 1, dtype=np.int64)
-    cuts = np.linspace(0, n, parts + 1).astype(np.int64)
-    n_new = int((_community_offsets if par else _community_offsets_serial)(
-        com_size, com_degree, cuts, new_id, vertex_start, edge_pos))
+    n_new = int(_community_offsets(com_size, com_degree, new_id, vertex_start, edge_pos))
     members = np.empty(max(n, 0), dtype=np.int32)
     cv = np.empty(max(n, 0), dtype=np.int32)  # new vertex of each vertex's community
     (_place_members if par else _place_members_serial)(comm, new_id, vertex_start, members, cv)
@@ -743,45 +780,25 @@ def _community_counts_serial(indptr, comm, com_size, com_degree):  # pragma: no 
         com_degree[c] += indptr[v + 1] - indptr[v]
 
 
-@njit(parallel=True, cache=True)
-def _community_offsets(com_size, com_degree, cuts, new_id, vertex_start, edge_pos):  # pragma: no cover
+@njit(cache=True)
+def _community_offsets(com_size, com_degree, new_id, vertex_start, edge_pos):  # pragma: no cover - compiled
     # Algorithm 3, lines 7-9: new ids (prefix sum of the non-empty communities) and the
-    # exclusive prefix sums of comSize and comDegree, in two passes over runs of communities.
-    parts = cuts.shape[0] - 1
-    sums = np.zeros((parts + 1, 3), dtype=np.int64)
-    for ch in prange(parts):
-        a = np.int64(0)
-        b = np.int64(0)
-        d = np.int64(0)
-        for c in range(cuts[ch], cuts[ch + 1]):
-            s = com_size[c]
-            a += 1 if s > 0 else 0
-            b += s
-            d += com_degree[c]
-        sums[ch + 1, 0] = a
-        sums[ch + 1, 1] = b
-        sums[ch + 1, 2] = d
-    for ch in range(parts):
-        for i in range(3):
-            sums[ch + 1, i] += sums[ch, i]
-    for ch in prange(parts):
-        a = sums[ch, 0]
-        b = sums[ch, 1]
-        d = sums[ch, 2]
-        for c in range(cuts[ch], cuts[ch + 1]):
-            s = com_size[c]
-            new_id[c] = a if s > 0 else -1
-            a += 1 if s > 0 else 0
-            vertex_start[c] = b
-            b += s
-            edge_pos[c] = d
-            d += com_degree[c]
-    vertex_start[cuts[parts]] = sums[parts, 1]
-    edge_pos[cuts[parts]] = sums[parts, 2]
-    return sums[parts, 0]
-
-
-_community_offsets_serial = njit(cache=True)(_community_offsets.py_func)
+    # exclusive prefix sums of comSize and comDegree, in one pass (on one thread: it reads two
+    # values a community, little beside the passes over the edges).
+    a = np.int64(0)
+    b = np.int64(0)
+    d = np.int64(0)
+    for c in range(new_id.shape[0]):
+        s = com_size[c]
+        new_id[c] = a if s > 0 else -1
+        a += 1 if s > 0 else 0
+        vertex_start[c] = b
+        b += s
+        edge_pos[c] = d
+        d += com_degree[c]
+    vertex_start[new_id.shape[0]] = b
+    edge_pos[new_id.shape[0]] = d
+    return a
 
 
 @njit(parallel=True, cache=True)
