@@ -14,6 +14,15 @@ All weights are integers, so sums do not depend on the order in which they are t
 decided from a snapshot of the communities is the same on every thread count and on both
 twins.
 
+Every pass over a level runs on every Numba thread (:func:`numba.get_num_threads`) once it has
+at least :data:`_SERIAL_BELOW` stored entries, and on the calling thread below, where waking
+the thread pool would cost more than the work: a sweep (:func:`move_sweep`, one compiled call;
+per batch, each thread decides a contiguous share balanced by edge count, with its own table,
+and the moves are applied with atomic additions), the strengths, the internal weight, the
+square sum of ``a_c``, the degree buckets and aggregation (:func:`aggregate`). What they
+compute does not depend on the thread count: shares only change which thread decides a move,
+never the state it reads, and every sum is of integers.
+
 The move phase applies the moves after every batch of a bucket, not after every bucket as the
 paper's Algorithm 1 does: each degree bucket is split into ``slices`` interleaved batches
 ``bucket[j::slices]`` (one count per bucket, chosen by :mod:`mgmatch.algorithms.louvain`:
@@ -61,11 +70,14 @@ def check_memory(n: int, nnz: int, max_degree: int) -> int:
     :class:`~mgmatch.errors.ResourceError` when it will not fit the device.
     """
     threads = numba.get_num_threads()
-    return int(12 * nnz * 3 + (16 * threads + 64) * max(n, 1))
+    # the level's arrays and aggregation's (12 bytes a stored entry, three graphs at most at
+    # once), the sweep's per vertex (batches, moves, snapshots) and each thread's scratch
+    return int(12 * nnz * 3 + 96 * max(n, 1) + threads * (32 * max(max_degree, 16) + 256))
 
 
 def table_sizes(max_degree: int) -> np.ndarray:
-    """Hash-table size for every degree ``0 .. max_degree``: the smallest prime above ``1.5 d``.
+    """Hash-table size for every degree ``0 .. max_degree``: the smallest prime above ``1.5 d``
+    (the paper's computeMove tables, which the GPU kernels keep).
 
     The sizes are computed once for a range that doubles as needed, and served as read-only
     views: every level of every run asks for them.
@@ -195,9 +207,10 @@ _bucket_fill_serial = njit(cache=True)(_bucket_fill.py_func)
 def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=None) -> dict:
     """Scratch for :func:`move_sweep` on a level graph of ``n`` vertices.
 
-    Each thread gets one open-addressing hash table (community ids and fixed-point weights)
-    large enough for the largest degree, reused vertex after vertex as in computeMove; the
-    tables of two threads never share a cache line. Bucket ``b`` is split once per level into
+    Each thread gets a list of communities and their fixed-point weights, and a hash table
+    into it for the larger degrees, large enough for the largest degree and reused vertex after
+    vertex as in computeMove; the scratch of two threads never shares a cache line. Bucket
+    ``b`` is split once per level into
     its ``slices[b]`` interleaved batches (:func:`move_batches`), stored one after another in
     ``order`` (batch ``k`` is ``order[batch_ptr[k]:batch_ptr[k + 1]]``). On first use, each
     batch is cut into contiguous shares balanced by edge count, one per thread, kept for the
@@ -230,11 +243,13 @@ def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=Non
     first = np.cumsum([0] + shape)[:-1].tolist()
     return {
         # per thread: the list of a vertex's communities and their weights, the hash table of
-        # vertices above _LINEAR_DEGREE (kept empty between vertices) and the slots it used;
-        # rows padded by a cache line, so one thread's writes never evict another's
+        # vertices above _LINEAR_DEGREE (communities, -1 when empty between vertices, and
+        # weights) and the slots it used; rows padded by a cache line, so one thread's writes
+        # never evict another's
         "keys": np.empty((threads, width + 16), dtype=np.int32),
         "vals": np.empty((threads, width + 8), dtype=np.int64),
-        "tabs": np.zeros((threads, tab_size + 16), dtype=np.int32),
+        "tabs": np.full((threads, tab_size + 16), -1, dtype=np.int32),
+        "sums": np.empty((threads, tab_size + 8), dtype=np.int64),
         "poss": np.empty((threads, width + 16), dtype=np.int32),
         "new_comm": np.empty(max(n, 1), dtype=np.int32),
         "threads": threads,
@@ -326,7 +341,7 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
         ws["movers"] = np.empty(ws["order"].shape[0], dtype=np.int32)
     return int(_sweep(indptr, indices, wfix, kfix, comm, csize, afix, ws["order"], ws["batch_ptr"], ws["chunk_ptr"],
                       ws["parallel"], float(gamma_over_2m), ws["new_comm"], ws["keys"], ws["vals"], ws["tabs"],
-                      ws["poss"], ws["moves"], ws["movers"], ws["batch_of"]))
+                      ws["sums"], ws["poss"], ws["moves"], ws["movers"], ws["batch_of"]))
 
 
 def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int):
@@ -341,7 +356,8 @@ def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, 
     chunks = workspace["chunk_ptr"][k]
     decide = _decide_batch if workspace["parallel"][k] else _decide_batch_serial
     decide(indptr, indices, wfix, kfix, comm, csize, afix, workspace["order"], chunks, float(gamma_over_2m),
-           workspace["new_comm"], workspace["keys"], workspace["vals"], workspace["tabs"], workspace["poss"])
+           workspace["new_comm"], workspace["keys"], workspace["vals"], workspace["tabs"], workspace["sums"],
+           workspace["poss"])
     return verts
 
 
@@ -356,15 +372,16 @@ _LINEAR_DEGREE = 16
 
 @njit(cache=True)
 def _decide_range(order, lo, hi, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, new_comm, hkeys,
-                  hvals, htab, hpos):  # pragma: no cover - compiled
+                  hvals, htab, hsum, hpos):  # pragma: no cover - compiled
     # computeMove, Algorithm 2, for each vertex v of order[lo:hi], with one thread's scratch:
     # e_{v->c} summed by community into the list hkeys/hvals, then Eq. (2) with the tie and
     # singleton rules of section 4. The best community is the largest score, the smallest id
     # among equal scores: the same whatever order the list holds the communities in, so the
     # table need not be the paper's (open addressing, double hashing, a prime size above
-    # 1.5 deg(v)). Up to _LINEAR_DEGREE the list is searched linearly; above, htab (a power of
-    # two at least twice the degree, linear probing, Fibonacci hashing: no division) holds 1 +
-    # the list position of each community, or 0, and is cleared through hpos, the slots used.
+    # 1.5 deg(v)). Up to _LINEAR_DEGREE the list is searched linearly; above, the communities
+    # and weights go to htab/hsum (a power of two at least twice the degree, -1 for an empty
+    # slot, linear probing, Fibonacci hashing: no division), then to the list through hpos, the
+    # slots used, which are emptied again.
     # (The body is written out in the loop: inlining a per-vertex function made it slower.)
     for t in range(lo, hi):
         v = order[t]
@@ -396,20 +413,22 @@ def _decide_range(order, lo, hi, indptr, indices, wfix, kfix, comm, csize, afix,
                 c = comm[indices[e]]
                 h = ((np.int64(c) * 2654435769) & 0xFFFFFFFF) >> shift
                 while True:
-                    r = htab[h]
-                    if r == 0:
-                        htab[h] = p + 1
+                    k = htab[h]
+                    if k == c:
+                        hsum[h] += wfix[e]
+                        break
+                    if k == -1:
+                        htab[h] = c
+                        hsum[h] = wfix[e]
                         hpos[p] = h
-                        hkeys[p] = c
-                        hvals[p] = wfix[e]
                         p += 1
                         break
-                    if hkeys[r - 1] == c:
-                        hvals[r - 1] += wfix[e]
-                        break
                     h = (h + 1) & mask
-            for q in range(p):
-                htab[hpos[q]] = 0
+            for q in range(p):  # into the list, the table left empty
+                h = hpos[q]
+                hkeys[q] = htab[h]
+                hvals[q] = hsum[h]
+                htab[h] = -1
         own = comm[v]
         kv = kfix[v]
         gk = float(kv) * gamma_over_2m
@@ -500,11 +519,11 @@ def _record_moves(order, lo, hi, indptr, comm, new_comm, moves, movers):  # prag
 
 @njit(parallel=True, cache=True)
 def _decide_batch(indptr, indices, wfix, kfix, comm, csize, afix, order, chunks, gamma_over_2m, new_comm, keys,
-                  vals, tabs, poss):  # pragma: no cover - compiled
+                  vals, tabs, sums, poss):  # pragma: no cover - compiled
     # One batch's moves: one contiguous share of the batch per thread, each with its own table.
     for ch in prange(chunks.shape[0] - 1):
         _decide_range(order, chunks[ch], chunks[ch + 1], indptr, indices, wfix, kfix, comm, csize, afix,
-                      gamma_over_2m, new_comm, keys[ch], vals[ch], tabs[ch], poss[ch])
+                      gamma_over_2m, new_comm, keys[ch], vals[ch], tabs[ch], sums[ch], poss[ch])
 
 
 _decide_batch_serial = njit(cache=True)(_decide_batch.py_func)
@@ -512,7 +531,7 @@ _decide_batch_serial = njit(cache=True)(_decide_batch.py_func)
 
 @njit(parallel=True, cache=True)
 def _sweep(indptr, indices, wfix, kfix, comm, csize, afix, order, batch_ptr, chunk_ptr, parallel, gamma_over_2m,
-           new_comm, keys, vals, tabs, poss, moves, movers, batch_of):  # pragma: no cover - compiled
+           new_comm, keys, vals, tabs, sums, poss, moves, movers, batch_of):  # pragma: no cover - compiled
     # Algorithm 1, lines 4-11: batch after batch, every move decided from the state at the
     # batch's start, then applied (lines 8-11) before the next batch decides. A parallel batch
     # is decided in one parallel region and applied in a second, or, when its movers have
@@ -525,7 +544,7 @@ def _sweep(indptr, indices, wfix, kfix, comm, csize, afix, order, batch_ptr, chu
         hi = batch_ptr[k + 1]
         if not parallel[k]:
             _decide_range(order, lo, hi, indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, new_comm,
-                          keys[0], vals[0], tabs[0], poss[0])
+                          keys[0], vals[0], tabs[0], sums[0], poss[0])
             count, _ = _record_moves(order, lo, hi, indptr, comm, new_comm, moves, movers)
             change += _apply_range(movers, lo, lo + count, k, indptr, indices, wfix, kfix, comm, csize, afix, moves,
                                    batch_of, False)
@@ -534,7 +553,7 @@ def _sweep(indptr, indices, wfix, kfix, comm, csize, afix, order, batch_ptr, chu
         moved_edges = np.int64(0)
         for ch in prange(chunks.shape[0] - 1):
             _decide_range(order, chunks[ch], chunks[ch + 1], indptr, indices, wfix, kfix, comm, csize, afix,
-                          gamma_over_2m, new_comm, keys[ch], vals[ch], tabs[ch], poss[ch])
+                          gamma_over_2m, new_comm, keys[ch], vals[ch], tabs[ch], sums[ch], poss[ch])
             count, edges = _record_moves(order, chunks[ch], chunks[ch + 1], indptr, comm, new_comm, moves, movers)
             counts[ch] = count
             moved_edges += edges
