@@ -763,14 +763,15 @@ def aggregate(indptr, indices, wfix, loop_fix, comm):
     tab_size = 2
     while tab_size < 2 * widest:
         tab_size *= 2
-    tab = np.zeros((parts, tab_size + 16), dtype=np.int32)
+    tab = np.full((parts, tab_size + 16), -1, dtype=np.int32)
+    row = np.empty((parts, tab_size + 16), dtype=np.int32)
     slot = np.empty((parts, widest + 16), dtype=np.int32)
     tmp_idx = np.empty(max(int(edge_pos[-1]), 1), dtype=np.int32)
     tmp_w = np.empty(max(int(edge_pos[-1]), 1), dtype=np.int64)
     counts = np.zeros(n_new, dtype=np.int64)
     new_loop = np.zeros(n_new, dtype=np.int64)
     (_merge_communities if par else _merge_communities_serial)(
-        indptr, indices, wfix, loop_fix, cv, new_id, members, vertex_start, edge_pos, ccuts, tab, slot,
+        indptr, indices, wfix, loop_fix, cv, new_id, members, vertex_start, edge_pos, ccuts, tab, row, slot,
         tmp_idx, tmp_w, counts, new_loop,
     )
     new_indptr = np.zeros(n_new + 1, dtype=np.int64)
@@ -890,14 +891,15 @@ def _sift_down(a, lo, root, size):  # pragma: no cover - compiled
 
 @njit(parallel=True, cache=True)
 def _merge_communities(indptr, indices, wfix, loop_fix, cv, new_id, members, vertex_start, edge_pos, ccuts, tab,
-                       slot, tmp_idx, tmp_w, counts, new_loop):  # pragma: no cover - compiled
+                       row, slot, tmp_idx, tmp_w, counts, new_loop):  # pragma: no cover - compiled
     # mergeCommunity (Algorithm 3, line 23): all neighbours of a community's vertices are
     # accumulated by their new community id, in the order the members (ascending) first reach
     # them; the community's own id collects the self-loop. A run of communities per thread,
     # with its own table (open addressing, linear probing, a power of two at least twice the
-    # distinct neighbours): tab[h] is 1 + the row position of the id hashed to h, or 0.
+    # distinct neighbours): tab[h] is the id hashed to h (-1: none), row[h] its row position.
     for ch in prange(ccuts.shape[0] - 1):
         htab = tab[ch]
+        hrow = row[ch]
         hslot = slot[ch]
         for c in range(ccuts[ch], ccuts[ch + 1]):
             first = vertex_start[c]
@@ -924,20 +926,21 @@ def _merge_communities(indptr, indices, wfix, loop_fix, cv, new_id, members, ver
                         continue
                     h = ((np.int64(d) * 2654435769) & 0xFFFFFFFF) >> shift  # Fibonacci hashing
                     while True:
-                        r = htab[h]
-                        if r == 0:
-                            htab[h] = cnt + 1
+                        k = htab[h]
+                        if k == d:
+                            tmp_w[base + hrow[h]] += wfix[e]
+                            break
+                        if k == -1:
+                            htab[h] = d
+                            hrow[h] = cnt
                             hslot[cnt] = h
                             tmp_idx[base + cnt] = d
                             tmp_w[base + cnt] = wfix[e]
                             cnt += 1
                             break
-                        if tmp_idx[base + r - 1] == d:
-                            tmp_w[base + r - 1] += wfix[e]
-                            break
                         h = (h + 1) & mask
             for r in range(cnt):
-                htab[hslot[r]] = 0
+                htab[hslot[r]] = -1
             counts[nc] = cnt
             new_loop[nc] = loop
 
