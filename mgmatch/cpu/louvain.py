@@ -207,16 +207,15 @@ _bucket_fill_serial = njit(cache=True)(_bucket_fill.py_func)
 def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=None) -> dict:
     """Scratch for :func:`move_sweep` on a level graph of ``n`` vertices.
 
-    Each thread gets a list of communities and their fixed-point weights, and a hash table
-    into it for the larger degrees, large enough for the largest degree and reused vertex after
-    vertex as in computeMove; the scratch of two threads never shares a cache line. Bucket
-    ``b`` is split once per level into
-    its ``slices[b]`` interleaved batches (:func:`move_batches`), stored one after another in
-    ``order`` (batch ``k`` is ``order[batch_ptr[k]:batch_ptr[k + 1]]``). On first use, each
-    batch is cut into contiguous shares balanced by edge count, one per thread, kept for the
-    level's later sweeps. ``batches`` (a list of batch lists, one per bucket, empty batches
-    allowed) replaces that split where the caller chose the batches itself: a partition of a
-    larger graph moves its share of every batch of the whole graph's buckets.
+    Each thread gets a list of communities and their fixed-point weights, and a hash table for
+    the larger degrees, large enough for the largest degree and reused vertex after vertex as
+    in computeMove; the scratch of two threads never shares a cache line. Bucket ``b`` is split
+    once per level into its ``slices[b]`` interleaved batches (:func:`move_batches`), stored one
+    after another in ``order`` (batch ``k`` is ``order[batch_ptr[k]:batch_ptr[k + 1]]``). On
+    first use, each batch is cut into contiguous shares balanced by edge count, one per thread,
+    kept for the level's later sweeps. ``batches`` (a list of batch lists, one per bucket,
+    empty batches allowed) replaces that split where the caller chose the batches itself: a
+    partition of a larger graph moves its share of every batch of the whole graph's buckets.
     """
     threads = numba.get_num_threads()
     width = max(int(max_degree), _LINEAR_DEGREE)
@@ -574,14 +573,10 @@ def _parts(work: int) -> int:
     return numba.get_num_threads() if work >= _SERIAL_BELOW else 1
 
 
-def _edge_cuts(indptr, parts: int) -> np.ndarray:
-    """``parts + 1`` vertex bounds splitting the rows into runs of about equal stored entries."""
-    return _balanced_cuts(indptr, parts)
-
-
 def _balanced_cuts(prefix, parts: int) -> np.ndarray:
     """``parts + 1`` bounds ``0 = c_0 <= ... <= c_parts = len(prefix) - 1``: ``c_i`` the first
-    index whose prefix sum reaches ``i / parts`` of the total (``prefix`` non-decreasing, from 0)."""
+    index whose prefix sum reaches ``i / parts`` of the total (``prefix`` non-decreasing, from 0).
+    Of ``indptr``: runs of vertices of about equal stored entries."""
     n = prefix.shape[0] - 1
     # integer targets: a float one would make searchsorted convert the whole array
     targets = np.arange(parts + 1, dtype=np.int64) * int(prefix[-1]) // parts
@@ -618,7 +613,7 @@ def strengths(indptr, wfix, loop_fix):
     if n > 0:
         parts = _parts(int(wfix.shape[0]))
         kernel = _vertex_sums if parts > 1 else _vertex_sums_serial
-        kernel(indptr, wfix, loop_fix, _edge_cuts(indptr, parts), out)
+        kernel(indptr, wfix, loop_fix, _balanced_cuts(indptr, parts), out)
     return out
 
 
@@ -645,7 +640,7 @@ def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
         return 0
     parts = _parts(int(indices.shape[0]))
     kernel = _internal_weight if parts > 1 else _internal_weight_serial
-    return int(kernel(indptr, indices, wfix, loop_fix, comm, _edge_cuts(indptr, parts)))
+    return int(kernel(indptr, indices, wfix, loop_fix, comm, _balanced_cuts(indptr, parts)))
 
 
 @njit(parallel=True, cache=True)
