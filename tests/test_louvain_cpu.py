@@ -1,17 +1,19 @@
-"""The CPU twin of Louvain: its passes against NumPy references, the labels it gave before its
-passes ran on every thread, and the same results on one thread and on two (its decisions must
-not depend on the thread count)."""
+"""The CPU twin of Louvain: its passes against NumPy references (its sweeps against one that
+decides by the GPU kernels' rules, equal scores included), the labels it gave before its passes
+ran on every thread, and the same results on one thread and on two (its decisions must not
+depend on the thread count)."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
 
+import networkx as nx
 import numba
 import numpy as np
 import pytest
 
-from mgmatch import generators
+from mgmatch import Graph, generators
 from mgmatch.algorithms import louvain_program as LP
 from mgmatch.algorithms.louvain import louvain
 from mgmatch.cpu import louvain as twin
@@ -138,6 +140,105 @@ def test_sweep_returns_the_change_of_the_internal_weight(graphs, name, k):
     # the internal weight itself, against NumPy
     rows = np.repeat(np.arange(g.n), np.diff(indptr))
     assert before == int(wfix[comm[rows] == comm[indices]].sum())
+
+
+def _sweep_reference(indptr, indices, wfix, kfix, comm, csize, afix, batches, gamma_over_2m):
+    """One sweep of Algorithm 1 in NumPy, with the GPU kernels' rules: batch after batch, every
+    vertex of the batch scores each neighbouring community from the state at the batch's start
+    (``e_{v->c} - (gamma k_v / 2m) a_c``, a product then a difference, each rounded once), skips
+    a singleton community of larger id when its own is a singleton (section 4), takes the
+    largest score and among equal scores the smallest id, and moves if that beats staying
+    (``e_{v->own} - (gamma k_v / 2m)(a_own - k_v)``); the batch's moves are then applied.
+    Returns the new ``comm``, ``csize`` and ``afix``."""
+    comm, csize, afix = comm.copy(), csize.copy(), afix.copy()
+    n = comm.shape[0]
+    for verts in batches:
+        if verts.shape[0] == 0:
+            continue
+        verts = verts.astype(np.int64)
+        deg = indptr[verts + 1] - indptr[verts]
+        row = np.repeat(np.arange(verts.shape[0]), deg)
+        pos = np.arange(int(deg.sum())) - np.repeat(np.cumsum(deg) - deg - indptr[verts], deg)
+        key = row * n + comm[indices[pos]]
+        uniq, inverse = np.unique(key, return_inverse=True)
+        e = np.zeros(uniq.shape[0], dtype=np.int64)
+        np.add.at(e, inverse, wfix[pos])  # e_{v->c} for every vertex and neighbouring community
+        r, c = uniq // n, uniq % n
+        own = comm[verts].astype(np.int64)
+        kv = kfix[verts]
+        gk = kv.astype(np.float64) * gamma_over_2m
+        mine = c == own[r]
+        e_own = np.zeros(verts.shape[0], dtype=np.int64)
+        e_own[r[mine]] = e[mine]
+        ok = ~mine & ~((csize[own[r]] == 1) & (c > own[r]) & (csize[c] == 1))
+        r, c, score = r[ok], c[ok], e[ok].astype(np.float64) - gk[r[ok]] * afix[c[ok]].astype(np.float64)
+        order = np.lexsort((c, -score, r))  # per vertex: the largest score, then the smallest id
+        r, c, score = r[order], c[order], score[order]
+        first = np.ones(r.shape[0], dtype=bool)
+        first[1:] = r[1:] != r[:-1]
+        r, c, score = r[first], c[first], score[first]
+        stay = e_own.astype(np.float64) - gk * (afix[own] - kv).astype(np.float64)
+        new = own.copy()
+        go = score > stay[r]
+        new[r[go]] = c[go]
+        moved = new != own
+        v = verts[moved]
+        np.add.at(afix, own[moved], -kfix[v])
+        np.add.at(afix, new[moved], kfix[v])
+        np.add.at(csize, own[moved], -1)
+        np.add.at(csize, new[moved], 1)
+        comm[v] = new[moved]
+    return comm, csize, afix
+
+
+def _karate():
+    return Graph.from_networkx(nx.karate_club_graph())  # (weights 1 to 7: many equal scores)
+
+
+def _pairs():
+    # 32 disjoint edges: at resolution 64 moving to the partner scores exactly what staying
+    # does (e - gamma k_v a_c / 2m = 0), and a vertex moves only to a better score, so none moves
+    return Graph.from_edges(np.arange(0, 64, 2), np.arange(1, 64, 2), n=64)
+
+
+def _weighted_planted():
+    # blocks of 40 with a few light edges between them; weights of three values: ties too
+    p = nx.planted_partition_graph(12, 40, 0.25, 0.02, seed=4)
+    a, b = np.array(p.edges()).T
+    return Graph.from_edges(a, b, 1.0 + 2.0 * ((a + b) % 3 == 0) + 0.5 * ((a * b) % 5 == 0), n=480)
+
+
+@pytest.mark.parametrize("k", [1, pytest.param(2, marks=two_threads)])
+@pytest.mark.parametrize(("name", "slices", "resolution"), [
+    ("karate", 1, 1.0), ("karate", 3, 0.5), ("planted", 2, 1.0), ("planted", 1, 2.0),
+    ("kron-13", 2, 1.0), ("kron-13", 1, 1.0), ("rgg-15", 4, 1.0), ("pairs", 1, 64.0), ("pairs", 1, 1.0),
+])
+def test_sweeps_take_the_reference_decisions(graphs, name, slices, resolution, k):
+    # every sweep of level 0 leaves the communities, a_c and the sizes of the NumPy reference,
+    # on one thread and on two (kron-13's largest batches run on every thread); the later
+    # sweeps decide among communities of several vertices, the first among singletons
+    g = {"karate": _karate, "planted": _weighted_planted, "pairs": _pairs}.get(name, lambda: graphs[name])()
+    indptr, indices, wfix, loop, kfix = _level0(g)
+    comm = np.arange(g.n, dtype=np.int32)
+    csize = np.ones(g.n, dtype=np.int32)
+    afix = kfix.copy()
+    gamma_over_2m = resolution / float(kfix.sum())
+    with threads(k):
+        buckets = twin.degree_buckets(indptr, LP.MOVE_BUCKETS)
+        ws = twin.make_move_workspace(g.n, int(np.diff(indptr).max()), buckets,
+                                      slices=LP._move_slices(LP.LouvainConfig(move_slices=slices), buckets))
+        batches = [verts for bs in ws["batches"] for verts in bs]
+        before = twin.internal_weight(indptr, indices, wfix, loop, comm)
+        for sweep in range(4):
+            want = _sweep_reference(indptr, indices, wfix, kfix, comm, csize, afix, batches, gamma_over_2m)
+            change = twin.move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, ws)
+            for got, ref in zip((comm, csize, afix), want, strict=True):
+                np.testing.assert_array_equal(got, ref, err_msg=f"sweep {sweep}")
+            after = twin.internal_weight(indptr, indices, wfix, loop, comm)
+            assert change == after - before
+            before = after
+    merged = g.n - np.unique(comm).shape[0]
+    assert merged == 0 if (name, resolution) == ("pairs", 64.0) else merged >= g.n // 2  # (as the reference)
 
 
 # ---------------------------------------------------------------------- whole-level passes
