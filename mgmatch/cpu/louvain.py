@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._array import get_namespace
-from .stable_marriage import atomic_add
+from ._atomics import atomic_add
 
 __all__ = [
     "check_memory",
