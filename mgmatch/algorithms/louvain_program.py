@@ -246,6 +246,7 @@ class LouvainState:
     level: int = 0
     iteration: int = 0
     q_current: float = 0.0
+    internal: int = 0  # one partition: the internal weight of the communities, fixed point
     q_level_start: float = 0.0
     stop_after: bool = False
     nid_offsets: np.ndarray | None = None
@@ -290,6 +291,8 @@ def _square_sum(a, xp) -> int:
     """
     if a.shape[0] == 0:
         return 0
+    if xp is np:  # every thread, no temporaries
+        return _twin("cpu").square_sum(a)
     h = a >> 30
     lo = a & ((1 << 30) - 1)
     p = lo >> 15
@@ -1054,6 +1057,8 @@ def _degree_buckets(indptr, xp) -> list:
     Every bucket is in the same order on both devices (ascending ids; the last by a stable sort
     on degree), so the batches ``bucket[j::move_slices]`` are the same too.
     """
+    if xp is np:  # one compiled pass on every thread
+        return _twin("cpu").degree_buckets(indptr, MOVE_BUCKETS)
     deg = indptr[1:] - indptr[:-1]
     out = _local_buckets(deg, xp, 0)
     big = out[-1]
@@ -1091,27 +1096,42 @@ def _start_local(state: LouvainState) -> None:
     state.phase = "move" if (g.nnz and state.two_m_fix > 0) else "aggregate_local"
 
 
-def _local_modularity(state: LouvainState) -> float:
-    """Eq. (1) on the level graph, from the fixed-point weights."""
+def _copy(a, xp):
+    """A copy of ``a``; on the CPU by every thread when large (a sweep's snapshot of the level)."""
+    if xp is np and a.shape[0] >= 1 << 16:
+        from ..cpu.graph_build import copy_parallel  # noqa: PLC0415
+
+        out = np.empty_like(a)
+        copy_parallel(a, out)
+        return out
+    return a.copy()
+
+
+def _local_modularity(state: LouvainState, internal: int | None = None) -> float:
+    """Eq. (1) on the level graph, from the fixed-point weights; ``internal`` (the internal
+    weight, :func:`internal_weight` of the twin) is counted here unless given, and kept."""
     if state.two_m_fix <= 0:
         return 0.0
     g, xp = state.graph, state.xp
-    internal = state.twin.internal_weight(g.indptr, g.indices, g.wfix, g.loop_fix, state.comm)
-    return modularity_of(int(internal), _square_sum(state.afix, xp), state.two_m_fix, state.params["resolution"])
+    if internal is None:
+        internal = int(state.twin.internal_weight(g.indptr, g.indices, g.wfix, g.loop_fix, state.comm))
+    state.internal = internal
+    return modularity_of(internal, _square_sum(state.afix, xp), state.two_m_fix, state.params["resolution"])
 
 
 def _local_sweep(state: LouvainState) -> None:
     """One iteration of Algorithm 1 (lines 4-11); the sweep's modularity decides termination."""
     g = state.graph
-    saved = (state.comm.copy(), state.csize.copy(), state.afix.copy())
+    saved = tuple(_copy(a, state.xp) for a in (state.comm, state.csize, state.afix)) + (state.internal,)
     gamma_over_2m = state.params["resolution"] / float(state.two_m_fix)
-    state.twin.move_sweep(g.indptr, g.indices, g.wfix, state.kfix, state.comm, state.csize, state.afix,
-                          state.buckets, gamma_over_2m, state.workspace)
-    q = _local_modularity(state)  # the scalars read back per sweep
+    # (the CPU twin returns the change of the internal weight; the GPU twin, None: counted anew)
+    change = state.twin.move_sweep(g.indptr, g.indices, g.wfix, state.kfix, state.comm, state.csize, state.afix,
+                                   state.buckets, gamma_over_2m, state.workspace)
+    q = _local_modularity(state, None if change is None else state.internal + int(change))  # read back per sweep
     state.iteration += 1
     gain = q - state.q_current
     if gain < 0:  # simultaneous moves lowered Q: undo the sweep and end the phase
-        state.comm, state.csize, state.afix = saved
+        state.comm, state.csize, state.afix, state.internal = saved
         state.phase = "aggregate_local"
     else:
         state.q_current = q
@@ -1143,8 +1163,11 @@ def _local_aggregate(state: LouvainState) -> None:
         g.indptr, g.indices, g.wfix, g.loop_fix, state.comm
     )
     if state.compose:
-        state.orig_to_level = new_id[state.comm][state.orig_to_level]
-        state.levels.append(state.orig_to_level.copy())
+        if xp is np:  # one parallel gather into a new array
+            state.orig_to_level = state.twin.compose_labels(new_id, state.comm, state.orig_to_level)
+        else:
+            state.orig_to_level = new_id[state.comm][state.orig_to_level]
+        state.levels.append(state.orig_to_level)  # (never written in place: each level's is new)
     else:
         state.maps.append(new_id[state.comm].astype(xp.int64))
     state.modularity.append(state.q_current)
