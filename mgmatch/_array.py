@@ -84,9 +84,9 @@ def to_numpy_rows(arrays, dtype=np.int64) -> list:
 
     Long rows are written by every thread, and long device rows come back in pieces through two
     page-locked buffers, each piece's copy in flight while the one before it is written. Most of
-    the cost is the first touch of the new memory: a GPU Louvain run on delaunay k=22 (4M
-    vertices, 6 levels) spent 50 ms of its 119 ms on an H200 host copying each level to a new
-    host array and widening it there on one thread; this way its result takes 18 ms of 86 ms.
+    the cost is the first touch of the new memory, which one thread paid alone when each level
+    was copied to a new host array and widened there: for a large GPU Louvain run that was a
+    large share of the run (docs/performance.md, section "Result rows back to the host").
     """
     if all(isinstance(a, np.ndarray) and a.dtype == dtype for a in arrays):
         return list(arrays)

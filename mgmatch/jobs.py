@@ -96,8 +96,8 @@ def _note_shifted_ids(details, one_based, path):
 
 
 #: What ``--algorithm auto`` runs: Suitor, the fastest weighted matching on CPUs and GPUs alike
-#: (on an H200 its 128-bit-key kernel beat warp handshaking, LD and b-Suitor: kron k=21 took
-#: 8 ms against 25 ms for handshaking and 141 ms for LD). All of them return the same matching.
+#: (on a GPU its 128-bit-key kernel beat warp handshaking, LD and b-Suitor: docs/performance.md,
+#: section "Matching: --algorithm auto"). All of them return the same matching.
 AUTO_ALGORITHM = "suitor"
 
 

@@ -305,8 +305,8 @@ def estimate_gpu_bytes(n_rows: int, n_cols: int, nnz: int, itemsize: int = 4) ->
     s = int(itemsize)
     adjacency = (n_rows + 1 + nnz + n_cols + 1 + nnz) * s
     # the row of each entry (as int64, then narrowed), the sort's permutation and its scratch,
-    # the sorted columns: 40 bytes an entry at s = 4 (measured: 480 MB at 8.4M entries and 2^20
-    # rows and columns, adjacency and vertex arrays included)
+    # the sorted columns: 40 bytes an entry at s = 4 (docs/performance.md, section "Bipartite
+    # matching: GPU memory", has the peak this was checked against)
     build = nnz * (32 + 2 * s) + n_cols * 8
     vertices = (2 * (n_rows + n_cols) + 14 * n_cols + n_rows) * s
     return int(adjacency + build + vertices)
@@ -546,7 +546,8 @@ def _adjacency(graph: Graph, dev: str, idx: np.dtype, xp) -> _Adjacency:
     order = xp.argsort(row_cols, kind="stable")
     col_rows = rows[order].astype(idx, copy=False)
     # Column c starts where the sorted columns reach c. (CuPy's bincount, the obvious way to
-    # count them, took 3.1 GB of scratch on a graph of 8.4M entries and 2^20 columns.)
+    # count them, takes far more scratch memory than the graph: docs/performance.md, section
+    # "Bipartite matching: GPU memory".)
     col_ptr = xp.searchsorted(row_cols[order], xp.arange(graph.n_cols + 1, dtype=idx), side="left").astype(idx)
     return _Adjacency(graph.n_rows, graph.n_cols, row_ptr, row_cols, col_ptr, col_rows)
 

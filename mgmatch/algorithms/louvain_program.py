@@ -105,8 +105,8 @@ class LouvainConfig:
         and the moves of a batch are applied before the next batch decides. Naim et al. apply
         them once per bucket (``1``); on R-MAT graphs, after aggregation, most vertices share
         one bucket, and moving them all from one snapshot overshoots (modularity falls, the
-        sweep is undone and the level ends early). The README's performance notes give the
-        measurements behind the default.
+        sweep is undone and the level ends early). docs/performance.md, section "Louvain:
+        batches per bucket (move_slices)", gives the measurements behind the default.
     move_slice_min : int
         Buckets of fewer vertices than this move as one batch, as in the paper. The default, 0,
         splits every bucket: moved from one snapshot, even a small bucket's vertices follow
@@ -124,8 +124,8 @@ class LouvainConfig:
         :data:`GATHER_EDGES_CPU` or :data:`GATHER_EDGES_GPU` by the device. A sweep across
         partitions is an exchange per batch (about 14 batches), each at least a message
         round trip and a step's host work; a sweep on one device costs in proportion to the
-        stored entries. The threshold is where the two meet: see the README's notes on
-        distributed Louvain for the figures.
+        stored entries. The threshold is where the two meet: see docs/performance.md, section
+        "Distributed Louvain: gathering small levels", for the figures.
     fused_max_edges : int
         On one GPU, graphs of at most this many stored entries run every level in one fused
         kernel launch when the device allows it (0: never).

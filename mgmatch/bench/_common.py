@@ -205,8 +205,8 @@ def time_alternating(fns: dict, *, repeats: int = 5, block: int = 5, timeout: fl
     up to more than ``timeout`` seconds.
 
     Timed one after the other, two implementations can meet different host conditions: on a
-    GPU host, the Python of one process ran half as fast in one second as in another (the host
-    time of a 4elt Louvain call was 167 us, then 78 us), and whichever side ran in the slow
+    GPU host, the Python of one process ran half as fast in one second as in another
+    (docs/performance.md, section "Benchmark warm-up rules"), and whichever side ran in the slow
     stretch lost. In alternating blocks both sides share such stretches. The untimed runs that
     open each block warm the side's caches, threads and clocks again after the other side's block.
 

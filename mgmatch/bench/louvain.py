@@ -33,18 +33,16 @@ DEFAULT_GRAPHS = {
     "cpu": ("delaunay:k=18,seed=1",),
 }
 QUICK_GRAPHS = ("delaunay:k=14,seed=1", "rgg:k=14,seed=1", "kron:k=14,seed=1")
-#: Seconds of untimed runs before the timed ones, on each side (at least one run). One run was
-#: too few for a graph of a few milliseconds: on 4elt, on a GPU just started, the nine timed
-#: runs after it were still getting faster (1.98 down to 1.67 ms).
+#: Seconds of untimed runs before the timed ones, on each side (at least one run). One run is
+#: too few for a graph of a few milliseconds: the timed runs after it still get faster
+#: (docs/performance.md, section "Benchmark warm-up rules").
 WARMUP_S = 0.5
 #: Timed runs of one side in a row before the other side's (see the module notes).
 BLOCK = 5
 #: Seconds of untimed runs that open each block (at least one run). After the other side's block
-#: (tens of milliseconds on every host thread, the GPU idle), one untimed run did not bring a side
-#: back to speed: on an H100 host, after six PLM runs on 4elt, the first timed mgmatch call of a
-#: block took 997 us and the block's median was 965 us, against 936 us for calls back to back;
-#: opened by 20 ms of untimed calls, the block's median was 938 us. PLM's blocks open the same
-#: way (with two runs or so of its own).
+#: (tens of milliseconds on every host thread, the GPU idle), one untimed run does not bring a
+#: side back to speed, and this many seconds of them do (docs/performance.md, section
+#: "Benchmark warm-up rules"). PLM's blocks open the same way (with two runs or so of its own).
 BLOCK_WARMUP_S = 0.02
 
 

@@ -94,8 +94,8 @@ PARALLEL_MIN_EDGES = 32768
 _SWEEP_VERTICES_PER_EDGE = 8
 # A graph of fewer than this many times min_edges edges (2^22 by default) runs its searches as on
 # one thread: its arrays stay mostly in cache, where an edge costs a few nanoseconds, and its
-# levels seldom pay for starting a parallel loop (kron k=14, 1.1M edges in levels of a few
-# hundred columns of degree 70, ran several times slower on two threads than on one).
+# levels seldom pay for starting a parallel loop (docs/performance.md, section "Bipartite
+# matching on the CPU: threads", has a graph that ran slower on two threads than on one).
 _SMALL_GRAPH_FACTOR = 128
 
 
@@ -209,10 +209,9 @@ def cheap_matching(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
 
     It stays sequential on threads. Columns shared among threads take their rows in an order
     that leaves seams where two threads' columns compete, and the augmenting paths from the
-    columns left unmatched there cross a whole share: on a random geometric graph of 2^20
-    vertices, APFB then took 4 phases and 478 to 779 BFS levels in two runs of four on two
-    threads, against 3 phases and 77 to 96 levels from the sequential matching, and G-PR three
-    times its push loops.
+    columns left unmatched there cross a whole share, so APFB then takes more phases and many
+    more BFS levels, and G-PR more push loops (docs/performance.md, section "Bipartite matching
+    on the CPU: threads").
 
     >>> import numpy as np
     >>> mr, mc = np.full(2, -1), np.full(2, -1)
@@ -530,9 +529,9 @@ def global_relabel(n_rows, n_cols, row_ptr, row_cols, mu_row, mu_col, psi_row, p
 # ----------------------------------------------------------------------------- G-PR
 # The pushes stay sequential on threads. The paper's lock-free pushes race on a GPU, and on
 # threads they did too, but they are a few percent of G-PR's time on one thread (the global
-# relabelings take the rest, and run on threads) and the races changed the run's course: on a
-# random geometric graph of 2^20 vertices two threads took 142 to 496 push loops and 4 or 5
-# global relabelings, against 144 and 4 for the sequential pushes.
+# relabelings take the rest, and run on threads) and the races changed the run's course, up to
+# several times the push loops of the sequential pushes (docs/performance.md, section
+# "Bipartite matching on the CPU: threads").
 # Sequential pushes and G-GR's distance labels make G-PR's matching the same on every thread
 # count. The search for a column's lowest-labelled row is written inside each kernel's loop.
 @njit(cache=True)

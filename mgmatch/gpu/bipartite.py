@@ -50,9 +50,9 @@ PERSISTENT_QUEUE = None  # APFB's search as one work queue: True, False, or None
 QUEUE_MAX_MEAN_DEGREE = 8  # None picks the work queue up to this mean column degree
 QUEUE_GROUP = 4  # lanes per frontier column of the work queue
 # The work queue takes the phases that start with at most this many roots, the others run level
-# by level; None: every phase. On one H200, 1024 took delaunay k=20 and k=22 to 0.95x and 0.93x of
-# the time, but a 2048 x 2048 grid with 10% of its edges deleted to 1.13x (256: 0.98x, 0.90x and
-# 1.71x): the grid's phases keep thousands of roots for long. So it is off by default.
+# by level; None: every phase. A bound gained a little on meshes but lost more on a grid with
+# edges deleted, whose phases keep thousands of roots for long (docs/performance.md, section
+# "Bipartite matching on the GPU: launch modes and thresholds"). So it is off by default.
 QUEUE_MAX_ROOTS = None
 # Compile-time settings of the persistent kernel, e.g. {"MGM_EDGES_PER_LANE": 1}, {"MGM_CLAIM_TEST": 0}
 # or {"MGM_QUEUE_BACKOFF_NS": 0} (see kernels/bipartite.cu); empty: the kernel's defaults.
@@ -65,10 +65,10 @@ _CTL_SIZE = 160  # MGM_CTL_SIZE of kernels/bipartite.cu
 
 def _queue_mode(n_cols: int, nnz: int, stop_at_first: bool) -> bool:
     """Whether the persistent kernel runs APFB's search as one work queue: on sparse graphs
-    (meshes, roads), whose phases are hundreds of levels with small frontiers. On an H200, with
-    the work queue, a 2048 x 2048 grid with 10% of its edges deleted ran in 0.59x the time,
-    delaunay k=20 and k=22 in 0.93x and 1.0x, and kron k=20 (mean degree 48) in 1.2x to 2.6x:
-    the levels of graphs with hubs are few and wide. APsB needs the levels."""
+    (meshes, roads), whose phases are hundreds of levels with small frontiers. The queue is
+    faster there and slower on graphs with hubs, whose levels are few and wide, hence the bound
+    on the mean degree (docs/performance.md, section "Bipartite matching on the GPU: launch
+    modes and thresholds"). APsB needs the levels."""
     if stop_at_first:
         return False
     if PERSISTENT_QUEUE is not None:

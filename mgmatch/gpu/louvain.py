@@ -10,7 +10,8 @@ instead of taking the paper's block per vertex with a table in global memory: ea
 community gets a table of its own in global memory, and warps take equal ranges of all their
 edges, then of all their slots (``kernels/louvain.cu`` says how). On R-MAT graphs that bucket
 holds three quarters of the edges on 4% of the vertices, and one block per hub left most of
-the GPU idle (kron k=21 on an H200: 0.97 s of a 1.35 s run in those two kernels). Their
+the GPU idle, those two kernels taking most of the run (docs/performance.md, section "GPU
+Louvain: the largest buckets"). Their
 tables are filled chunk by chunk within :data:`GLOBAL_TABLE_BUDGET`. A sweep launches its
 kernels back to back; nothing is read back until its modularity.
 
@@ -432,28 +433,28 @@ FUSED_CLUSTER = 16
 FUSED_THREADS = 1024
 #: An edge-balanced warp of the fused kernel's aggregation takes at least 32 x this many edges
 #: or slots (more where the team's warps split a level's evenly). 1 rather than 2: on the last
-#: levels, of a few hundred edges, twice as many warps share them, and 4elt's aggregations of
-#: 350 and 158 edges on one block took 15 and 14 us against 19 and 20 (H100; 4 took 28 and 29).
+#: levels, of a few hundred edges, twice as many warps share them, and those aggregations run
+#: faster (docs/performance.md, section "Fused kernel: FUSED_RANGE_STEPS").
 FUSED_RANGE_STEPS = 1
 #: From the first level of at most this many stored edges whose graph and state fit
 #: :data:`FUSED_SOLO_BYTES` of shared memory on, the levels run on one block
 #: (``louvain_fused_solo``, launched after the cluster's kernel), out of its shared memory with
-#: __syncthreads for barriers. On an H200 (512 threads) that took 4elt's level 2 (458 vertices,
-#: 2,444 edges) from 0.29 to 0.22 ms and its last three levels from 0.27 to 0.14 ms; a level of
-#: 6,508 edges (rgg k=14, level 1) ran slower on one block (0.45 against 0.31 ms at 1,024
-#: threads). 0 keeps every level on the cluster.
+#: __syncthreads for barriers: levels of a few thousand edges or fewer run faster there than on
+#: the cluster, larger ones slower, hence the bound (docs/performance.md, section "Fused
+#: kernel: FUSED_SOLO_EDGES"). 0 keeps every level on the cluster.
 FUSED_SOLO_EDGES = 4096
 #: Threads of that block (``None``: :data:`FUSED_THREADS`).
 FUSED_SOLO_THREADS = 512
 #: Before that, from the first level after level 0 of at most this many vertices that one block
 #: does not take, the cluster's levels run in a second cluster kernel of
 #: :data:`FUSED_SOLO_THREADS` threads a block (the one-block kernel's build), whose registers
-#: spill less: on an H200, 4elt's level 1 (3,187 vertices) moved in 278 us at 512 threads
-#: against 322 us at 1,024, and its level 0 (15,606) in 573 us against 505. 0 keeps them on the
-#: first kernel.
+#: spill less: levels of a few thousand vertices move faster there, level 0 of the same graph
+#: slower, hence the bound (docs/performance.md, section "Fused kernel: FUSED_MID_VERTICES").
+#: 0 keeps them on the first kernel.
 FUSED_MID_VERTICES = 8192
 #: Shared memory for that block's copy of a level; ``None``: all the device lets a block have
-#: beside the computeMove tables and the kernel's own arrays (about 175 KiB on an H200).
+#: beside the computeMove tables and the kernel's own arrays (docs/performance.md, section
+#: "Fused kernel: FUSED_SOLO_BYTES", gives the size on one device).
 FUSED_SOLO_BYTES = None
 #: Most bytes for the levels' communities that the fused kernel writes (a row of 8 bytes per
 #: vertex of the input for each level, at most :data:`FUSED_LEVEL_ROWS` rows); a level without a
@@ -472,14 +473,15 @@ FUSED_VIEW_BYTES = 4 << 20
 #: first level, far less on later ones. A run that needs more (random graphs without community
 #: structure) goes again with the bound of every partition (:func:`_fused_table_cap`, 1.7 to 2.6
 #: slots per stored edge), which would otherwise take about half the run's device memory on
-#: sparse graphs; on an H200 the try that stopped took 0.7 to 3.7 ms on Erdos-Renyi graphs of
-#: 0.2M to 2M stored edges.
+#: sparse graphs; only graphs that need the bound pay for the try that stopped
+#: (docs/performance.md, section "Fused kernel: FUSED_TABLE_SLOTS").
 FUSED_TABLE_SLOTS = 1.0
 FUSED_TABLE_MIN_SLOTS = 1 << 12
 #: Vertices of degree above 319 ("hubs") take a block each in the fused kernel, with a table in
 #: global memory: ``ts[largest degree]`` slots (12 bytes each) for as many blocks as a batch has
 #: hubs, up to the cluster's. A run starts on the kernel built without them (``FUSED_HUBS=0``:
-#: the hub code in its sweep loop took 4elt's kernel from 1.32 to 1.41 ms on an H100); a level
+#: the hub code in its sweep loop slows the kernel on graphs without hubs too; docs/performance.md,
+#: section "Fused kernel: hubs"); a level
 #: with hubs stops it, and the run goes again on the kernel with them, with twice the table
 #: room that level needed (or the room the aggregation's region leaves free beside the move
 #: phase's arrays, if more), within this many bytes per stored edge, :data:`FUSED_HUB_MIN_BYTES`
@@ -488,9 +490,8 @@ FUSED_TABLE_MIN_SLOTS = 1 << 12
 FUSED_HUB_BYTES = 8.0
 FUSED_HUB_MIN_BYTES = 4 << 20
 #: Graphs of more stored edges than this with hubs go to the phase driver: the fused kernel's
-#: 16 SMs lose to the driver's whole GPU there (H200, whole runs on kron graphs of edge factor
-#: 48: k=14, 1.09M stored edges, 28.0 ms fused against 45.9 ms driven; k=15, 2.3M, 61.8 ms
-#: against 57.3 ms).
+#: 16 SMs lose to the driver's whole GPU there (docs/performance.md, section "Fused kernel:
+#: FUSED_HUB_MAX_EDGES").
 FUSED_HUB_MAX_EDGES = 1 << 21
 _FUSED_MAX_RECORDS = 256  # levels processed, each with a record in the stats
 _FUSED_BUCKETS = (4, 8, 16, 32, 84, 319)  # the kernel's computeMove buckets (its move_bucket)
@@ -590,7 +591,8 @@ def _fused_level_rows(n: int) -> int:
     :data:`FUSED_LEVEL_BYTES`, at least one.
 
     The kernel composes each written level's communities of the original vertices itself (the
-    host, composing the levels' maps with NumPy, took 0.15 ms on 4elt, a tenth of the run), and
+    host, composing the levels' maps with NumPy, took a sizeable share of a small graph's run:
+    docs/performance.md, section "Fused kernel: level rows"), and
     stops at a level without a row (the check comes before its sweeps, so the last level, which
     writes none, counts too). Runs write few levels: 4elt writes 5.
     """
@@ -731,8 +733,9 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
             table_cap = bound
         elif out[0] == "handover" and need > hub_cap and _fused_hub_slots(n, table_cap, blocks, need, nnz):
             # A graph with hubs is one whose first levels leave most vertices alone, so that its
-            # aggregations need nearly the tables' bound: with the first try's tables, kron k=12
-            # and k=13 ran out of them after a whole first level, half their time.
+            # aggregations need nearly the tables' bound: with the first try's tables, small kron
+            # graphs ran out of them only after a whole first level, a large share of their run
+            # (docs/performance.md, section "Fused kernel: hubs").
             hub_need, table_cap = need, bound
         else:
             break
@@ -742,7 +745,8 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     recs = recs.tolist()
     rows_written = level_rows[: written * n].reshape(written, n)
     # small rows stay in the pinned buffer, which the result then holds (FUSED_VIEW_BYTES): copying
-    # 4elt's 5 rows took 41 us of a 1.45 ms run on an H200 host
+    # them out is a visible share of a small graph's run (docs/performance.md, section "Fused
+    # kernel: level rows")
     levels = list(rows_written if level_rows.nbytes <= FUSED_VIEW_BYTES else np.array(rows_written))
     out = {
         "status": status,
@@ -751,7 +755,8 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         "level_timings": [],
         "kernel_s": float(st[6]) * 1e-9,
         # the last written level's communities are the vertices of the level processed after it,
-        # when there is one (the host need not count them in the row: 10 us on 4elt)
+        # when there is one (the host need not count them in the row, which would add to every
+        # run's time: docs/performance.md, section "Fused kernel: level rows")
         "n_communities": recs[-1][0] if status == "done" and recs and recs[-1][6] != 1 else None,
     }
     timings = out["level_timings"]
@@ -787,8 +792,8 @@ def _fused_params() -> tuple:
     """The fused kernels' parameters, ``(name, C type)`` in order, read from FUSED_ARGS in
     ``kernels/louvain.cu``. A launch passes them to the driver as 8-byte slots of one packed
     buffer (an integer parameter in its slot's low bytes, a ``double`` as its bits): through
-    CuPy, whose launch converts each of the 32 arguments, the host took 18 us before the kernel
-    could start (H100 host)."""
+    CuPy, whose launch converts each of the 32 arguments, the host spent much longer before the
+    kernel could start (docs/performance.md, section "Fused kernel: launch on the host")."""
     import re  # noqa: PLC0415
 
     from .._kernels import kernel_source  # noqa: PLC0415
@@ -816,8 +821,9 @@ def _fused_pointer_slots() -> np.ndarray:
 def _fused_slots(values: tuple) -> np.ndarray:
     """The packed parameters (:func:`_fused_params`) but the pointers (zero), from ``values``:
     ``(name, value)`` pairs, each encoded by its parameter's C type. Made once per shape, like
-    :func:`_fused_allocation` (with both cached, the host's time from the call to the launch on
-    4elt went from 71 to 53 us on an H200 host); the read-only result is copied into the launching
+    :func:`_fused_allocation` (with both cached, the host's time from the call to the launch is
+    shorter: docs/performance.md, section "Fused kernel: launch on the host"); the read-only
+    result is copied into the launching
     thread's buffer (:func:`_fused_pack`)."""
     params = _fused_params()
     where = {name: (i, ctype) for i, (name, ctype) in enumerate(params)}
@@ -854,7 +860,8 @@ def _fused_pack(template: np.ndarray, pointers: tuple) -> int:
     (:func:`_fused_slots`) with the run's ``pointers`` set, in this thread's buffer. The driver
     copies the values when the launch is made, so the next launch on this thread may overwrite
     them; each thread has its own buffer. (Making the slots and their addresses as new arrays
-    for each launch took about 6 us of host time on an H100 host.)"""
+    for each launch cost host time on every launch: docs/performance.md, section "Fused kernel:
+    launch on the host".)"""
     buf = _LAUNCH
     np.copyto(buf.slots, template)
     buf.slots[_fused_pointer_slots()] = pointers

@@ -48,11 +48,13 @@ __all__ = [
     "strongest_neighbour_all", "VERTICES_PER_WARP", "THREADS_PER_BLOCK", "HANDSHAKE_VARIANT", "WIDE_KEYS",
 ]
 
-#: GPU-Suitor: vertices a warp takes per chunk. [2]_ found 8 best on Kepler; on an H200 (Suitor
-#: on kron k=18, 22M entries) 1 to 32 vertices per warp ran within 5% of each other (4 to 16
-#: fastest), since lanes are idle only while a warp's vertices differ in how often they retry.
+#: GPU-Suitor: vertices a warp takes per chunk. [2]_ found 8 best on Kepler; on a recent GPU
+#: the count matters little, with 8 among the fastest (docs/performance.md, section "GPU Suitor:
+#: warps and blocks"), since lanes are idle only while a warp's vertices differ in how often
+#: they retry.
 VERTICES_PER_WARP = 8
-#: GPU-Suitor: threads per block (4 warps); 64 to 512 measured within 2% on an H200.
+#: GPU-Suitor: threads per block (4 warps); the block size matters little (docs/performance.md,
+#: section "GPU Suitor: warps and blocks").
 THREADS_PER_BLOCK = 128
 #: Strongest-neighbour step of handshaking: ``"warp"`` (warp per row) or ``"scan"`` (segmented
 #: max-scan, one stride per launch, then collate).
