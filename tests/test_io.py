@@ -1220,3 +1220,33 @@ def test_graph_from_edge_arrays_equals_the_edge_build(duplicates, zeros, dtype, 
     for name in ("indptr", "indices", "weights"):
         got, want = getattr(graph, name), getattr(expect, name)
         assert got.dtype == want.dtype and np.array_equal(got, want), name
+
+
+@pytest.mark.parametrize("canon", [{}, {"duplicates": "sum"}, {"zeros": "drop"}, {"dtype": "float32"}])
+def test_metis_lists_build_the_graph_from_edges_builds(tmp_path, data_dir, canon):
+    # adjacency lists that give each edge from both ends are laid out as the symmetric matrix they
+    # are; the graph and its canonicalisation summary are those of the full merge of from_edges
+    rng = np.random.default_rng(5)
+    g0 = read_graph(data_dir / "4elt.graph")
+    u, v, _ = g0.edges()
+    u, v = np.asarray(u), np.asarray(v)
+    w = rng.integers(0, 4, u.size).astype(float)  # zeros among them
+    adj = [[] for _ in range(g0.n)]
+    for a, b, x in zip(u.tolist(), v.tolist(), w.tolist()):
+        adj[a].append((b, x))
+        adj[b].append((a, x))
+    lines = [f"{g0.n} {u.size} 001"] + [" ".join(f"{b + 1} {x:g}" for b, x in reversed(row)) for row in adj]
+    path = write_text(tmp_path / "w.graph", "\n".join(lines) + "\n")
+    got = read_graph(path, **canon)
+    src = np.concatenate([u, v])
+    dst = np.concatenate([v, u])
+    want = Graph.from_edges(src, dst, np.concatenate([w, w]), n=g0.n, **canon)
+    assert_same_graph(got, want)
+    assert got.summary.as_dict() == want.summary.as_dict()
+
+
+def test_metis_lists_that_break_the_form_are_still_named(tmp_path):
+    # a repeated entry, a self-loop and an edge listed from one end take the full merge's checks
+    assert "distinct" in str(error_of(write_text(tmp_path / "r.graph", "2 2\n2 2\n1 1\n")))
+    assert "lists itself" in str(error_of(write_text(tmp_path / "l.graph", "2 1\n1 2\n1\n")))
+    assert "does not list" in str(error_of(write_text(tmp_path / "u.graph", "3 2\n2 3\n1\n\n")))
