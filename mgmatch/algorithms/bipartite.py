@@ -52,8 +52,6 @@ References
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import math
 import time
@@ -64,6 +62,7 @@ import numpy as np
 
 from .._array import to_numpy
 from ..engine import Messages, execute
+from ..engine.config import ConfigScope, check_count
 from ..errors import ParameterError, ResourceError
 from ..convert import attach_mapping, coerce_input
 from ..graph import Graph
@@ -101,21 +100,17 @@ class BipartiteConfig:
     cpu_parallel_min_edges: int = 32768
 
     def __post_init__(self):
-        value = self.cpu_parallel_min_edges
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ParameterError(f"cpu_parallel_min_edges must be a positive integer, not {value!r}")
+        check_count("cpu_parallel_min_edges", self.cpu_parallel_min_edges)
 
 
-_CONFIG: contextvars.ContextVar[BipartiteConfig] = contextvars.ContextVar("mgmatch_bipartite_config",
-                                                                          default=BipartiteConfig())
+_SCOPE = ConfigScope("mgmatch_bipartite_config", BipartiteConfig())
 
 
 def get_bipartite_config() -> BipartiteConfig:
     """The configuration in force (the innermost :func:`bipartite_config`, else the defaults)."""
-    return _CONFIG.get()
+    return _SCOPE.get()
 
 
-@contextlib.contextmanager
 def bipartite_config(**changes):
     """Run the block with some bipartite-matching tunables changed (validated on entry); a call
     reads the configuration once and passes it down, to a cluster's worker too.
@@ -124,11 +119,7 @@ def bipartite_config(**changes):
     ...     get_bipartite_config().cpu_parallel_min_edges
     1
     """
-    token = _CONFIG.set(dataclasses.replace(_CONFIG.get(), **changes))
-    try:
-        yield _CONFIG.get()
-    finally:
-        _CONFIG.reset(token)
+    return _SCOPE.changed(**changes)
 
 
 # ----------------------------------------------------------------------------- result

@@ -59,10 +59,7 @@ References
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import contextvars
-import dataclasses
 import functools
 import math
 import time
@@ -71,8 +68,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._array import get_namespace, to_numpy, to_numpy_rows
+from ..engine.config import ConfigScope, check_count
 from ..engine.program import Messages, fork_state
-from ..errors import InputError, ParameterError, ResourceError
+from ..errors import InputError, ResourceError
 
 __all__ = ["LouvainConfig", "LouvainProgram", "LouvainState", "MOVE_BUCKETS", "FIXED_BITS", "modularity_of",
            "get_louvain_config", "louvain_config"]
@@ -141,23 +139,18 @@ class LouvainConfig:
         for name, least in (("move_slices", 1), ("move_slice_min", 0), ("bin_vertices", 0), ("gather_edges", 0),
                             ("fused_max_edges", 0)):
             value = getattr(self, name)
-            if name == "gather_edges" and value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-                what = "a positive" if least else "a non-negative"
-                raise ParameterError(f"{name} must be {what} integer, not {value!r}")
+            if not (name == "gather_edges" and value is None):
+                check_count(name, value, least)
 
 
-_CONFIG: contextvars.ContextVar[LouvainConfig] = contextvars.ContextVar("mgmatch_louvain_config",
-                                                                        default=LouvainConfig())
+_SCOPE = ConfigScope("mgmatch_louvain_config", LouvainConfig())
 
 
 def get_louvain_config() -> LouvainConfig:
     """The Louvain configuration in force (the innermost :func:`louvain_config`, else the defaults)."""
-    return _CONFIG.get()
+    return _SCOPE.get()
 
 
-@contextlib.contextmanager
 def louvain_config(**changes):
     """Run the block with some Louvain tunables changed (validated on entry); a call reads the
     configuration once and passes it down, to a cluster's workers too.
@@ -167,11 +160,7 @@ def louvain_config(**changes):
     ...     get_louvain_config().move_slices
     1
     """
-    token = _CONFIG.set(dataclasses.replace(_CONFIG.get(), **changes))
-    try:
-        yield _CONFIG.get()
-    finally:
-        _CONFIG.reset(token)
+    return _SCOPE.changed(**changes)
 
 
 # ------------------------------------------------------------------------------ level graph

@@ -21,7 +21,47 @@ import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["EngineConfig", "get_config", "config_context", "available_threads", "cpu_threads"]
+__all__ = ["EngineConfig", "get_config", "config_context", "available_threads", "cpu_threads", "ConfigScope",
+           "check_count"]
+
+
+def check_count(name: str, value, least: int = 1, *, also: str = "") -> None:
+    """Refuse ``value`` unless it is an integer (a bool is not) of at least ``least`` (0 or 1),
+    in the words every parameter object uses; ``also`` names what else the field accepts."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        what = "a positive" if least >= 1 else "a non-negative"
+        raise ParameterError(f"{name} must be {what} integer{also}, not {value!r}")
+
+
+class ConfigScope:
+    """The frozen parameter object in force: the defaults, or the innermost block's changes.
+
+    Each family's tunables (the engine's, Louvain's, bipartite matching's) are one such scope:
+    a call reads the object once and passes it down, to a cluster's workers too.
+
+    >>> scope = ConfigScope("example", EngineConfig())
+    >>> with scope.changed(max_restarts=0):
+    ...     scope.get().max_restarts
+    0
+    >>> scope.get().max_restarts
+    2
+    """
+
+    def __init__(self, name: str, default):
+        self._var = contextvars.ContextVar(name, default=default)
+
+    def get(self):
+        """The object in force."""
+        return self._var.get()
+
+    @contextlib.contextmanager
+    def changed(self, **changes):
+        """The block runs with ``changes`` applied (validated on entry by the object's class)."""
+        token = self._var.set(dataclasses.replace(self._var.get(), **changes))
+        try:
+            yield self._var.get()
+        finally:
+            self._var.reset(token)
 
 
 @dataclass(frozen=True)
@@ -81,17 +121,11 @@ class EngineConfig:
                 raise ParameterError(f"{name} must be a positive finite number of seconds, not {value!r}")
         if self.heartbeat_s >= self.peer_timeout_s:
             raise ParameterError("heartbeat_s must be shorter than peer_timeout_s")
-        if isinstance(self.max_restarts, bool) or not isinstance(self.max_restarts, int) or self.max_restarts < 0:
-            raise ParameterError(f"max_restarts must be a non-negative integer, not {self.max_restarts!r}")
+        check_count("max_restarts", self.max_restarts, 0)
         if self.threads is not None:
-            if (isinstance(self.threads, bool) or not isinstance(self.threads, (int, np.integer))
-                    or self.threads < 1):
-                raise ParameterError(f"threads must be a positive integer (or None: every CPU this process may "
-                                     f"use), not {self.threads!r}")
+            check_count("threads", self.threads, also=" (or None: every CPU this process may use)")
             object.__setattr__(self, "threads", int(self.threads))
-        if (isinstance(self.min_partition_nnz, bool) or not isinstance(self.min_partition_nnz, (int, np.integer))
-                or self.min_partition_nnz < 1):
-            raise ParameterError(f"min_partition_nnz must be a positive integer, not {self.min_partition_nnz!r}")
+        check_count("min_partition_nnz", self.min_partition_nnz)
 
     def thread_count(self) -> int:
         """The threads in force: ``threads``, or :func:`available_threads` when it is None."""
@@ -118,23 +152,17 @@ def available_threads() -> int:
     return max(1, min(caps))
 
 
-_CONFIG: contextvars.ContextVar[EngineConfig] = contextvars.ContextVar("mgmatch_engine_config",
-                                                                       default=EngineConfig())
+_SCOPE = ConfigScope("mgmatch_engine_config", EngineConfig())
 
 
 def get_config() -> EngineConfig:
     """The configuration in force (the innermost :func:`config_context`, else the defaults)."""
-    return _CONFIG.get()
+    return _SCOPE.get()
 
 
-@contextlib.contextmanager
 def config_context(**changes):
     """Run the block with some engine tunables changed (validated on entry)."""
-    token = _CONFIG.set(dataclasses.replace(_CONFIG.get(), **changes))
-    try:
-        yield _CONFIG.get()
-    finally:
-        _CONFIG.reset(token)
+    return _SCOPE.changed(**changes)
 
 
 def _numba_most() -> int:
