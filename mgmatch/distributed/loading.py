@@ -261,6 +261,8 @@ def _merge_task(plan: _ReadPlan, p: int, bounds: np.ndarray, pieces: list, expec
     With ``index_dtype`` (known before the edges are counted when even every entry read would
     fit it) the result is the :class:`Partition` itself; else its rows, for
     :func:`_partition_task` once the edge count fixes the index type."""
+    from ..io._common import _concat  # noqa: PLC0415 (the workers import the readers first)
+
     check_worker(expected_worker)
     pieces = [piece for piece in pieces if piece is not None]
     lo, hi, n = int(bounds[p]), int(bounds[p + 1]), int(bounds[-1])
@@ -297,6 +299,8 @@ def _entries_once(pieces: list, lo: int, hi: int):
     """The entries of the pieces as the file gives them, ``(src, dst, w)``, each once: those from
     their source, and those from their target whose source is not in ``[lo, hi)``; in file order
     where the pieces carry their positions."""
+    from ..io._common import _concat  # noqa: PLC0415
+
     out = []
     for rows, cols, w, n_from_src, positions in pieces:
         back = np.arange(n_from_src, rows.size)
@@ -310,10 +314,6 @@ def _entries_once(pieces: list, lo: int, hi: int):
         out.append((src, dst, weights))
     return tuple(_concat([x[i] for x in out], dtype).astype(dtype, copy=False)
                  for i, dtype in ((0, np.int64), (1, np.int64), (2, np.float64)))
-
-
-def _concat(parts, dtype):
-    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
 
 
 def _directed(src, dst, lo: int, hi: int):
