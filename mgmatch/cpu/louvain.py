@@ -643,19 +643,26 @@ def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
     return int(kernel(indptr, indices, wfix, loop_fix, comm, _balanced_cuts(indptr, parts)))
 
 
+@njit(cache=True, inline="always")
+def _internal_weight_range(lo, hi, indptr, indices, wfix, loop_fix, comm):  # pragma: no cover - compiled
+    s = np.int64(0)
+    for v in range(lo, hi):
+        cv = comm[v]
+        s += loop_fix[v]
+        for e in range(indptr[v], indptr[v + 1]):
+            if comm[indices[e]] == cv:
+                s += wfix[e]
+    return s
+
+
 @njit(parallel=True, cache=True)
 def _internal_weight(indptr, indices, wfix, loop_fix, comm, cuts):  # pragma: no cover - compiled
     # Eq. (1), first term, a run of vertices per thread (integers: the total is exact in any order).
+    # The run's sum is a call, so the loop's only reduction is `total`: a sum kept in the loop's
+    # body across the inner loops made some Numba versions' reduction analysis fail to compile.
     total = np.int64(0)
     for ch in prange(cuts.shape[0] - 1):
-        s = np.int64(0)
-        for v in range(cuts[ch], cuts[ch + 1]):
-            cv = comm[v]
-            s += loop_fix[v]
-            for e in range(indptr[v], indptr[v + 1]):
-                if comm[indices[e]] == cv:
-                    s += wfix[e]
-        total += s
+        total += _internal_weight_range(cuts[ch], cuts[ch + 1], indptr, indices, wfix, loop_fix, comm)
     return total
 
 
