@@ -282,18 +282,19 @@ def test_weights_equal_networkit_on_tie_free_graphs():
 def test_default_partitions_follow_the_threads(spec, threads):
     # a CPU run given no partition count is split into one partition per thread (the floor on
     # partition size lowered so these small graphs split); every thread count gives the greedy
-    # matching, edge for edge, and the same rounds as that many partitions stepped one by one
+    # matching, edge for edge, and the same rounds as that many partitions stepped one by one.
+    # Suitor is not split: its threads share one state (test_suitor_shares_the_graph_on_threads).
     from mgmatch.engine import config_context
 
     g = generators.parse_graph_spec(spec)
     expected = verify.greedy_matching(g)
     eu, ev, _ = verify.greedy_b_matching(g, 3)
+    split = [alg for alg in ONE_MATCHINGS if alg != "suitor"] + ["bsuitor"]
     with config_context(threads=threads, min_partition_nnz=1):
-        results = {alg: match(g, alg, b=3 if alg == "bsuitor" else None, device="cpu")
-                   for alg in ONE_MATCHINGS + ["bsuitor"]}
+        results = {alg: match(g, alg, b=3 if alg == "bsuitor" else None, device="cpu") for alg in split}
     with config_context(threads=1):
         serial = {alg: match(g, alg, b=3 if alg == "bsuitor" else None, partitions=threads, device="cpu")
-                  for alg in ONE_MATCHINGS + ["bsuitor"]}
+                  for alg in split}
     for alg, r in results.items():
         assert r.n_parts == threads
         assert r.rounds.messages == serial[alg].rounds.messages
@@ -310,11 +311,51 @@ def test_small_graphs_stay_one_partition():
 
     g = random_graph(400, 2000, seed=1)
     with config_context(threads=2):
-        assert mgmatch.suitor(g, device="cpu").n_parts == 1
+        assert mgmatch.handshake(g, device="cpu").n_parts == 1
     with config_context(threads=2, min_partition_nnz=g.nnz // 2):
-        assert mgmatch.suitor(g, device="cpu").n_parts == 2
+        assert mgmatch.handshake(g, device="cpu").n_parts == 2
     with config_context(threads=8, min_partition_nnz=g.nnz // 3):
-        assert mgmatch.suitor(g, device="cpu").n_parts == 3
+        assert mgmatch.handshake(g, device="cpu").n_parts == 3
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("spec", ["kron:k=11,seed=3", "delaunay:k=12,seed=3", "rgg:k=12,seed=2"])
+def test_suitor_shares_the_graph_on_threads(spec, threads):
+    # in-process on the CPU Suitor's threads propose into one shared state, one lock per vertex:
+    # one partition, no messages, and the greedy matching on every thread count
+    from mgmatch.engine import config_context
+
+    g = generators.parse_graph_spec(spec)
+    with config_context(threads=threads, min_partition_nnz=1):
+        r = mgmatch.suitor(g, device="cpu")
+    assert (r.n_parts, r.params["threads"], r.rounds.messages) == (1, threads, [0])
+    np.testing.assert_array_equal(r.mate, verify.greedy_matching(g))
+    keep = r.mate > np.arange(g.n)
+    np.testing.assert_array_equal(r.u, np.flatnonzero(keep))
+    np.testing.assert_array_equal(r.v, r.mate[keep])
+    assert r.weight == pytest.approx(verify.matching_weight(g, r.u, r.v))
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+def test_shared_suitor_kernel_on_ties_and_threads(chunk):
+    # integer weights in {1, 2, 3} tie everywhere: the id order decides, and any interleaving of
+    # the threads (a chunk of one vertex interleaves most) gives the greedy matching
+    from mgmatch.cpu.suitor_shared import suitor_shared
+
+    rng = np.random.default_rng(chunk)
+    for trial in range(40):
+        n = int(rng.integers(2, 200))
+        m = int(rng.integers(1, 4 * n))
+        w = rng.integers(1, 4, m).astype(float) if trial % 2 else rng.random(m)
+        g = mgmatch.Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), w, n=n)
+        mate, mate_w = suitor_shared(g.indptr, g.indices, g.weights, 2, chunk)
+        expected = verify.greedy_matching(g)
+        np.testing.assert_array_equal(mate, expected)
+        rows = np.repeat(np.arange(g.n), np.diff(g.indptr))
+        weight = {(int(a), int(b)): float(x) for a, b, x in zip(rows, g.indices, g.weights)}
+        for a in np.flatnonzero(mate >= 0):
+            assert mate_w[a] == weight[(int(a), int(mate[a]))]
+        assert (mate_w[mate < 0] == 0).all()
 
 
 @pytest.mark.parametrize("threads", [1, 2])

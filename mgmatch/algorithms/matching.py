@@ -193,6 +193,18 @@ class _Suitor(_MatchingProgram):
 
     name = "suitor"
     phase = "propose"
+    #: In-process on the CPU, one partition runs on every thread over the shared graph
+    #: (:meth:`single_device`), so a run that names no partition count is not split.
+    split_by_threads = False
+
+    def single_device(self, graph):
+        """Suitor on every CPU thread over the shared graph (:mod:`.suitor_shared`) when the
+        graph is on the CPU, else ``None`` (the one-partition program)."""
+        if graph.xp is not np:
+            return None
+        from .suitor_shared import run_shared_suitor  # noqa: PLC0415
+
+        return run_shared_suitor(graph)
 
     def init(self, part: Partition):
         xp = part.xp

@@ -4,6 +4,11 @@ Numba has no atomic operations on CPU arrays. These intrinsics emit LLVM's ``ato
 ``cmpxchg`` on the element's address (sequentially consistent), the CPU counterparts of CUDA's
 ``atomicAdd``, ``atomicMin`` and ``atomicCAS`` that the GPU kernels use. Each returns the
 element's value before the operation.
+
+``load_acquire`` and ``store_release`` order plain accesses around them, as C++'s
+``memory_order_acquire``/``release`` do: no access after the acquiring load is moved before it,
+none before the releasing store after it. On x86 they are plain moves; what they forbid is the
+compiler's reordering, which a reader of two fields that a writer sets in turn relies on.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["atomic_add", "atomic_min", "atomic_cas"]
+__all__ = ["atomic_add", "atomic_min", "atomic_cas", "load_acquire", "store_release"]
 
 
 def _element_pointer(context, builder, sig, args):
@@ -57,3 +62,29 @@ def atomic_cas(typingctx, arr, idx, expected, new):
         return builder.extract_value(pair, 0)
 
     return arr.dtype(arr, idx, expected, new), codegen
+
+
+@intrinsic
+def load_acquire(typingctx, arr, idx):
+    """``load_acquire(a, i)``: ``a[i]``, read with acquire ordering."""
+
+    def codegen(context, builder, sig, args):
+        ptr = _element_pointer(context, builder, sig, args)
+        size = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
+        return builder.load_atomic(ptr, "acquire", size)
+
+    return arr.dtype(arr, idx), codegen
+
+
+@intrinsic
+def store_release(typingctx, arr, idx, val):
+    """``store_release(a, i, v)``: ``a[i] = v``, written with release ordering."""
+
+    def codegen(context, builder, sig, args):
+        ptr = _element_pointer(context, builder, sig, args)
+        dt = sig.args[0].dtype
+        v = context.cast(builder, args[2], sig.args[2], dt)
+        builder.store_atomic(v, ptr, "release", context.get_abi_sizeof(context.get_data_type(dt)))
+        return context.get_dummy_value()
+
+    return types.none(arr, idx, val), codegen
