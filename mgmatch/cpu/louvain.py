@@ -640,10 +640,21 @@ def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
         return 0
     parts = _parts(int(indices.shape[0]))
     kernel = _internal_weight if parts > 1 else _internal_weight_serial
-    return int(kernel(indptr, indices, wfix, loop_fix, comm, _balanced_cuts(indptr, parts)))
+    return int(kernel(indptr, indices, wfix, loop_fix, comm, _balanced_cuts(indptr, parts)).sum())
 
 
-@njit(cache=True, inline="always")
+@njit(parallel=True, cache=True)
+def _internal_weight(indptr, indices, wfix, loop_fix, comm, cuts):  # pragma: no cover - compiled
+    # Eq. (1), first term, a run of vertices per thread (integers: the total is exact in any order).
+    # Each run's sum goes to its own slot, added up by the caller: the loop has no reduction
+    # (a sum kept across its inner loops fails some Numba versions' reduction analysis).
+    out = np.zeros(cuts.shape[0] - 1, dtype=np.int64)
+    for ch in prange(cuts.shape[0] - 1):
+        out[ch] = _internal_weight_range(cuts[ch], cuts[ch + 1], indptr, indices, wfix, loop_fix, comm)
+    return out
+
+
+@njit(cache=True)
 def _internal_weight_range(lo, hi, indptr, indices, wfix, loop_fix, comm):  # pragma: no cover - compiled
     s = np.int64(0)
     for v in range(lo, hi):
@@ -655,18 +666,7 @@ def _internal_weight_range(lo, hi, indptr, indices, wfix, loop_fix, comm):  # pr
     return s
 
 
-@njit(parallel=True, cache=True)
-def _internal_weight(indptr, indices, wfix, loop_fix, comm, cuts):  # pragma: no cover - compiled
-    # Eq. (1), first term, a run of vertices per thread (integers: the total is exact in any order).
-    # The run's sum is a call, so the loop's only reduction is `total`: a sum kept in the loop's
-    # body across the inner loops made some Numba versions' reduction analysis fail to compile.
-    total = np.int64(0)
-    for ch in prange(cuts.shape[0] - 1):
-        total += _internal_weight_range(cuts[ch], cuts[ch + 1], indptr, indices, wfix, loop_fix, comm)
-    return total
-
-
-_internal_weight_serial = njit(cache=True)(_internal_weight.py_func)
+_internal_weight_serial = njit(cache=True)(_internal_weight.py_func)  # (the same, on one thread)
 
 
 def square_sum(a) -> int:
@@ -685,18 +685,21 @@ def square_sum(a) -> int:
     parts = numba.get_num_threads() if n >= _SERIAL_BELOW else 1
     cuts = np.linspace(0, n, parts + 1).astype(np.int64)
     kernel = _square_sums if parts > 1 else _square_sums_serial
-    hh, hl, pp, pr, rr = (int(x) for x in kernel(a, cuts))
+    hh, hl, pp, pr, rr = (int(x) for x in kernel(a, cuts).sum(axis=0))
     return (hh << 60) + (hl << 31) + (pp << 30) + (pr << 16) + rr
 
 
 @njit(parallel=True, cache=True)
 def _square_sums(a, cuts):  # pragma: no cover - compiled
-    hh = np.int64(0)
-    hl = np.int64(0)
-    pp = np.int64(0)
-    pr = np.int64(0)
-    rr = np.int64(0)
+    # the five partial sums of each run in its own row, added up by the caller (no reduction
+    # in the parallel loop, as in _internal_weight)
+    out = np.zeros((cuts.shape[0] - 1, 5), dtype=np.int64)
     for ch in prange(cuts.shape[0] - 1):
+        hh = np.int64(0)
+        hl = np.int64(0)
+        pp = np.int64(0)
+        pr = np.int64(0)
+        rr = np.int64(0)
         for i in range(cuts[ch], cuts[ch + 1]):
             x = a[i]
             h = x >> 30
@@ -708,7 +711,12 @@ def _square_sums(a, cuts):  # pragma: no cover - compiled
             pp += p * p
             pr += p * r
             rr += r * r
-    return hh, hl, pp, pr, rr
+        out[ch, 0] = hh
+        out[ch, 1] = hl
+        out[ch, 2] = pp
+        out[ch, 3] = pr
+        out[ch, 4] = rr
+    return out
 
 
 _square_sums_serial = njit(cache=True)(_square_sums.py_func)
