@@ -230,8 +230,8 @@ def test_move_batches_interleave_buckets(slices, slice_min):
 
 
 def test_t_bin_default():
-    assert L.validate_louvain_params()["t_bin"] == 1e-4
-    assert louvain(_planted(seed=0), device="cpu").params["t_bin"] == 1e-4
+    assert L.validate_louvain_params()["t_bin"] == 1e-3
+    assert louvain(_planted(seed=0), device="cpu").params["t_bin"] == 1e-3
 
 
 # ---------------------------------------------------------------------------- edge cases
@@ -1071,7 +1071,7 @@ def test_threshold_and_max_level_names():
         louvain(g, device="cpu", max_level=2, max_levels=2)
     # the default keeps the two thresholds by level size
     p = L.validate_louvain_params()
-    assert (p["threshold"], p["t_bin"], p["t_final"]) == (None, 1e-4, 1e-6)
+    assert (p["threshold"], p["t_bin"], p["t_final"]) == (None, 1e-3, 1e-6)
 
 
 def _read_planted_small() -> Graph:

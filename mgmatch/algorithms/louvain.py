@@ -77,11 +77,8 @@ __all__ = [
 ]
 
 #: Thresholds when none is given: a level graph of more than ``LouvainConfig.bin_vertices``
-#: vertices stops at ``T_BIN``, a smaller one at ``T_FINAL``. ``T_BIN`` is absolute, and on graphs
-#: of low modularity (Kronecker graphs: about 0.05) a sweep's gain falls below 1e-3 long before the
-#: level settles: there 1e-3 ended levels 0.007 below NetworKit's PLM (kron k=21), 1e-4 within
-#: 0.004, while on meshes and geometric graphs the two give the same sweeps within one or two.
-T_BIN = 1e-4
+#: vertices stops at ``T_BIN``, a smaller one at ``T_FINAL``.
+T_BIN = 1e-3
 T_FINAL = 1e-6
 
 
@@ -243,7 +240,7 @@ def validate_louvain_params(
     """Check Louvain's parameters once for every tier; return them as a dict.
 
     ``threshold`` (NetworkX's and cuGraph's name) ends a level's sweeps, and the levels, when
-    modularity rises by less; ``None`` takes ``1e-4`` on level graphs of more than 100,000
+    modularity rises by less; ``None`` takes ``1e-3`` on level graphs of more than 100,000
     vertices and ``1e-6`` on smaller ones. The dict holds those two as ``t_bin`` and
     ``t_final``. ``t_bin``, ``t_final`` and ``max_levels`` are the former names, deprecated
     (a :class:`FutureWarning`), and go in the next release.
@@ -344,7 +341,7 @@ def louvain(
         The resolution :math:`\gamma > 0`; larger values give smaller communities.
     threshold : float, optional
         A level's move phase stops when one sweep raises modularity by less, and the levels stop
-        when one level does. Default: ``1e-4`` on level graphs of more than 100,000 vertices,
+        when one level does. Default: ``1e-3`` on level graphs of more than 100,000 vertices,
         ``1e-6`` on smaller ones.
     max_level : int, optional
         Most levels (aggregations) to run; default 100.

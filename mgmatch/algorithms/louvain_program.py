@@ -114,7 +114,7 @@ class LouvainConfig:
         with whole buckets below 64 vertices, 0.4449 split, the value of NetworkX, igraph and
         NetworKit).
     bin_vertices : int
-        Without a ``threshold``, level graphs of more vertices than this stop at ``1e-4``,
+        Without a ``threshold``, level graphs of more vertices than this stop at ``1e-3``,
         others at ``1e-6`` (``t_bin`` and ``t_final`` of the parameters).
     gather_edges : int or None
         With several partitions, a coarse graph of at most this many stored entries is gathered
