@@ -77,7 +77,9 @@ __all__ = [
 ]
 
 #: Thresholds when none is given: a level graph of more than ``LouvainConfig.bin_vertices``
-#: vertices stops at ``T_BIN``, a smaller one at ``T_FINAL``.
+#: vertices stops at ``T_BIN``, a smaller one at ``T_FINAL``. ``T_BIN`` is absolute: on graphs of
+#: low modularity it ends the large levels early (docs/performance.md, "Louvain: the threshold
+#: above 100,000 vertices").
 T_BIN = 1e-3
 T_FINAL = 1e-6
 
