@@ -283,13 +283,13 @@ def test_default_partitions_follow_the_threads(spec, threads):
     # a CPU run given no partition count is split into one partition per thread (the floor on
     # partition size lowered so these small graphs split); every thread count gives the greedy
     # matching, edge for edge, and the same rounds as that many partitions stepped one by one.
-    # Suitor is not split: its threads share one state (test_suitor_shares_the_graph_on_threads).
+    # Suitor and b-Suitor are not split: their threads share one state
+    # (test_suitor_shares_the_graph_on_threads).
     from mgmatch.engine import config_context
 
     g = generators.parse_graph_spec(spec)
     expected = verify.greedy_matching(g)
-    eu, ev, _ = verify.greedy_b_matching(g, 3)
-    split = [alg for alg in ONE_MATCHINGS if alg != "suitor"] + ["bsuitor"]
+    split = [alg for alg in ONE_MATCHINGS if alg != "suitor"]
     with config_context(threads=threads, min_partition_nnz=1):
         results = {alg: match(g, alg, b=3 if alg == "bsuitor" else None, device="cpu") for alg in split}
     with config_context(threads=1):
@@ -298,11 +298,7 @@ def test_default_partitions_follow_the_threads(spec, threads):
     for alg, r in results.items():
         assert r.n_parts == threads
         assert r.rounds.messages == serial[alg].rounds.messages
-        if alg == "bsuitor":
-            np.testing.assert_array_equal(r.u, eu)
-            np.testing.assert_array_equal(r.v, ev)
-        else:
-            np.testing.assert_array_equal(r.mate, expected)
+        np.testing.assert_array_equal(r.mate, expected)
 
 
 def test_small_graphs_stay_one_partition():
@@ -321,19 +317,25 @@ def test_small_graphs_stay_one_partition():
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("spec", ["kron:k=11,seed=3", "delaunay:k=12,seed=3", "rgg:k=12,seed=2"])
 def test_suitor_shares_the_graph_on_threads(spec, threads):
-    # in-process on the CPU Suitor's threads propose into one shared state, one lock per vertex:
-    # one partition, no messages, and the greedy matching on every thread count
+    # in-process on the CPU Suitor's and b-Suitor's threads propose into one shared state, one
+    # lock per vertex: one partition, no messages, and the greedy (b-)matching on every thread count
     from mgmatch.engine import config_context
 
     g = generators.parse_graph_spec(spec)
     with config_context(threads=threads, min_partition_nnz=1):
         r = mgmatch.suitor(g, device="cpu")
+        rb = mgmatch.b_suitor(g, 3, device="cpu")
     assert (r.n_parts, r.params["threads"], r.rounds.messages) == (1, threads, [0])
     np.testing.assert_array_equal(r.mate, verify.greedy_matching(g))
     keep = r.mate > np.arange(g.n)
     np.testing.assert_array_equal(r.u, np.flatnonzero(keep))
     np.testing.assert_array_equal(r.v, r.mate[keep])
     assert r.weight == pytest.approx(verify.matching_weight(g, r.u, r.v))
+    assert (rb.n_parts, rb.params["threads"], rb.params["b"], rb.rounds.messages) == (1, threads, 3, [0])
+    eu, ev, _ = verify.greedy_b_matching(g, 3)
+    np.testing.assert_array_equal(rb.u, eu)
+    np.testing.assert_array_equal(rb.v, ev)
+    assert rb.weight == pytest.approx(verify.matching_weight(g, rb.u, rb.v))
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 64])
@@ -370,3 +372,23 @@ def test_explicit_partitions_stepped_on_threads_equal_greedy(graph, threads):
         r = mgmatch.b_suitor(graph, 2, partitions=5, device="cpu")
     np.testing.assert_array_equal(r.u, eu)
     np.testing.assert_array_equal(r.v, ev)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+def test_shared_bsuitor_kernel_on_ties_capacities_and_threads(chunk):
+    # integer weights tie everywhere, capacities differ per vertex (zeros among them), and a
+    # chunk of one vertex interleaves the threads most: always the greedy b-matching
+    from mgmatch.cpu.suitor_shared import bsuitor_shared
+
+    rng = np.random.default_rng(10 + chunk)
+    for trial in range(40):
+        n = int(rng.integers(2, 200))
+        m = int(rng.integers(1, 4 * n))
+        w = rng.integers(1, 4, m).astype(float) if trial % 2 else rng.random(m)
+        g = mgmatch.Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), w, n=n)
+        b = np.minimum(rng.integers(0, 5, g.n), np.diff(g.indptr))
+        u, v, ws = bsuitor_shared(g.indptr, g.indices, g.weights, b, 2, chunk)
+        eu, ev, ew = verify.greedy_b_matching(g, b)
+        np.testing.assert_array_equal(u, eu)
+        np.testing.assert_array_equal(v, ev)
+        np.testing.assert_array_equal(ws, ew)

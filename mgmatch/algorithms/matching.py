@@ -256,8 +256,21 @@ class _BSuitor(_MatchingProgram):
     name = "bsuitor"
     phase = "propose"
 
+    #: In-process on the CPU, one partition runs on every thread over the shared graph
+    #: (:meth:`single_device`), so a run that names no partition count is not split.
+    split_by_threads = False
+
     def __init__(self, b):
         self.b = b  # int or global array
+
+    def single_device(self, graph):
+        """b-Suitor on every CPU thread over the shared graph (:mod:`.suitor_shared`) when the
+        graph is on the CPU, else ``None`` (the one-partition program)."""
+        if graph.xp is not np:
+            return None
+        from .suitor_shared import run_shared_bsuitor  # noqa: PLC0415
+
+        return run_shared_bsuitor(graph, self.b)
 
     def init(self, part: Partition):
         xp = part.xp
