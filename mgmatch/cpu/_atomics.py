@@ -17,7 +17,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["atomic_add", "atomic_min", "atomic_cas", "load_acquire", "store_release"]
+__all__ = ["atomic_add", "atomic_min", "atomic_umin", "atomic_cas", "load_acquire", "load_relaxed", "store_release"]
 
 
 def _element_pointer(context, builder, sig, args):
@@ -46,6 +46,8 @@ def _atomic_rmw(op):
 atomic_add = _atomic_rmw("add")
 #: ``atomic_min(a, i, v)``: ``a[i] = min(a[i], v)`` (signed integers); returns the old ``a[i]``.
 atomic_min = _atomic_rmw("min")
+#: ``atomic_umin(a, i, v)``: the same on unsigned integers.
+atomic_umin = _atomic_rmw("umin")
 
 
 @intrinsic
@@ -64,16 +66,25 @@ def atomic_cas(typingctx, arr, idx, expected, new):
     return arr.dtype(arr, idx, expected, new), codegen
 
 
-@intrinsic
-def load_acquire(typingctx, arr, idx):
-    """``load_acquire(a, i)``: ``a[i]``, read with acquire ordering."""
+def _atomic_load(ordering):
+    """An intrinsic ``f(array, index) -> value`` reading one element with ``ordering``."""
 
-    def codegen(context, builder, sig, args):
-        ptr = _element_pointer(context, builder, sig, args)
-        size = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
-        return builder.load_atomic(ptr, "acquire", size)
+    def typer(typingctx, arr, idx):
+        def codegen(context, builder, sig, args):
+            ptr = _element_pointer(context, builder, sig, args)
+            size = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
+            return builder.load_atomic(ptr, ordering, size)
 
-    return arr.dtype(arr, idx), codegen
+        return arr.dtype(arr, idx), codegen
+
+    typer.__name__ = f"load_{ordering}"
+    return intrinsic(typer)
+
+
+#: ``load_acquire(a, i)``: ``a[i]``, read with acquire ordering.
+load_acquire = _atomic_load("acquire")
+#: ``load_relaxed(a, i)``: ``a[i]``, read whole (monotonic ordering) while other threads may write it.
+load_relaxed = _atomic_load("monotonic")
 
 
 @intrinsic

@@ -31,9 +31,11 @@ References
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit, prange
+
+from ._atomics import atomic_add
+from ._atomics import atomic_umin as atomic_min  # (the keys are unsigned)
+from ._atomics import load_relaxed as atomic_load
 
 __all__ = ["PROPOSE", "REJECT", "EMPTY", "MAN_MASK", "sm_run", "sm_run_parallel", "sm_inbox", "rank_by_keys",
            "repeated_entries", "atomic_min", "atomic_add", "atomic_load"]
@@ -44,47 +46,6 @@ EMPTY = np.uint64(2**64 - 1)
 #: The man's id in a key.
 MAN_MASK = np.uint64(2**32 - 1)
 _NONE = -1
-
-
-# ------------------------------------------------------------------------------- atomics
-def _atomic_rmw(op):
-    """An intrinsic ``f(array, index, value) -> old`` doing LLVM's ``atomicrmw op`` on one
-    element (sequentially consistent): Numba has no atomic operations on CPU arrays."""
-
-    def typer(typingctx, arr, idx, val):
-        def codegen(context, builder, sig, args):
-            aty = sig.args[0]
-            ary = context.make_array(aty)(context, builder, args[0])
-            i = context.cast(builder, args[1], sig.args[1], types.intp)
-            v = context.cast(builder, args[2], sig.args[2], aty.dtype)
-            ptr = cgutils.get_item_pointer(context, builder, aty, ary, [i], wraparound=False)
-            return builder.atomic_rmw(op, ptr, v, "seq_cst")
-
-        return arr.dtype(arr, idx, val), codegen
-
-    typer.__name__ = f"atomic_{op}"
-    return intrinsic(typer)
-
-
-@intrinsic
-def atomic_load(typingctx, arr, idx):
-    """``atomic_load(array, index)``: a relaxed (monotonic) atomic read of one element, for
-    reading a key that other threads may be lowering at the same time."""
-
-    def codegen(context, builder, sig, args):
-        aty = sig.args[0]
-        ary = context.make_array(aty)(context, builder, args[0])
-        i = context.cast(builder, args[1], sig.args[1], types.intp)
-        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [i], wraparound=False)
-        return builder.load_atomic(ptr, "monotonic", context.get_abi_sizeof(context.get_value_type(aty.dtype)))
-
-    return arr.dtype(arr, idx), codegen
-
-
-#: ``atomic_min(keys, i, v)``: unsigned minimum on a uint64 array; returns the old value.
-atomic_min = _atomic_rmw("umin")
-#: ``atomic_add(counts, i, v)``: addition on an integer array; returns the old value.
-atomic_add = _atomic_rmw("add")
 
 
 # ----------------------------------------------------------------------------- one man
