@@ -306,6 +306,34 @@ def _remove_target(tid, tcnt, toff, i, v):
 
 
 @njit(cache=True, nogil=True)
+def _keep_best(buf_w, buf_v, buf_s, nb, r, w, v, s):
+    """Insert eligible neighbour ``v`` (slot ``s``, edge weight ``w``) among the ``r`` best kept
+    so far, best first (weight down, id up); returns how many are kept."""
+    pos = nb if nb < r else r - 1
+    while pos > 0 and (w > buf_w[pos - 1] or (w == buf_w[pos - 1] and v < buf_v[pos - 1])):
+        if pos < r:
+            buf_w[pos] = buf_w[pos - 1]
+            buf_v[pos] = buf_v[pos - 1]
+            buf_s[pos] = buf_s[pos - 1]
+        pos -= 1
+    buf_w[pos] = w
+    buf_v[pos] = v
+    buf_s[pos] = s
+    return nb + 1 if nb < r else nb
+
+
+@njit(cache=True, nogil=True)
+def _lower_ceiling(ceil_w, ceil_v, i, nb, r, buf_w, buf_v):
+    """After a scan: a scan that filled all ``r`` places moves the ceiling down to the last of
+    them; one that filled fewer found every eligible edge, and none can become eligible again."""
+    if nb < r:
+        ceil_w[i] = -np.inf
+    else:
+        ceil_w[i] = buf_w[nb - 1]
+        ceil_v[i] = buf_v[nb - 1]
+
+
+@njit(cache=True, nogil=True)
 def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
                   hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w,
                   own_w, own_s, ceil_w, ceil_v, ghost_slot):
@@ -396,23 +424,8 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
                 thw, ths = tw[s - n_owned], ts[s - n_owned]
             if w < thw or ths == -2 or (w == thw and not _beats_threshold(w, u, v, thw, ths)):
                 continue
-            pos = nb if nb < r else r - 1
-            while pos > 0 and (w > buf_w[pos - 1] or (w == buf_w[pos - 1] and v < buf_v[pos - 1])):
-                if pos < r:
-                    buf_w[pos] = buf_w[pos - 1]
-                    buf_v[pos] = buf_v[pos - 1]
-                    buf_s[pos] = buf_s[pos - 1]
-                pos -= 1
-            buf_w[pos] = w
-            buf_v[pos] = v
-            buf_s[pos] = s
-            if nb < r:
-                nb += 1
-        if nb < r:  # every eligible edge is taken: none can become eligible again
-            ceil_w[i] = -np.inf
-        else:
-            ceil_w[i] = buf_w[nb - 1]
-            ceil_v[i] = buf_v[nb - 1]
+            nb = _keep_best(buf_w, buf_v, buf_s, nb, r, w, v, s)
+        _lower_ceiling(ceil_w, ceil_v, i, nb, r, buf_w, buf_v)
         for c in range(nb):
             v, s, w = buf_v[c], buf_s[c], buf_w[c]
             tid[toff[i] + tcnt[i]] = v

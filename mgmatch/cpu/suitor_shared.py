@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._atomics import atomic_add, atomic_cas, load_acquire, store_release
-from .matching import _beats_threshold, _heap_offer, _threshold
+from .matching import _beats_threshold, _heap_offer, _keep_best, _lower_ceiling, _threshold
 
 __all__ = ["suitor_shared", "bsuitor_shared"]
 
@@ -204,7 +204,7 @@ def _push_vertex(stack, top, x):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _bpropose(u, indptr, indices, weights, b, hw, hs, hcnt, hoff, own_w, own_s, lock, tcnt, ceil_w, ceil_v,
-              state, buf_v, buf_w, stack, top):  # pragma: no cover - compiled
+              state, buf_v, buf_w, buf_s, stack, top):  # pragma: no cover - compiled
     # Vertex u fills its free proposals (Algorithm 3 of [3]); returns the thread's stack of
     # vertices to run, with those u displaced and this thread claimed.
     while True:
@@ -227,21 +227,8 @@ def _bpropose(u, indptr, indices, weights, b, hw, hs, hcnt, hoff, own_w, own_s, 
             ths = own_s[v]
             if w < thw or ths == -2 or (w == thw and not _beats_threshold(w, u, v, thw, ths)):
                 continue
-            pos = nb if nb < r else r - 1
-            while pos > 0 and (w > buf_w[pos - 1] or (w == buf_w[pos - 1] and v < buf_v[pos - 1])):
-                if pos < r:
-                    buf_w[pos] = buf_w[pos - 1]
-                    buf_v[pos] = buf_v[pos - 1]
-                pos -= 1
-            buf_w[pos] = w
-            buf_v[pos] = v
-            if nb < r:
-                nb += 1
-        if nb < r:  # every eligible edge is in the buffer: none below can become eligible again
-            ceil_w[u] = -np.inf
-        else:
-            ceil_w[u] = buf_w[nb - 1]
-            ceil_v[u] = buf_v[nb - 1]
+            nb = _keep_best(buf_w, buf_v, buf_s, nb, r, w, v, v)  # (one shared graph: a vertex's slot is its id)
+        _lower_ceiling(ceil_w, ceil_v, u, nb, r, buf_w, buf_v)
         failed = 0
         for c in range(nb):
             v = buf_v[c]
@@ -293,6 +280,7 @@ def _bsuitor_shared(indptr, indices, weights, b, off, threads, chunk):  # pragma
     for _ in prange(threads):
         buf_v = np.empty(bmax, np.int64)
         buf_w = np.empty(bmax, np.float64)
+        buf_s = np.empty(bmax, np.int64)
         stack = np.empty(64, np.int64)
         while True:
             start = atomic_add(cursor, 0, chunk)
@@ -308,7 +296,7 @@ def _bsuitor_shared(indptr, indices, weights, b, off, threads, chunk):  # pragma
                     x = stack[top]
                     while True:
                         stack, top = _bpropose(x, indptr, indices, weights, b, hw, hs, hcnt, hoff, own_w, own_s,
-                                               lock, tcnt, ceil_w, ceil_v, state, buf_v, buf_w, stack, top)
+                                               lock, tcnt, ceil_w, ceil_v, state, buf_v, buf_w, buf_s, stack, top)
                         if _release(state, x):
                             break
     # the b-matching: x and y are each other's suitors; each edge once, from its smaller end
@@ -337,7 +325,6 @@ def _bsuitor_shared(indptr, indices, weights, b, off, threads, chunk):  # pragma
                     vs[j] = vs[j - 1]
                     ws[j] = ws[j - 1]
                     j -= 1
-                us[j] = x
                 vs[j] = y
                 ws[j] = w
                 k += 1
