@@ -202,9 +202,9 @@ class _Suitor(_MatchingProgram):
         graph is on the CPU, else ``None`` (the one-partition program)."""
         if graph.xp is not np:
             return None
-        from .suitor_shared import run_shared_suitor  # noqa: PLC0415
+        from .suitor_shared import run_shared, suitor_piece  # noqa: PLC0415
 
-        return run_shared_suitor(graph)
+        return run_shared(self, graph, suitor_piece)
 
     def init(self, part: Partition):
         xp = part.xp
@@ -268,9 +268,9 @@ class _BSuitor(_MatchingProgram):
         graph is on the CPU, else ``None`` (the one-partition program)."""
         if graph.xp is not np:
             return None
-        from .suitor_shared import run_shared_bsuitor  # noqa: PLC0415
+        from .suitor_shared import bsuitor_piece, run_shared  # noqa: PLC0415
 
-        return run_shared_bsuitor(graph, self.b)
+        return run_shared(self, graph, lambda g, threads: bsuitor_piece(g, threads, self.b))
 
     def init(self, part: Partition):
         xp = part.xp

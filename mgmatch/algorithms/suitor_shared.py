@@ -16,56 +16,47 @@ import time
 import numpy as np
 
 from ..engine.config import get_config
+from ..engine.execute import RunInfo
 from ..engine.program import RoundLog
 
-__all__ = ["run_shared_suitor", "run_shared_bsuitor"]
+__all__ = ["run_shared", "suitor_piece", "bsuitor_piece"]
 
 
-def _threads() -> int:
-    """The engine's threads (:meth:`~mgmatch.engine.config.EngineConfig.thread_count`), capped
-    by Numba's."""
+def run_shared(program, graph, solve):
+    """``program``'s result on ``graph`` (on the CPU) from ``solve(graph, threads)``, the
+    matched edges as one partition's piece on the engine's threads
+    (:meth:`~mgmatch.engine.config.EngineConfig.thread_count`, capped by Numba's): assembled as
+    the program assembles its partitions' pieces, as one round that sends no message."""
     import numba  # noqa: PLC0415
 
-    return max(1, min(get_config().thread_count(), numba.get_num_threads()))
-
-
-def _result(graph, algorithm, u, v, w, mate, threads, t, params=None):
-    from .matching import MatchingResult  # noqa: PLC0415
-
+    threads = max(1, min(get_config().thread_count(), numba.get_num_threads()))
+    t0 = time.perf_counter()
+    piece = solve(graph, threads)
+    t = time.perf_counter() - t0
     log = RoundLog()
-    log.add(0, t, 0.0)  # one round that sends no message
-    return MatchingResult(
-        u=u, v=v, w=w, mate=mate, n=graph.n, m=graph.m, algorithm=algorithm,
-        params={"partitions": 1, **(params or {}), "threads": threads}, rounds=log, device="cpu", n_parts=1,
-        timings={"partition": 0.0, "match": t, "total": t, **{k: x for k, x in log.as_dict().items()
-                                                              if k.endswith("_s")}},
-    )
+    log.add(0, t, 0.0)
+    result = program.assemble(graph, [piece], RunInfo(log=log, device="cpu", n_parts=1,
+                                                      timings={"partition": 0.0, "run": t}))
+    result.params["threads"] = threads
+    return result
 
 
-def run_shared_suitor(graph, chunk: int = 256):
-    """The :class:`~mgmatch.algorithms.matching.MatchingResult` of Suitor on ``graph`` (on the
-    CPU) on the engine's threads, the vertices handed out ``chunk`` at a time."""
+def suitor_piece(graph, threads: int, chunk: int = 256) -> dict:
+    """Suitor's matched pairs ``u < v``, ascending, on ``threads`` threads, the vertices handed
+    out ``chunk`` at a time."""
     from ..cpu.suitor_shared import suitor_shared  # noqa: PLC0415
 
-    threads = _threads()
-    t0 = time.perf_counter()
     mate, mate_w = suitor_shared(graph.indptr, graph.indices, graph.weights, threads, chunk)
-    u = np.flatnonzero(mate > np.arange(graph.n))  # each pair once, u < v, ascending
-    t = time.perf_counter() - t0
-    return _result(graph, "suitor", u.astype(np.int64), mate[u], mate_w[u], mate, threads, t)
+    u = np.flatnonzero(mate > np.arange(graph.n))
+    return {"u": u, "v": mate[u], "w": mate_w[u]}
 
 
-def run_shared_bsuitor(graph, b, chunk: int = 256):
-    """The :class:`~mgmatch.algorithms.matching.MatchingResult` of b-Suitor on ``graph`` (on the
-    CPU) with capacities ``b`` (an integer, or one per vertex) on the engine's threads."""
+def bsuitor_piece(graph, threads: int, b, chunk: int = 256) -> dict:
+    """b-Suitor's edges ``u < v``, ascending, with capacities ``b`` (an integer, or one per
+    vertex) on ``threads`` threads."""
     from ..cpu.suitor_shared import bsuitor_shared  # noqa: PLC0415
 
-    threads = _threads()
-    t0 = time.perf_counter()
     deg = np.diff(graph.indptr).astype(np.int64)
-    cap = np.minimum(np.asarray(b, dtype=np.int64), deg)  # nobody keeps more partners than neighbours
-    u, v, w = bsuitor_shared(graph.indptr, graph.indices, graph.weights, np.broadcast_to(cap, deg.shape).copy(),
-                             threads, chunk)
-    t = time.perf_counter() - t0
-    return _result(graph, "bsuitor", u, v, w, None, threads, t,
-                   {"b": int(b) if np.isscalar(b) else "per-vertex"})
+    cap = np.minimum(np.broadcast_to(np.asarray(b, dtype=np.int64), deg.shape), deg)  # at most one per neighbour
+    u, v, w = bsuitor_shared(graph.indptr, graph.indices, graph.weights, cap, threads, chunk)
+    return {"u": u, "v": v, "w": w}
