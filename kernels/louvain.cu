@@ -1660,12 +1660,12 @@ __device__ __forceinline__ void fused_move_hub(const i64* indptr, const int* ind
     const void *indptr0, int indptr0_bytes, const int *indices0, const double *weights0, int n0, i64 nnz0, \
         i64 *indptr_l, int *indices_l, i64 *wfix_l, i64 *loop_l, const int *ts, char *work,                \
         i64 work_bytes, i64 table_cap, i64 hub_cap, double resolution, double t_bin, double t_final,       \
-        int bin_vertices, int fixed_bits, int max_levels, int max_iterations, int slices, int slice_min,   \
+        double t_rel, int bin_vertices, int fixed_bits, int max_levels, int max_iterations, int slices, int slice_min,   \
         int record_cap, int row_cap, i64 *level_rows, i64 *stats, i64 solo_off, i64 solo_cap, i64 solo_edges, \
         i64 mid_vertices
 #define FUSED_ARG_NAMES                                                                                    \
     indptr0, indptr0_bytes, indices0, weights0, n0, nnz0, indptr_l, indices_l, wfix_l, loop_l, ts,         \
-        work, work_bytes, table_cap, hub_cap, resolution, t_bin, t_final, bin_vertices, fixed_bits,        \
+        work, work_bytes, table_cap, hub_cap, resolution, t_bin, t_final, t_rel, bin_vertices, fixed_bits, \
         max_levels, max_iterations, slices, slice_min, record_cap, row_cap, level_rows, stats, solo_off,   \
         solo_cap, solo_edges, mid_vertices
 
@@ -2053,7 +2053,9 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
 #endif
         i64 limbs[3];
         for (int k = 0; k < 3; ++k) limbs[k] = cluster_value<NB>(pv, 2 + k, false);
-        const double threshold = n > bin_vertices ? t_bin : t_final;
+        // the threshold at modularity q (LouvainState.threshold): relative on large levels
+        const bool large = n > bin_vertices;
+        auto threshold = [&](double q) { return large ? fmax(t_bin, t_rel * q) : t_final; };
         double q_current = fused_modularity(cluster_value<NB>(pv, 1, false), limbs, two_m, resolution);
         const double q_level_start = q_current;
         const double gamma_over_2m = two_m > 0 ? resolution / (double)two_m : 0.0;
@@ -2269,7 +2271,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
             }
             q_current = q;
             changed = cluster_value<NB>(pv, 4, false);
-            if (gain < threshold || iter >= max_iterations) break;
+            if (gain < threshold(q) || iter >= max_iterations) break;
         }
         if (undo) {  // back to the state saved before the last sweep
             const int slot = iter & 1;
@@ -2435,7 +2437,7 @@ __device__ __forceinline__ bool fused_levels(FUSED_ARGS, FusedRun& run, FusedSha
         }
         ++written;
         ++level;
-        if (level >= max_levels || q_current - q_level_start < threshold) break;
+        if (level >= max_levels || q_current - q_level_start < threshold(q_current)) break;
         n = n_new;
         nnz = nnz_new;
         if (NB > 1 && !FUSED_RESUME && n <= mid_vertices) {  // the cluster with fewer threads goes on

@@ -229,9 +229,43 @@ def test_move_batches_interleave_buckets(slices, slice_min):
                 pass
 
 
-def test_t_bin_default():
-    assert L.validate_louvain_params()["t_bin"] == 1e-3
-    assert louvain(_planted(seed=0), device="cpu").params["t_bin"] == 1e-3
+def test_threshold_defaults():
+    # large levels: 2.5e-3 of the modularity reached, at least 1e-6; small ones: 1e-6
+    p = L.validate_louvain_params()
+    assert (p["threshold"], p["t_bin"], p["t_rel"], p["t_final"]) == (None, 1e-6, 2.5e-3, 1e-6)
+    assert louvain(_planted(seed=0), device="cpu").params["t_rel"] == 2.5e-3
+    # a threshold given is absolute on every level, as in NetworkX and cuGraph
+    p = L.validate_louvain_params(threshold=1e-4)
+    assert (p["t_bin"], p["t_rel"], p["t_final"]) == (1e-4, 0.0, 1e-4)
+
+
+def test_relative_threshold_ends_the_sweeps(device):
+    """With every level counted large (``bin_vertices=0``), a level's sweeps go on while each
+    raises modularity by at least 2.5e-3 of the modularity reached, and the first that does not
+    is the last: read from the progress of every sweep on the CPU. The GPU twins (the fused
+    kernel and the phase driver) and several partitions take the same decisions."""
+    g = generators.kron(12, seed=3)
+    config = LouvainConfig(bin_vertices=0)
+    events = []
+    ref = louvain(g, device="cpu", config=config, progress=lambda *e: events.append(e))
+    by_level = {}
+    for level, sweeps, q in events:
+        by_level.setdefault(level, []).append((sweeps, q))
+    assert len(ref.levels) >= 2
+    for level in range(len(ref.levels)):
+        seq = by_level[level]
+        q_start = seq[0][1] if level else -np.inf  # (level 0 reports from its first sweep on)
+        qs = [q for s, q in seq if s > 0]
+        gains = np.diff([q_start, *qs])
+        thresholds = [max(1e-6, 2.5e-3 * q) for q in qs]
+        assert all(gn >= t for gn, t in zip(gains[:-1], thresholds[:-1])), (level, gains, thresholds)
+        assert gains[-1] < thresholds[-1], (level, gains, thresholds)
+    assert len(by_level[0]) > 4  # the rule took level 0 through several sweeps
+    res = louvain(g, device=device, config=config)
+    assert len(res.levels) == len(ref.levels)
+    for x, y in zip(res.levels, ref.levels):
+        assert np.array_equal(x, y)
+    assert np.array_equal(louvain(g, device="cpu", config=config, partitions=3).communities, ref.communities)
 
 
 # ---------------------------------------------------------------------------- edge cases
@@ -1071,7 +1105,9 @@ def test_threshold_and_max_level_names():
         louvain(g, device="cpu", max_level=2, max_levels=2)
     # the default keeps the two thresholds by level size
     p = L.validate_louvain_params()
-    assert (p["threshold"], p["t_bin"], p["t_final"]) == (None, 1e-3, 1e-6)
+    assert (p["threshold"], p["t_bin"], p["t_final"]) == (None, 1e-6, 1e-6) and p["t_rel"] > 0
+    with pytest.warns(FutureWarning, match="t_bin"):
+        assert L.validate_louvain_params(t_bin=1e-2)["t_rel"] == 0.0  # the former name: absolute
 
 
 def _read_planted_small() -> Graph:

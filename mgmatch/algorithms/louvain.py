@@ -76,11 +76,14 @@ __all__ = [
     "FIXED_BITS",
 ]
 
-#: Thresholds when none is given: a level graph of more than ``LouvainConfig.bin_vertices``
-#: vertices stops at ``T_BIN``, a smaller one at ``T_FINAL``. ``T_BIN`` is absolute: on graphs of
-#: low modularity it ends the large levels early (docs/performance.md, "Louvain: the threshold
-#: above 100,000 vertices").
-T_BIN = 1e-3
+#: Thresholds when none is given. A level graph of at most ``LouvainConfig.bin_vertices``
+#: vertices stops when a sweep (or the level) raises modularity by less than ``T_FINAL``; a
+#: larger one when it rises by less than ``T_REL`` times the modularity reached, and at least
+#: ``T_FINAL``. The rule is relative because an absolute one ends the large levels of graphs of
+#: low modularity (R-MAT) after a few sweeps, far from where their peers stop, while taking
+#: graphs of high modularity (meshes, geometric graphs) through sweeps that add little
+#: (docs/performance.md, "Louvain: the threshold above 100,000 vertices").
+T_REL = 2.5e-3
 T_FINAL = 1e-6
 
 
@@ -242,10 +245,12 @@ def validate_louvain_params(
     """Check Louvain's parameters once for every tier; return them as a dict.
 
     ``threshold`` (NetworkX's and cuGraph's name) ends a level's sweeps, and the levels, when
-    modularity rises by less; ``None`` takes ``1e-3`` on level graphs of more than 100,000
-    vertices and ``1e-6`` on smaller ones. The dict holds those two as ``t_bin`` and
-    ``t_final``. ``t_bin``, ``t_final`` and ``max_levels`` are the former names, deprecated
-    (a :class:`FutureWarning`), and go in the next release.
+    modularity rises by less; ``None`` takes ``1e-6`` on level graphs of at most 100,000
+    vertices and, on larger ones, ``2.5e-3`` times the modularity reached (at least ``1e-6``).
+    The dict holds the large levels' floor and factor as ``t_bin`` and ``t_rel`` (0 when a
+    threshold is given), the small levels' threshold as ``t_final``: a large level stops below
+    ``max(t_bin, t_rel * Q)``. ``t_bin``, ``t_final`` and ``max_levels`` are the former names,
+    deprecated (a :class:`FutureWarning`), and go in the next release.
 
     Raises
     ------
@@ -274,9 +279,12 @@ def validate_louvain_params(
                           FutureWarning, stacklevel=3)
     if threshold is not None:
         threshold = _positive_real("threshold", threshold, allow_zero=True)
-    tb = threshold if threshold is not None else (T_BIN if t_bin is None else _positive_real("t_bin", t_bin, True))
-    tf = threshold if threshold is not None else (T_FINAL if t_final is None else
-                                                  _positive_real("t_final", t_final, True))
+        tb = tf = threshold
+    else:
+        tb = T_FINAL if t_bin is None else _positive_real("t_bin", t_bin, True)
+        tf = T_FINAL if t_final is None else _positive_real("t_final", t_final, True)
+    # the relative part only when neither the threshold nor the large levels' one is given
+    t_rel = T_REL if threshold is None and t_bin is None else 0.0
     if max_level is None:
         max_level = 100 if max_levels is None else _positive_int("max_levels", max_levels)
     return {
@@ -284,6 +292,7 @@ def validate_louvain_params(
         "threshold": threshold,
         "t_bin": tb,
         "t_final": tf,
+        "t_rel": t_rel,
         "max_level": _positive_int("max_level", max_level),
         "max_iterations": _positive_int("max_iterations", max_iterations),
         "device": device,
@@ -343,8 +352,8 @@ def louvain(
         The resolution :math:`\gamma > 0`; larger values give smaller communities.
     threshold : float, optional
         A level's move phase stops when one sweep raises modularity by less, and the levels stop
-        when one level does. Default: ``1e-3`` on level graphs of more than 100,000 vertices,
-        ``1e-6`` on smaller ones.
+        when one level does. Default: on level graphs of more than 100,000 vertices, ``2.5e-3``
+        times the modularity reached (at least ``1e-6``); ``1e-6`` on smaller ones.
     max_level : int, optional
         Most levels (aggregations) to run; default 100.
     max_iterations : int

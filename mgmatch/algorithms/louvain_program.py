@@ -114,8 +114,9 @@ class LouvainConfig:
         with whole buckets below 64 vertices, 0.4449 split, the value of NetworkX, igraph and
         NetworKit).
     bin_vertices : int
-        Without a ``threshold``, level graphs of more vertices than this stop at ``1e-3``,
-        others at ``1e-6`` (``t_bin`` and ``t_final`` of the parameters).
+        Without a ``threshold``, level graphs of more vertices than this stop at a gain below
+        ``2.5e-3`` times their modularity (``t_rel`` of the parameters), others at ``1e-6``
+        (``t_final``).
     gather_edges : int or None
         With several partitions, a coarse graph of at most this many stored entries is gathered
         on partition 0, which finishes alone (0: never gather). ``None`` (the default) takes
@@ -255,10 +256,14 @@ class LouvainState:
     def done(self) -> bool:
         return self.phase == "done"
 
-    @property
-    def threshold(self) -> float:
+    def threshold(self, q: float) -> float:
+        """The gain below which the level's sweeps, or the levels, stop at modularity ``q``
+        (:func:`~mgmatch.algorithms.louvain.validate_louvain_params`); the fused kernel takes
+        the same rule."""
         p = self.params
-        return p["t_bin"] if self.n_level > self.config.bin_vertices else p["t_final"]
+        if self.n_level > self.config.bin_vertices:
+            return max(p["t_bin"], p["t_rel"] * q)
+        return p["t_final"]
 
 
 @functools.cache
@@ -763,7 +768,7 @@ class LouvainProgram:
             state.phase = "aggregate"
         else:
             state.q_current = q
-            if gain < state.threshold or state.iteration >= state.params["max_iterations"]:
+            if gain < state.threshold(q) or state.iteration >= state.params["max_iterations"]:
                 state.phase = "aggregate"
         state.saved = None
         state.level_timing["iterations"] = state.iteration
@@ -850,7 +855,7 @@ class LouvainProgram:
         counts = self._gathered(state, 0)
         state.nid_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         state.n_new = int(state.nid_offsets[-1])
-        state.stop_after = state.level + 1 >= state.params["max_level"] or level_gain < state.threshold
+        state.stop_after = state.level + 1 >= state.params["max_level"] or level_gain < state.threshold(state.q_current)
         state.phase = "agg_ids"
 
     def _agg_ids(self, state, inbox):
@@ -1124,7 +1129,7 @@ def _local_sweep(state: LouvainState) -> None:
         state.phase = "aggregate_local"
     else:
         state.q_current = q
-        if gain < state.threshold or state.iteration >= state.params["max_iterations"]:
+        if gain < state.threshold(q) or state.iteration >= state.params["max_iterations"]:
             state.phase = "aggregate_local"
     state.level_timing["iterations"] = state.iteration
 
@@ -1162,7 +1167,7 @@ def _local_aggregate(state: LouvainState) -> None:
     state.modularity.append(state.q_current)
     _close_local(state)
     state.level += 1
-    if state.level >= state.params["max_level"] or level_gain < state.threshold:
+    if state.level >= state.params["max_level"] or level_gain < state.threshold(state.q_current):
         state.phase = "done"
         return
     state.graph = _LevelGraph(new_indptr, new_indices, new_wfix, new_loop)

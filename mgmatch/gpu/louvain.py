@@ -950,7 +950,8 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
     values = (
         ("indptr0_bytes", indptr.dtype.itemsize), ("n0", n), ("nnz0", nnz), ("work_bytes", work_bytes),
         ("table_cap", table_cap), ("hub_cap", hub_cap), ("resolution", params["resolution"]),
-        ("t_bin", params["t_bin"]), ("t_final", params["t_final"]), ("bin_vertices", bin_vertices),
+        ("t_bin", params["t_bin"]), ("t_final", params["t_final"]), ("t_rel", params["t_rel"]),
+        ("bin_vertices", bin_vertices),
         ("fixed_bits", fixed_bits), ("max_levels", params["max_level"]), ("max_iterations", params["max_iterations"]),
         ("slices", slices), ("slice_min", slice_min), ("record_cap", record_cap), ("row_cap", rows),
     )
