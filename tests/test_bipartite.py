@@ -687,6 +687,36 @@ def test_threads_with_int64_indices(monkeypatch):
         assert np.array_equal(r.row_match, one.row_match)
 
 
+def test_transpose_in_chunks_is_the_transpose():
+    """The CSC of row chunks placed in parallel is SciPy's, rows ascending per column, for every
+    chunk count (empty chunks, a chunk per row and more among them), and the run's threads
+    choose the chunks."""
+    from mgmatch.cpu.bipartite import column_adjacency, parallel
+    from mgmatch.cpu.graph_build import transpose_chunks, transpose_csr
+
+    rng = np.random.default_rng(4)
+    for seed in range(6):
+        shape = (int(rng.integers(1, 400)), int(rng.integers(1, 300)))
+        m = sp.random(*shape, density=float(rng.uniform(0, 0.08)), random_state=seed, format="csr")
+        m.sort_indices()
+        ref = m.tocsc()
+        ref.sort_indices()
+        for dtype in (np.int32, np.int64):
+            ptr, idx = m.indptr.astype(dtype), m.indices.astype(dtype)
+            for chunks in (1, 2, 3, 8, shape[0], shape[0] + 5):
+                col_ptr, col_rows = transpose_csr(ptr, idx, shape[1], chunks=chunks)
+                assert col_ptr.dtype == dtype and col_rows.dtype == dtype
+                assert np.array_equal(col_ptr, ref.indptr) and np.array_equal(col_rows, ref.indices), (seed, chunks)
+            with parallel(threads=2, min_edges=1):
+                col_ptr, col_rows = column_adjacency(ptr, idx, shape[1])
+            assert np.array_equal(col_ptr, ref.indptr) and np.array_equal(col_rows, ref.indices)
+    # one chunk per thread, each of at least min_edges entries, the counts' table within nnz
+    assert transpose_chunks(10**6, 1000, 16) == 15
+    assert transpose_chunks(10**6, 1000, 4) == 4
+    assert transpose_chunks(10**6, 400_000, 16) == 2
+    assert transpose_chunks(1000, 10, 16) == 1
+
+
 def _twin_inputs(g):
     from mgmatch.cpu.graph_build import transpose_csr
 

@@ -527,10 +527,8 @@ def _adjacency(graph: Graph, dev: str, idx: np.dtype, xp) -> _Adjacency:
         _check_gpu_memory(graph.n_rows, graph.n_cols, graph.nnz, idx.itemsize, xp)
     row_ptr = xp.asarray(graph.indptr).astype(idx, copy=False)
     row_cols = xp.asarray(graph.indices).astype(idx, copy=False)
-    if xp is np:  # linear-time transpose on the host
-        from ..cpu.graph_build import transpose_csr  # noqa: PLC0415
-
-        col_ptr, col_rows = transpose_csr(row_ptr, row_cols, graph.n_cols)
+    if xp is np:  # linear-time transpose on the host, on the run's threads
+        col_ptr, col_rows = _twins(dev).column_adjacency(row_ptr, row_cols, graph.n_cols)
         return _Adjacency(graph.n_rows, graph.n_cols, row_ptr, row_cols, col_ptr, col_rows)
     nnz = int(row_cols.shape[0])
     rows = (xp.searchsorted(row_ptr, xp.arange(nnz, dtype=idx), side="right") - 1).astype(idx)

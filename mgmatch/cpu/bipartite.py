@@ -62,8 +62,10 @@ import numpy as np
 from numba import njit, prange
 
 from ._atomics import atomic_add, atomic_cas, atomic_min
+from .graph_build import transpose_chunks, transpose_csr
 
 __all__ = [
+    "column_adjacency",
     "cheap_matching",
     "karp_sipser_matching",
     "fix_matching",
@@ -131,6 +133,14 @@ def parallel(threads: int | None = None, min_edges: int = PARALLEL_MIN_EDGES):
 
 def _threads() -> int:
     return numba.get_num_threads()
+
+
+def column_adjacency(row_ptr, row_cols, n_cols: int):
+    """The CSC (column pointer, row ids) of the rows' CSR, rows ascending per column: in row
+    chunks on the block's threads when each chunk holds at least ``min_edges`` entries
+    (:func:`mgmatch.cpu.graph_build.transpose_csr`; the same arrays on any thread count)."""
+    chunks = transpose_chunks(row_cols.shape[0], n_cols, numba.get_num_threads(), _MIN_EDGES.get())
+    return transpose_csr(row_ptr, row_cols, n_cols, chunks=chunks)
 
 
 def _sweep_workers(n_vertices: int) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["sort_pairs", "row_pointer", "transpose_csr", "copy_parallel", "remote_ids", "ghost_lookup",
+__all__ = ["sort_pairs", "row_pointer", "transpose_csr", "transpose_chunks", "copy_parallel", "remote_ids", "ghost_lookup",
            "ghost_slots"]
 
 
@@ -100,16 +100,70 @@ def _transpose(indptr, indices, n_cols, col_ptr, col_rows):
             fill[c] += 1
 
 
-def transpose_csr(indptr: np.ndarray, indices: np.ndarray, n_cols: int):
+@njit(parallel=True, cache=True)
+def _transpose_chunked(indptr, indices, n_cols, bounds, fill, col_ptr, col_rows):  # pragma: no cover - compiled
+    """The transpose by row chunks ``bounds``: chunk ``t`` counts its entries per column in
+    ``fill[t]``, the columns' starts are summed over the chunks in order, and each chunk places
+    its rows from its own start in every column. Chunk ``t``'s rows precede chunk ``t + 1``'s
+    in a column and each chunk walks its rows in order, so every column's rows come out
+    ascending, as one thread writes them."""
+    chunks = bounds.shape[0] - 1
+    for t in prange(chunks):
+        for e in range(indptr[bounds[t]], indptr[bounds[t + 1]]):
+            fill[t, indices[e]] += 1
+    for c in prange(n_cols):
+        total = 0
+        for t in range(chunks):
+            total += fill[t, c]
+        col_ptr[c + 1] = total
+    for c in range(n_cols):
+        col_ptr[c + 1] += col_ptr[c]
+    for c in prange(n_cols):
+        at = col_ptr[c]
+        for t in range(chunks):
+            k = fill[t, c]
+            fill[t, c] = at
+            at += k
+    for t in prange(chunks):
+        for r in range(bounds[t], bounds[t + 1]):
+            for e in range(indptr[r], indptr[r + 1]):
+                c = indices[e]
+                col_rows[fill[t, c]] = r
+                fill[t, c] += 1
+
+
+def transpose_chunks(nnz: int, n_cols: int, threads: int, min_edges: int = 1 << 16) -> int:
+    """Row chunks for :func:`transpose_csr` on ``threads`` threads: one per thread, each of at
+    least ``min_edges`` entries, and no more than keep the chunks' column counts (a chunk by
+    column table) within the entries' own count."""
+    return max(1, min(int(threads), int(nnz) // max(int(min_edges), 1), int(nnz) // max(int(n_cols), 1)))
+
+
+def transpose_csr(indptr: np.ndarray, indices: np.ndarray, n_cols: int, chunks: int = 1):
     """CSC (column pointer, row ids) of a CSR pattern in linear time, rows ascending per column.
+
+    ``chunks > 1`` splits the rows into that many chunks of about equal entries, processed in
+    parallel (:func:`transpose_chunks` chooses it); the result is the same.
 
     >>> ptr, rows = transpose_csr(np.array([0, 2, 3]), np.array([0, 1, 1]), 2)
     >>> ptr.tolist(), rows.tolist()
     ([0, 1, 3], [0, 0, 1])
+    >>> [a.tolist() for a in transpose_csr(np.array([0, 2, 3]), np.array([0, 1, 1]), 2, chunks=2)]
+    [[0, 1, 3], [0, 0, 1]]
     """
     col_ptr = np.zeros(int(n_cols) + 1, dtype=indptr.dtype)
     col_rows = np.empty(indices.shape[0], dtype=indices.dtype)
-    _transpose(indptr, indices, int(n_cols), col_ptr, col_rows)
+    n_rows = indptr.shape[0] - 1
+    chunks = max(1, min(int(chunks), n_rows))
+    if chunks == 1:
+        _transpose(indptr, indices, int(n_cols), col_ptr, col_rows)
+        return col_ptr, col_rows
+    # chunk bounds at equal shares of the entries
+    targets = (np.arange(1, chunks, dtype=np.float64) * (indices.shape[0] / chunks)).astype(indptr.dtype)
+    inner = np.searchsorted(indptr, targets, side="left").clip(0, n_rows)
+    bounds = np.concatenate([[0], inner, [n_rows]]).astype(np.int64)
+    fill = np.zeros((chunks, int(n_cols)), dtype=indptr.dtype)
+    _transpose_chunked(indptr, indices, int(n_cols), bounds, fill, col_ptr, col_rows)
     return col_ptr, col_rows
 
 
