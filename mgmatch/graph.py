@@ -530,6 +530,27 @@ class Partition:
     n_global: int
     n_cols: int
     bipartite: bool = False
+    #: Tables a program derives from the arrays above (:meth:`derived`); not pickled.
+    _derived: dict = field(default_factory=dict, init=False, repr=False)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_derived"] = {}  # rebuilt where the partition lands: they can be as large as it
+        return state
+
+    def derived(self, key: str, build):
+        """``build()``, a read-only table derived from this partition's arrays (neighbour slots,
+        ghost lookups), made once and kept with the partition when it is on the CPU: a graph
+        placed on CPU workers keeps its partitions between runs, so only the first run of a
+        program builds them. On a GPU it is made anew for every run, as GPU memory holds the
+        run's own arrays. Callers must not write to the result."""
+        if self.xp is not np:
+            return build()
+        try:
+            return self._derived[key]
+        except KeyError:
+            value = self._derived[key] = build()
+            return value
 
     @classmethod
     def from_graph(cls, graph: Graph, index: int, bounds: np.ndarray) -> "Partition":

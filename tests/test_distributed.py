@@ -158,10 +158,14 @@ def test_placed_graph_serves_several_runs(dask_client, graph):
 
     dg = place(dask_client, graph, partitions=3)
     assert (dg.n, dg.m, dg.n_parts) == (graph.n, graph.m, 3) and dg.path == ""
-    for algorithm in ("suitor", "ld"):
+    for algorithm in ("suitor", "ld", "suitor"):  # the second Suitor takes the slots the first built
         r = match(dg, algorithm, client=dask_client, device="cpu")
         np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
         assert r.n_parts == 3
+    # the slot tables stay with the partitions on their workers
+    kept = dask_client.gather([dask_client.submit(lambda part: sorted(part._derived), f, pure=False)
+                               for f in dg.parts.values()])
+    assert all(k == ["matching.slots"] for k in kept)
     eu, ev, _ = verify.greedy_b_matching(graph, 2)
     r = mgmatch.b_suitor(dg, 2, client=dask_client, device="cpu")
     np.testing.assert_array_equal(r.u, eu)
@@ -294,3 +298,18 @@ def test_engine_config_is_validated():
             pass
     with pytest.raises(mgmatch.ParameterError, match="heartbeat_s"):
         EngineConfig(peer_timeout_s=1.0, heartbeat_s=2.0)
+
+
+def test_partition_keeps_derived_tables_on_the_cpu_only_where_it_lives():
+    import pickle
+
+    from mgmatch.graph import Partition, partition_bounds
+
+    g = generators.kron(8, seed=1)
+    part = Partition.from_graph(g, 1, partition_bounds(g.indptr, 2))
+    calls = []
+    first = part.derived("t", lambda: calls.append(1) or np.arange(3))
+    assert part.derived("t", lambda: calls.append(1) or np.arange(3)) is first and calls == [1]
+    moved = pickle.loads(pickle.dumps(part))  # sent to another process: rebuilt there
+    assert moved._derived == {} and moved.nnz == part.nnz
+    assert part.to("cpu")._derived == {}  # a copy starts without them

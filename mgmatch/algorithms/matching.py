@@ -120,7 +120,12 @@ class MatchingResult:
 def _slots(part: Partition):
     """Slot of each CSR entry's neighbour (owned ``v - lo``, ghosts after the owned ones) and,
     on the CPU, the ghosts' id-to-slot table (``None`` on the GPU, whose kernels search the
-    sorted ghost list; empty when nothing is remote)."""
+    sorted ghost list; empty when nothing is remote). Read-only: kept with a CPU partition
+    between runs (:meth:`Partition.derived`)."""
+    return part.derived("matching.slots", lambda: _build_slots(part))
+
+
+def _build_slots(part: Partition):
     xp = part.xp
     idx = part.indices
     if part.lo == 0 and part.ghosts.size == 0:  # one partition owning everything: slots are the ids
