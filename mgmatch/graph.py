@@ -129,6 +129,10 @@ class Graph:
     #: were read as 1-based (Matrix Market, METIS, and edge lists or GML whose smallest id is 1
     #: unless told otherwise), else 0. Results number vertices from 0 either way.
     id_offset: int = 0
+    #: A bipartite graph whose matrix is square and symmetric in its pattern, so that its CSR is
+    #: also its CSC (columns to rows), as :meth:`bipartite_double_cover` makes it: bipartite
+    #: matching then takes the column adjacency from the rows instead of transposing them.
+    symmetric: bool = False
 
     # ------------------------------------------------------------------ shape
     @property
@@ -239,7 +243,7 @@ class Graph:
         """The undirected graph's matrix read as a bipartite graph (``n x n``, both triangles)."""
         if self.bipartite:
             return self
-        return dataclasses.replace(self, bipartite=True, n_cols=self.n_rows)
+        return dataclasses.replace(self, bipartite=True, n_cols=self.n_rows, symmetric=True)
 
     # ------------------------------------------------------------ partitions
     def partition(self, k=None, *, bounds=None) -> list["Partition"]:
@@ -530,6 +534,8 @@ class Partition:
     n_global: int
     n_cols: int
     bipartite: bool = False
+    #: The partition owns every row of a :attr:`Graph.symmetric` graph: its rows are its columns.
+    symmetric: bool = False
     #: Tables a program derives from the arrays above (:meth:`derived`); not pickled.
     _derived: dict = field(default_factory=dict, init=False, repr=False)
 
@@ -581,6 +587,7 @@ class Partition:
             n_global=graph.n_rows,
             n_cols=graph.n_cols,
             bipartite=graph.bipartite,
+            symmetric=graph.symmetric and lo == 0 and hi == graph.n_rows,
         )
 
     @property

@@ -687,6 +687,39 @@ def test_threads_with_int64_indices(monkeypatch):
         assert np.array_equal(r.row_match, one.row_match)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_double_cover_takes_its_columns_from_its_rows(device, monkeypatch):
+    """A double cover is symmetric: its column adjacency is its rows' (no transpose is made),
+    and the matchings are those the transposed rows give, pair for pair where the algorithm is
+    deterministic."""
+    import dataclasses
+
+    from mgmatch.cpu import bipartite as ops
+    from mgmatch.generators import parse_graph_spec
+
+    transposed = []
+    real = ops.column_adjacency
+    monkeypatch.setattr(ops, "column_adjacency", lambda *a: transposed.append(1) or real(*a))
+
+    for spec in ("delaunay:k=10", "kron:k=9,edge_factor=8", "rgg:k=10"):
+        g = parse_graph_spec(spec)
+        cover = g.bipartite_double_cover()
+        assert cover.symmetric and not g.symmetric
+        plain = dataclasses.replace(cover, symmetric=False)
+        expected = scipy_rank(cover.to_scipy())
+        for algorithm, opts in (("gpr", {}), ("apfb", {"deterministic": True}), ("apsb", {})):
+            one = {"threads": 1} if device == "cpu" else {}  # one thread: every algorithm repeats itself
+            a = bipartite_matching(cover, algorithm, "cheap", device=device, **one, **opts)
+            assert not transposed
+            b = bipartite_matching(plain, algorithm, "cheap", device=device, **one, **opts)
+            assert len(transposed) == (device == "cpu")
+            transposed.clear()
+            check_result(a, cover.to_scipy(), expected, f"{spec} {algorithm}")
+            if device == "cpu" or opts:  # (on the GPU only the deterministic search repeats its pairs)
+                assert np.array_equal(a.row_match, b.row_match) and np.array_equal(a.col_match, b.col_match)
+    assert bipartite_matching(g, "apfb", device=device).cardinality == expected  # through the cover
+
+
 def test_transpose_in_chunks_is_the_transpose():
     """The CSC of row chunks placed in parallel is SciPy's, rows ascending per column, for every
     chunk count (empty chunks, a chunk per row and more among them), and the run's threads

@@ -461,7 +461,7 @@ class _BipartiteProgram:
 
     def init(self, part):
         graph = Graph(part.indptr, part.indices, part.weights, part.n_global, part.n_cols, bipartite=True,
-                      weighted=False)
+                      weighted=False, symmetric=part.symmetric)
         return SimpleNamespace(graph=graph, device="cpu" if part.xp is np else "gpu", result=None)
 
     def step(self, st, inbox: Messages) -> Messages:
@@ -527,6 +527,8 @@ def _adjacency(graph: Graph, dev: str, idx: np.dtype, xp) -> _Adjacency:
         _check_gpu_memory(graph.n_rows, graph.n_cols, graph.nnz, idx.itemsize, xp)
     row_ptr = xp.asarray(graph.indptr).astype(idx, copy=False)
     row_cols = xp.asarray(graph.indices).astype(idx, copy=False)
+    if graph.symmetric:  # a double cover: column c's rows are row c's columns, ascending as well
+        return _Adjacency(graph.n_rows, graph.n_cols, row_ptr, row_cols, row_ptr, row_cols)
     if xp is np:  # linear-time transpose on the host, on the run's threads
         col_ptr, col_rows = _twins(dev).column_adjacency(row_ptr, row_cols, graph.n_cols)
         return _Adjacency(graph.n_rows, graph.n_cols, row_ptr, row_cols, col_ptr, col_rows)
