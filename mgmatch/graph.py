@@ -134,6 +134,12 @@ class Graph:
     #: matching then takes the column adjacency from the rows instead of transposing them.
     symmetric: bool = False
 
+    def __post_init__(self):
+        if self.symmetric and not (self.bipartite and self.n_rows == self.n_cols):
+            raise ParameterError("symmetric is for a square bipartite graph (a double cover); "
+                                 f"this one is {'bipartite' if self.bipartite else 'undirected'}, "
+                                 f"{self.n_rows} x {self.n_cols}")
+
     # ------------------------------------------------------------------ shape
     @property
     def n(self) -> int:
@@ -521,6 +527,8 @@ class Partition:
         graphs, whose columns are not partitioned).
     n_global, n_cols : int
         Vertex count (rows) and column count of the whole graph.
+    bipartite, symmetric : bool
+        The graph's flags (:attr:`Graph.symmetric` only when the partition owns every row).
     """
 
     index: int
@@ -541,15 +549,20 @@ class Partition:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["_derived"] = {}  # rebuilt where the partition lands: they can be as large as it
+        state["_derived"] = {}  # rebuilt where the partition lands, not sent with it
         return state
 
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_derived", {})
+
     def derived(self, key: str, build):
-        """``build()``, a read-only table derived from this partition's arrays (neighbour slots,
-        ghost lookups), made once and kept with the partition when it is on the CPU: a graph
-        placed on CPU workers keeps its partitions between runs, so only the first run of a
-        program builds them. On a GPU it is made anew for every run, as GPU memory holds the
-        run's own arrays. Callers must not write to the result."""
+        """``build()``, a read-only table derived from this partition's arrays (the neighbours'
+        slots), made once and kept with the partition when it is on the CPU: a graph placed on
+        CPU workers keeps its partitions between runs, so only the first run of a program builds
+        it. It stays as long as the partition does, so only tables of the partition's own size
+        (its entries) belong here. On a GPU it is made anew for every run, as GPU memory holds
+        the run's own arrays. Callers must not write to the result."""
         if self.xp is not np:
             return build()
         try:

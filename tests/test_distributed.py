@@ -163,8 +163,9 @@ def test_placed_graph_serves_several_runs(dask_client, graph):
         np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
         assert r.n_parts == 3
     # the slot tables stay with the partitions on their workers
-    kept = dask_client.gather([dask_client.submit(lambda part: sorted(part._derived), f, pure=False)
-                               for f in dg.parts.values()])
+    kept = dask_client.gather([dask_client.submit(lambda part: sorted(part._derived), f, pure=False,
+                                                  workers=[dg.workers[p]], allow_other_workers=False)
+                               for p, f in dg.parts.items()])
     assert all(k == ["matching.slots"] for k in kept)
     eu, ev, _ = verify.greedy_b_matching(graph, 2)
     r = mgmatch.b_suitor(dg, 2, client=dask_client, device="cpu")

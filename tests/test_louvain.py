@@ -3,6 +3,7 @@ NetworkX, then edge cases, determinism and CPU/GPU agreement."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import networkx as nx
@@ -13,7 +14,7 @@ import scipy.io
 from mgmatch import generators
 from mgmatch.algorithms import louvain as L
 from mgmatch.algorithms import louvain_program as LP
-from mgmatch.algorithms.louvain import LouvainConfig, louvain, louvain_config, modularity
+from mgmatch.algorithms.louvain import LouvainConfig, get_louvain_config, louvain, louvain_config, modularity
 from mgmatch.engine import Messages
 from mgmatch.errors import InputError, ParameterError, ResourceError
 from mgmatch.graph import Graph
@@ -237,6 +238,13 @@ def test_threshold_defaults():
     # a threshold given is absolute on every level, as in NetworkX and cuGraph
     p = L.validate_louvain_params(threshold=1e-4)
     assert (p["t_bin"], p["t_rel"], p["t_final"]) == (1e-4, 0.0, 1e-4)
+    # the rule a state applies: relative above bin_vertices, with its floor; t_final below
+    g = _planted(seed=0)
+    for bin_vertices, q, want in ((0, 0.4, 1e-3), (0, 1e-5, 1e-6), (0, -0.2, 1e-6), (g.n, 0.4, 1e-6)):
+        state = _program(LouvainConfig(bin_vertices=bin_vertices)).init(g.partition(1)[0])
+        assert state.threshold(q) == pytest.approx(want, rel=1e-12), (bin_vertices, q)
+    state = _program(LouvainConfig(bin_vertices=0), threshold=1e-4).init(g.partition(1)[0])
+    assert state.threshold(0.9) == 1e-4
 
 
 def test_relative_threshold_ends_the_sweeps(device):
@@ -245,7 +253,7 @@ def test_relative_threshold_ends_the_sweeps(device):
     is the last: read from the progress of every sweep on the CPU. The GPU twins (the fused
     kernel and the phase driver) and several partitions take the same decisions."""
     g = generators.kron(12, seed=3)
-    config = LouvainConfig(bin_vertices=0)
+    config = dataclasses.replace(get_louvain_config(), bin_vertices=0)  # (gpu-phases: no fused kernel)
     events = []
     ref = louvain(g, device="cpu", config=config, progress=lambda *e: events.append(e))
     by_level = {}
@@ -261,6 +269,14 @@ def test_relative_threshold_ends_the_sweeps(device):
         assert all(gn >= t for gn, t in zip(gains[:-1], thresholds[:-1])), (level, gains, thresholds)
         assert gains[-1] < thresholds[-1], (level, gains, thresholds)
     assert len(by_level[0]) > 4  # the rule took level 0 through several sweeps
+    # the levels: each but the last raised modularity by at least the threshold at its end; the
+    # last by less, or the level after it moved nothing
+    level_gains = np.diff([-np.inf, *ref.modularity])  # (level 0's start is not reported: it counts)
+    for level, gain in enumerate(level_gains[:-1]):
+        assert gain >= max(1e-6, 2.5e-3 * ref.modularity[level]), (level, level_gains)
+    last = len(ref.levels) - 1
+    assert level_gains[-1] < max(1e-6, 2.5e-3 * ref.modularity[-1]) or (
+        by_level.get(last + 1) and by_level[last + 1][-1][1] == ref.modularity[-1])
     res = louvain(g, device=device, config=config)
     assert len(res.levels) == len(ref.levels)
     for x, y in zip(res.levels, ref.levels):
@@ -1107,7 +1123,10 @@ def test_threshold_and_max_level_names():
     p = L.validate_louvain_params()
     assert (p["threshold"], p["t_bin"], p["t_final"]) == (None, 1e-6, 1e-6) and p["t_rel"] > 0
     with pytest.warns(FutureWarning, match="t_bin"):
-        assert L.validate_louvain_params(t_bin=1e-2)["t_rel"] == 0.0  # the former name: absolute
+        assert L.validate_louvain_params(t_bin=1e-2)["t_rel"] == 0.0  # the former names: absolute
+    with pytest.warns(FutureWarning, match="t_final"):
+        p = L.validate_louvain_params(t_final=1e-5)
+    assert (p["t_bin"], p["t_rel"], p["t_final"]) == (1e-3, 0.0, 1e-5)  # and the former 1e-3
 
 
 def _read_planted_small() -> Graph:

@@ -85,6 +85,9 @@ __all__ = [
 #: (docs/performance.md, "Louvain: the threshold above 100,000 vertices").
 T_REL = 2.5e-3
 T_FINAL = 1e-6
+#: The large levels' absolute threshold before the relative rule, kept by the deprecated
+#: ``t_bin``/``t_final`` for the release that still takes them.
+_FORMER_T_BIN = 1e-3
 
 
 # ------------------------------------------------------------------------------- result
@@ -250,7 +253,8 @@ def validate_louvain_params(
     The dict holds the large levels' floor and factor as ``t_bin`` and ``t_rel`` (0 when a
     threshold is given), the small levels' threshold as ``t_final``: a large level stops below
     ``max(t_bin, t_rel * Q)``. ``t_bin``, ``t_final`` and ``max_levels`` are the former names,
-    deprecated (a :class:`FutureWarning`), and go in the next release.
+    deprecated (a :class:`FutureWarning`), and go in the next release; given, they keep the
+    former absolute rule (``t_bin`` 1e-3 unless given).
 
     Raises
     ------
@@ -277,14 +281,15 @@ def validate_louvain_params(
                 raise ParameterError(f"give {new} or its former name {old}, not both")
             warnings.warn(f"louvain's {old} is deprecated and goes in the next release; use {new}",
                           FutureWarning, stacklevel=3)
+    t_rel = 0.0
     if threshold is not None:
         threshold = _positive_real("threshold", threshold, allow_zero=True)
         tb = tf = threshold
-    else:
-        tb = T_FINAL if t_bin is None else _positive_real("t_bin", t_bin, True)
+    elif t_bin is not None or t_final is not None:  # the former names keep the former, absolute rule
+        tb = _FORMER_T_BIN if t_bin is None else _positive_real("t_bin", t_bin, True)
         tf = T_FINAL if t_final is None else _positive_real("t_final", t_final, True)
-    # the relative part only when neither the threshold nor the large levels' one is given
-    t_rel = T_REL if threshold is None and t_bin is None else 0.0
+    else:
+        tb, tf, t_rel = T_FINAL, T_FINAL, T_REL
     if max_level is None:
         max_level = 100 if max_levels is None else _positive_int("max_levels", max_levels)
     return {

@@ -855,7 +855,8 @@ class LouvainProgram:
         counts = self._gathered(state, 0)
         state.nid_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         state.n_new = int(state.nid_offsets[-1])
-        state.stop_after = state.level + 1 >= state.params["max_level"] or level_gain < state.threshold(state.q_current)
+        state.stop_after = (state.level + 1 >= state.params["max_level"]
+                            or level_gain < state.threshold(state.q_current))
         state.phase = "agg_ids"
 
     def _agg_ids(self, state, inbox):

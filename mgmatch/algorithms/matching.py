@@ -120,12 +120,9 @@ class MatchingResult:
 def _slots(part: Partition):
     """Slot of each CSR entry's neighbour (owned ``v - lo``, ghosts after the owned ones) and,
     on the CPU, the ghosts' id-to-slot table (``None`` on the GPU, whose kernels search the
-    sorted ghost list; empty when nothing is remote). Read-only: kept with a CPU partition
-    between runs (:meth:`Partition.derived`)."""
-    return part.derived("matching.slots", lambda: _build_slots(part))
-
-
-def _build_slots(part: Partition):
+    sorted ghost list; empty when nothing is remote). The slots are read-only and kept with a
+    CPU partition between runs (:meth:`Partition.derived`); the table, with an entry for every
+    vertex of the graph, is made for each run (it writes only the ghosts' entries)."""
     xp = part.xp
     idx = part.indices
     if part.lo == 0 and part.ghosts.size == 0:  # one partition owning everything: slots are the ids
@@ -134,7 +131,9 @@ def _build_slots(part: Partition):
         from ..cpu.graph_build import ghost_lookup, ghost_slots  # noqa: PLC0415
 
         lookup = ghost_lookup(part.lo, part.hi, part.ghosts, part.n_global)
-        return ghost_slots(idx, part.lo, part.hi, part.ghosts, part.n_global, lookup), lookup
+        slot = part.derived("matching.slots",
+                            lambda: ghost_slots(idx, part.lo, part.hi, part.ghosts, part.n_global, lookup))
+        return slot, lookup
     idx64 = idx.astype(xp.int64)
     owned = (idx64 >= part.lo) & (idx64 < part.hi)
     ghost_pos = xp.searchsorted(xp.asarray(part.ghosts), idx64) + part.n_owned

@@ -137,8 +137,9 @@ def _threads() -> int:
 
 def column_adjacency(row_ptr, row_cols, n_cols: int):
     """The CSC (column pointer, row ids) of the rows' CSR, rows ascending per column: in row
-    chunks on the block's threads when each chunk holds at least ``min_edges`` entries
-    (:func:`mgmatch.cpu.graph_build.transpose_csr`; the same arrays on any thread count)."""
+    chunks on the threads of :func:`parallel`'s block when each chunk holds at least
+    ``min_edges`` entries (:func:`mgmatch.cpu.graph_build.transpose_csr`; the same arrays on
+    any thread count)."""
     chunks = transpose_chunks(row_cols.shape[0], n_cols, numba.get_num_threads(), _MIN_EDGES.get())
     return transpose_csr(row_ptr, row_cols, n_cols, chunks=chunks)
 

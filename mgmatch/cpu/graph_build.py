@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["sort_pairs", "row_pointer", "transpose_csr", "transpose_chunks", "copy_parallel", "remote_ids", "ghost_lookup",
-           "ghost_slots"]
+__all__ = ["sort_pairs", "row_pointer", "transpose_csr", "transpose_chunks", "copy_parallel", "remote_ids",
+           "ghost_lookup", "ghost_slots"]
 
 
 @njit(parallel=True, cache=True)

@@ -792,7 +792,7 @@ def _fused_params() -> tuple:
     """The fused kernels' parameters, ``(name, C type)`` in order, read from FUSED_ARGS in
     ``kernels/louvain.cu``. A launch passes them to the driver as 8-byte slots of one packed
     buffer (an integer parameter in its slot's low bytes, a ``double`` as its bits): through
-    CuPy, whose launch converts each of the 32 arguments, the host spent much longer before the
+    CuPy, whose launch converts each argument, the host spent much longer before the
     kernel could start (docs/performance.md, section "Fused kernel: launch on the host")."""
     import re  # noqa: PLC0415
 
