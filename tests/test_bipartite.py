@@ -720,6 +720,41 @@ def test_double_cover_takes_its_columns_from_its_rows(device, monkeypatch):
     assert bipartite_matching(g, "apfb", device=device).cardinality == expected  # through the cover
 
 
+def test_shared_cheap_matching_is_the_sequential_one(monkeypatch):
+    """On threads the cheap matching is claimed on a shared table, and it is the sequential
+    greedy matching, pair for pair, also when some pairs are matched before it starts."""
+    from mgmatch.cpu import bipartite as ops
+
+    shared = []
+    real = ops._cheap_shared
+    monkeypatch.setattr(ops, "_cheap_shared", lambda *a: shared.append(1) or real(*a))
+    rng = np.random.default_rng(11)
+    for seed in range(12):
+        n_rows, n_cols = int(rng.integers(50, 400)), int(rng.integers(50, 400))
+        m = sp.random(n_rows, n_cols, density=float(rng.uniform(0.01, 0.1)), random_state=seed, format="csc")
+        m.sort_indices()
+        col_ptr, col_rows = m.indptr.astype(np.int64), m.indices.astype(np.int64)
+        for before in (0, 5):
+            mu_row, mu_col = np.full(n_rows, -1), np.full(n_cols, -1)
+            for v in range(0, n_cols, 7) if before else ():  # a few pairs matched beforehand
+                if col_ptr[v + 1] > col_ptr[v] and mu_row[col_rows[col_ptr[v]]] == -1:
+                    mu_row[col_rows[col_ptr[v]]], mu_col[v] = v, col_rows[col_ptr[v]]
+            want_r, want_c = mu_row.copy(), mu_col.copy()
+            ops._cheap(n_cols, col_ptr, col_rows, want_r, want_c)
+            rows_before, cols_before = mu_row.copy(), mu_col.copy()
+            with ops.parallel(threads=2, min_edges=1):
+                ops.cheap_matching(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col)
+            assert np.array_equal(mu_row, want_r) and np.array_equal(mu_col, want_c), (seed, before)
+            # the claims in the worst order for them, last columns first: displacements settle it
+            holder = np.where(rows_before == -1, n_cols, -1)
+            cursor = np.where(cols_before == -1, col_ptr[:-1], -1)
+            for start in range(n_cols - 1, -1, -3):
+                ops._cheap_claims(max(start - 2, 0), start + 1, col_ptr, col_rows, holder, cursor, n_cols)
+            ops._cheap_settle(holder, rows_before, cols_before, n_cols)
+            assert np.array_equal(rows_before, want_r) and np.array_equal(cols_before, want_c), (seed, before)
+    assert len(shared) == 24  # every one took the shared table
+
+
 def test_transpose_in_chunks_is_the_transpose():
     """The CSC of row chunks placed in parallel is SciPy's, rows ascending per column, for every
     chunk count (empty chunks, a chunk per row and more among them), and the run's threads

@@ -61,7 +61,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ._atomics import atomic_add, atomic_cas, atomic_min
+from ._atomics import atomic_add, atomic_cas, atomic_min, load_relaxed
 from .graph_build import transpose_chunks, transpose_csr
 
 __all__ = [
@@ -215,14 +215,68 @@ def _cheap(n_cols, col_ptr, col_rows, mu_row, mu_col):
                 break
 
 
-def cheap_matching(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
-    """Cheap (greedy) matching: each unmatched column takes its first free row, in place.
+# The sequential greedy matching is the unique stable matching of the columns proposing down
+# their lists, each row preferring the smaller column (preferences with one master list on the
+# rows' side have exactly one stable matching): every column takes the first row that no
+# smaller column holds, as in the sequential loop. Deferred acceptance reaches it in any order,
+# so the threads run it on one shared table: a column claims its next row by an atomic minimum
+# on the row's holder; a column it displaces goes on, from that row, on the displacing thread
+# (as a displaced suitor proposes next in the shared-state Suitor). A column's cursor only moves
+# forward, so the work is that of the sequential loop plus the displacements.
+@njit(cache=True, nogil=True)
+def _cheap_claims(start, stop, col_ptr, col_rows, holder, cursor, free):  # pragma: no cover - compiled
+    for v0 in range(start, stop):
+        v = v0
+        if cursor[v] < 0:  # matched before: holds its row already
+            continue
+        while v >= 0:
+            j = cursor[v]
+            end = col_ptr[v + 1]
+            nxt = -1
+            while j < end:
+                u = col_rows[j]
+                if load_relaxed(holder, u) > v:  # free, or held by a larger column (holders only fall)
+                    cursor[v] = j  # (before the claim: a thread that displaces v resumes it here)
+                    old = atomic_min(holder, u, v)
+                    if old > v:
+                        if old != free:
+                            nxt = old
+                        break
+                j += 1
+            if j == end:
+                cursor[v] = end  # no row left: v stays unmatched
+            v = nxt
 
-    It stays sequential on threads. Columns shared among threads take their rows in an order
-    that leaves seams where two threads' columns compete, and the augmenting paths from the
-    columns left unmatched there cross a whole share, so APFB then takes more phases and many
-    more BFS levels, and G-PR more push loops (docs/performance.md, section "Bipartite matching
-    on the CPU: threads").
+
+@njit(cache=True, parallel=True)
+def _cheap_shared(n_cols, col_ptr, col_rows, holder, cursor, free, ctl, chunk, workers):  # pragma: no cover
+    for _w in prange(workers):
+        while True:
+            start = atomic_add(ctl, _NEXT, chunk)
+            if start >= n_cols:
+                break
+            _cheap_claims(start, min(start + chunk, n_cols), col_ptr, col_rows, holder, cursor, free)
+
+
+@njit(cache=True, parallel=True)
+def _cheap_settle(holder, mu_row, mu_col, free):  # pragma: no cover - compiled
+    for u in prange(holder.shape[0]):
+        v = holder[u]
+        if 0 <= v < free:
+            mu_row[u] = v
+            mu_col[v] = u
+
+
+def cheap_matching(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
+    """Cheap (greedy) matching: each unmatched column, in order, takes its first free row, in
+    place.
+
+    On threads (a graph large enough to share its loops, :func:`parallel`) the same matching
+    comes from deferred acceptance on a shared table (see the notes above ``_cheap_claims``),
+    whatever the thread count and timing. Sharing the columns out among threads, each taking
+    rows as it goes, would give another matching, with seams where two threads' columns
+    compete, from which APFB takes more phases and many more BFS levels (docs/performance.md,
+    section "Bipartite matching on the CPU: threads").
 
     >>> import numpy as np
     >>> mr, mc = np.full(2, -1), np.full(2, -1)
@@ -230,8 +284,18 @@ def cheap_matching(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
     >>> mr.tolist(), mc.tolist()
     ([0, -1], [0, -1])
     """
-    if n_cols:
+    if not n_cols:
+        return
+    if _level_limit(n_cols, int(col_ptr[-1])) > n_cols:  # too small to share, or one thread
         _cheap(n_cols, col_ptr, col_rows, mu_row, mu_col)
+        return
+    dt = mu_col.dtype
+    free = dt.type(n_cols)
+    holder = np.where(mu_row == -1, free, dt.type(-1)).astype(dt)  # -1: matched before, taken
+    cursor = np.where(mu_col == -1, col_ptr[:-1], -1).astype(col_ptr.dtype)
+    workers = _threads()
+    _cheap_shared(n_cols, col_ptr, col_rows, holder, cursor, free, _counters(), _chunk(n_cols, workers), workers)
+    _cheap_settle(holder, mu_row, mu_col, free)
 
 
 @njit(cache=True)
