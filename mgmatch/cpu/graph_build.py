@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["sort_pairs", "row_pointer", "transpose_csr", "transpose_chunks", "copy_parallel", "remote_ids",
-           "ghost_lookup", "ghost_slots"]
+__all__ = ["sort_pairs", "row_pointer", "balanced_cuts", "transpose_csr", "transpose_chunks", "copy_parallel",
+           "remote_ids", "ghost_lookup", "ghost_slots"]
 
 
 @njit(parallel=True, cache=True)
@@ -86,18 +86,20 @@ def symmetric_csr(u, v, w, n, indptr, indices, weights):
         fill[u[k]] = p + 1
 
 
-@njit(cache=True)
-def _transpose(indptr, indices, n_cols, col_ptr, col_rows):
-    for e in range(indices.shape[0]):
-        col_ptr[indices[e] + 1] += 1
-    for c in range(n_cols):
-        col_ptr[c + 1] += col_ptr[c]
-    fill = col_ptr[:-1].copy()
-    for r in range(indptr.shape[0] - 1):  # rows in order, so each column's rows come out sorted
-        for e in range(indptr[r], indptr[r + 1]):
-            c = indices[e]
-            col_rows[fill[c]] = r
-            fill[c] += 1
+def balanced_cuts(prefix, parts: int) -> np.ndarray:
+    """``parts + 1`` bounds ``0 = c_0 <= ... <= c_parts = len(prefix) - 1``: ``c_i`` the first
+    index whose prefix sum reaches ``i / parts`` of the total (``prefix`` non-decreasing, from 0).
+    Of ``indptr``: runs of vertices of about equal stored entries.
+
+    >>> balanced_cuts(np.array([0, 2, 4, 6, 8]), 2).tolist()
+    [0, 2, 4]
+    """
+    n = prefix.shape[0] - 1
+    # integer targets: a float one would make searchsorted convert the whole array
+    targets = np.arange(parts + 1, dtype=np.int64) * int(prefix[-1]) // parts
+    cuts = np.minimum(np.searchsorted(prefix, targets, side="left"), n).astype(np.int64)
+    cuts[0], cuts[-1] = 0, n
+    return np.maximum.accumulate(cuts)
 
 
 @njit(parallel=True, cache=True)
@@ -132,6 +134,9 @@ def _transpose_chunked(indptr, indices, n_cols, bounds, fill, col_ptr, col_rows)
                 fill[t, c] += 1
 
 
+_transpose_serial = njit(cache=True)(_transpose_chunked.py_func)  # (one chunk, on this thread)
+
+
 def transpose_chunks(nnz: int, n_cols: int, threads: int, min_edges: int = 1 << 16) -> int:
     """Row chunks for :func:`transpose_csr` on ``threads`` threads: one per thread, each of at
     least ``min_edges`` entries, and no more than keep the chunks' column counts (a chunk by
@@ -153,17 +158,10 @@ def transpose_csr(indptr: np.ndarray, indices: np.ndarray, n_cols: int, chunks: 
     """
     col_ptr = np.zeros(int(n_cols) + 1, dtype=indptr.dtype)
     col_rows = np.empty(indices.shape[0], dtype=indices.dtype)
-    n_rows = indptr.shape[0] - 1
-    chunks = max(1, min(int(chunks), n_rows))
-    if chunks == 1:
-        _transpose(indptr, indices, int(n_cols), col_ptr, col_rows)
-        return col_ptr, col_rows
-    # chunk bounds at equal shares of the entries
-    targets = (np.arange(1, chunks, dtype=np.float64) * (indices.shape[0] / chunks)).astype(indptr.dtype)
-    inner = np.searchsorted(indptr, targets, side="left").clip(0, n_rows)
-    bounds = np.concatenate([[0], inner, [n_rows]]).astype(np.int64)
+    chunks = max(1, min(int(chunks), indptr.shape[0] - 1))
     fill = np.zeros((chunks, int(n_cols)), dtype=indptr.dtype)
-    _transpose_chunked(indptr, indices, int(n_cols), bounds, fill, col_ptr, col_rows)
+    kernel = _transpose_chunked if chunks > 1 else _transpose_serial
+    kernel(indptr, indices, int(n_cols), balanced_cuts(indptr, chunks), fill, col_ptr, col_rows)
     return col_ptr, col_rows
 
 

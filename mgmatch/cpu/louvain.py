@@ -45,6 +45,7 @@ from numba import njit, prange
 
 from .._array import get_namespace
 from ._atomics import atomic_add
+from .graph_build import balanced_cuts
 
 __all__ = [
     "check_memory",
@@ -573,18 +574,6 @@ def _parts(work: int) -> int:
     return numba.get_num_threads() if work >= _SERIAL_BELOW else 1
 
 
-def _balanced_cuts(prefix, parts: int) -> np.ndarray:
-    """``parts + 1`` bounds ``0 = c_0 <= ... <= c_parts = len(prefix) - 1``: ``c_i`` the first
-    index whose prefix sum reaches ``i / parts`` of the total (``prefix`` non-decreasing, from 0).
-    Of ``indptr``: runs of vertices of about equal stored entries."""
-    n = prefix.shape[0] - 1
-    # integer targets: a float one would make searchsorted convert the whole array
-    targets = np.arange(parts + 1, dtype=np.int64) * int(prefix[-1]) // parts
-    cuts = np.minimum(np.searchsorted(prefix, targets, side="left"), n).astype(np.int64)
-    cuts[0], cuts[-1] = 0, n
-    return np.maximum.accumulate(cuts)
-
-
 def fixed_point(weights, scale: float):
     """``rint(weights * scale)`` as int64: the fixed-point weights (``scale`` a power of two)."""
     w = np.asarray(weights, dtype=np.float64)
@@ -613,7 +602,7 @@ def strengths(indptr, wfix, loop_fix):
     if n > 0:
         parts = _parts(int(wfix.shape[0]))
         kernel = _vertex_sums if parts > 1 else _vertex_sums_serial
-        kernel(indptr, wfix, loop_fix, _balanced_cuts(indptr, parts), out)
+        kernel(indptr, wfix, loop_fix, balanced_cuts(indptr, parts), out)
     return out
 
 
@@ -640,7 +629,7 @@ def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
         return 0
     parts = _parts(int(indices.shape[0]))
     kernel = _internal_weight if parts > 1 else _internal_weight_serial
-    return int(kernel(indptr, indices, wfix, loop_fix, comm, _balanced_cuts(indptr, parts)).sum())
+    return int(kernel(indptr, indices, wfix, loop_fix, comm, balanced_cuts(indptr, parts)).sum())
 
 
 @njit(parallel=True, cache=True)
@@ -768,7 +757,7 @@ def aggregate(indptr, indices, wfix, loop_fix, comm):
     members = np.empty(max(n, 0), dtype=np.int32)
     cv = np.empty(max(n, 0), dtype=np.int32)  # new vertex of each vertex's community
     (_place_members if par else _place_members_serial)(comm, new_id, vertex_start, members, cv)
-    ccuts = _balanced_cuts(edge_pos, parts)  # a run of communities of about equal edge count per thread
+    ccuts = balanced_cuts(edge_pos, parts)  # a run of communities of about equal edge count per thread
     widest = int(min(int(com_degree.max(initial=0)), n_new))  # most distinct neighbours of one community
     tab_size = 2
     while tab_size < 2 * widest:
