@@ -204,8 +204,6 @@ class _Suitor(_MatchingProgram):
     def single_device(self, graph):
         """Suitor on every CPU thread over the shared graph (:mod:`.suitor_shared`) when the
         graph is on the CPU, else ``None`` (the one-partition program)."""
-        if graph.xp is not np:
-            return None
         from .suitor_shared import run_shared, suitor_piece  # noqa: PLC0415
 
         return run_shared(self, graph, suitor_piece)
@@ -270,8 +268,6 @@ class _BSuitor(_MatchingProgram):
     def single_device(self, graph):
         """b-Suitor on every CPU thread over the shared graph (:mod:`.suitor_shared`) when the
         graph is on the CPU, else ``None`` (the one-partition program)."""
-        if graph.xp is not np:
-            return None
         from .suitor_shared import bsuitor_piece, run_shared  # noqa: PLC0415
 
         return run_shared(self, graph, lambda g, threads: bsuitor_piece(g, threads, self.b))

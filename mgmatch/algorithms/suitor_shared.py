@@ -23,10 +23,13 @@ __all__ = ["run_shared", "suitor_piece", "bsuitor_piece"]
 
 
 def run_shared(program, graph, solve):
-    """``program``'s result on ``graph`` (on the CPU) from ``solve(graph, threads)``, the
-    matched edges as one partition's piece on the engine's threads
+    """``program``'s result on ``graph`` from ``solve(graph, threads)``, the matched edges as
+    one partition's piece on the engine's threads
     (:meth:`~mgmatch.engine.config.EngineConfig.thread_count`, capped by Numba's): assembled as
-    the program assembles its partitions' pieces, as one round that sends no message."""
+    the program assembles its partitions' pieces, as one round that sends no message. ``None``
+    when the graph is not on the CPU: the program's own partition then runs."""
+    if graph.xp is not np:
+        return None
     import numba  # noqa: PLC0415
 
     threads = max(1, min(get_config().thread_count(), numba.get_num_threads()))

@@ -214,6 +214,8 @@ def _bpropose(u, indptr, indices, weights, b, hw, hs, hcnt, hoff, own_w, own_s, 
             return stack, top
         cv = ceil_v[u]
         nb = 0
+        # The pruning tests are written out here as in bsuitor_local, not shared as a helper:
+        # a call takes the neighbour's id before the weight test, which skips most entries.
         for e in range(indptr[u], indptr[u + 1]):
             w = weights[e]
             if w > cw:
