@@ -5,7 +5,9 @@ mid-run does not change the result."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
+import uuid
 
 import numpy as np
 import pytest
@@ -314,3 +316,101 @@ def test_partition_keeps_derived_tables_on_the_cpu_only_where_it_lives():
     moved = pickle.loads(pickle.dumps(part))  # sent to another process: rebuilt there
     assert moved._derived == {} and moved.nnz == part.nnz
     assert part.to("cpu")._derived == {}  # a copy starts without them
+
+
+def _result_files(run: str = "*") -> set:
+    import glob
+
+    from mgmatch.engine import handback
+
+    return set(glob.glob(handback.files_of(run)))
+
+
+@pytest.mark.parametrize("exchange", ["direct", "tasks"])
+def test_results_come_back_through_shared_memory(dask_client, graph, exchange):
+    """With every array handed back through the host's memory file system, every family's
+    result is the one that came through Dask, the log counts the bytes, and no file is left."""
+    from mgmatch.engine import config_context, handback
+
+    if handback.host_token() is None:
+        pytest.skip("this host has no memory file system to hand results back through")
+    before = _result_files()
+    out = {}
+    for bytes_ in (0, None):
+        with config_context(exchange=exchange, handback_bytes=bytes_):
+            out[bytes_] = (match(graph, "suitor", partitions=2, client=dask_client, device="cpu"),
+                           mgmatch.b_suitor(graph, 3, partitions=3, client=dask_client, device="cpu"),
+                           mgmatch.louvain(graph, partitions=2, client=dask_client, device="cpu"))
+    (s0, b0, l0), (s1, b1, l1) = out[0], out[None]
+    np.testing.assert_array_equal(s0.mate, verify.greedy_matching(graph))
+    np.testing.assert_array_equal(s0.mate, s1.mate)
+    np.testing.assert_array_equal(s0.w, s1.w)
+    eu, ev, _ = verify.greedy_b_matching(graph, 3)
+    np.testing.assert_array_equal(b0.u, eu)
+    np.testing.assert_array_equal(b0.v, ev)
+    np.testing.assert_array_equal(b0.w, b1.w)
+    np.testing.assert_array_equal(l0.communities, l1.communities)
+    np.testing.assert_array_equal(l0.communities, mgmatch.louvain(graph, partitions=2, device="cpu").communities)
+    assert s0.rounds.handback_bytes >= s0.u.nbytes // 2 > 0 and b0.rounds.handback_bytes > 0
+    assert l0.summary()["handback_bytes"] > 0 and l1.summary()["handback_bytes"] == 0
+    assert s1.rounds.handback_bytes == 0 and b1.rounds.handback_bytes == 0
+    assert s0.summary()["handback_bytes"] == s0.rounds.handback_bytes
+    assert _result_files() <= before
+
+
+def test_handback_files():
+    """pack writes only for a client of this memory file system, unpack gives the arrays back
+    and removes their files, discard_run removes what a run left."""
+    from mgmatch.engine import handback
+    from mgmatch.errors import ClusterError
+
+    token = handback.host_token()
+    if token is None:
+        pytest.skip("this host has no memory file system to hand results back through")
+    t1, t2 = (f"test-{uuid.uuid4().hex}" for _ in range(2))
+    values = {"u": np.arange(1000, dtype=np.int32), "w": np.linspace(0, 1, 300), "none": np.empty(0, np.int64),
+              "one": np.array(7.5), "rows": np.arange(12, dtype=np.int64).reshape(3, 4), "n": 5, "small": np.ones(1),
+              "levels": [np.arange(50, dtype=np.int64), np.arange(3, dtype=np.int32)]}
+    assert handback.pack(values, "elsewhere", t1, 0) is values
+    assert handback.pack(values, token, t1, None) is values
+    packed = handback.pack(values, token, t1, 16)
+    shared = {k for k, v in packed.items() if isinstance(v, handback.Shared)}
+    assert shared == {"u", "w", "rows"} and packed["small"] is values["small"] and packed["n"] == 5
+    assert isinstance(packed["levels"][0], handback.Shared) and packed["levels"][1] is values["levels"][1]
+    assert handback.shared_bytes(packed) == sum(values[k].nbytes for k in shared) + 400
+    files = [packed[k].path for k in shared] + [packed["levels"][0].path]
+    assert all(os.path.exists(f) for f in files)
+    back = handback.unpack(packed)
+    for k, v in values.items():
+        if k == "levels":
+            assert isinstance(back[k], list) and len(back[k]) == 2
+            for a, b in zip(back[k], v):
+                np.testing.assert_array_equal(a, b)
+                assert a.dtype == b.dtype
+            continue
+        np.testing.assert_array_equal(back[k], v)
+        assert getattr(back[k], "dtype", None) == getattr(v, "dtype", None)
+    assert not any(os.path.exists(f) for f in files)
+    everything = handback.pack(values, token, t2, 0)
+    assert handback.shared_bytes(everything) == 412 + sum(v.nbytes for v in values.values() if hasattr(v, "nbytes"))
+    assert len(_result_files(t2)) == 8
+    handback.discard_run(t2)
+    assert not _result_files(t2)
+    with pytest.raises(ClusterError, match="could not be read back"):
+        handback.unpack(everything)
+
+
+def test_handback_without_room_goes_through_dask(monkeypatch):
+    """A memory file system without room for twice the array (a container's 64 MB) is not used."""
+    from mgmatch.engine import handback
+
+    token = handback.host_token()
+    if token is None:
+        pytest.skip("this host has no memory file system to hand results back through")
+    full = os.statvfs(handback.FOLDER)
+    monkeypatch.setattr(handback.os, "statvfs",
+                        lambda path: type("Full", (), {"f_bavail": 1, "f_frsize": full.f_frsize})())
+    values = {"u": np.arange(10_000, dtype=np.int64)}
+    run = f"test-{uuid.uuid4().hex}"
+    packed = handback.pack(values, token, run, 0)
+    assert packed["u"] is values["u"] and not _result_files(run)

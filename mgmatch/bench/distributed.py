@@ -18,6 +18,9 @@ the graph on the GPU (``local-resident``). Extra row fields:
 ``load_s``, ``finish_s``
     the time the workers took to load their partitions onto their devices before round 1,
     and from the last round to their results;
+``handback_bytes``
+    the result bytes that came back through the host's shared memory, not through Dask
+    (:mod:`mgmatch.engine.handback`);
 ``compute_s``, ``exchange_s``, ``idle_s``, ``exchange_share``
     time per phase and the share of the run's wall time spent in exchange;
 ``exchange_ms_per_round``, ``exchange_ms_max``
@@ -226,6 +229,7 @@ def _cluster_row(t, name, graph, algorithm, k, where, placement, ref) -> dict:
         "messages_per_round": list(log.messages),
         "compute_s": float(sum(log.compute_s)), "exchange_s": float(sum(log.exchange_s)),
         "idle_s": float(sum(log.idle_s)), "load_s": float(log.load_s), "finish_s": float(log.finish_s),
+        "handback_bytes": int(log.handback_bytes),
         "exchange_ms_per_round": 1e3 * per_round[len(per_round) // 2] if per_round else 0.0,
         "exchange_ms_max": 1e3 * per_round[-1] if per_round else 0.0,
         "exchange_share": float(sum(log.exchange_s)) / total if total > 0 else None,

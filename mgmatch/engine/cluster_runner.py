@@ -6,7 +6,9 @@ exchange with the other workers directly (:mod:`mgmatch.engine.transport`: NCCL 
 workers, TCP connections opened once between CPU workers), one all-reduce of the round vectors
 that decides termination. Rank 0 publishes the rounds as Dask events (topic
 ``mgmatch-<algorithm>``: round, messages, matched fraction, the program's report), which the
-client turns into progress calls; every task returns its partitions' results and its round log.
+client turns into progress calls; every task returns its partitions' results and its round log
+(large result arrays through the host's shared memory when the client runs on the worker's
+host: :mod:`mgmatch.engine.handback`).
 
 The connections of a set of workers are made once and kept (a *session*, as raft-dask keeps its
 communicators), and a job holds a Dask lock per worker, taken in address order, so two jobs
@@ -34,6 +36,7 @@ import numpy as np
 
 from .._array import to_numpy
 from ..errors import ClusterError, ParameterError
+from . import handback
 from .local import round_record
 from .program import HEAD, Messages, RoundLog, outbox_pieces, round_vector, sum_in_order
 
@@ -74,7 +77,7 @@ def _to_host(value):
 
 
 def _rank_task(program, sid: str, addresses: list, nccl_id, parts: dict, owner_rank, device: str, config,
-               topic: str | None, n_vertices: int, expected_worker: str):
+               topic: str | None, n_vertices: int, expected_worker: str, run: str, host: str | None):
     """The round loop of one worker's partitions (see the module notes)."""
     from ..distributed.workers import check_worker  # noqa: PLC0415
     from .transport import SESSIONS, close_session  # noqa: PLC0415
@@ -86,13 +89,14 @@ def _rank_task(program, sid: str, addresses: list, nccl_id, parts: dict, owner_r
     with session.lock:
         try:
             return _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic,
-                                   n_vertices)
+                                   n_vertices, run, host)
         except BaseException:
             close_session(sid)  # the peers see the connections close and stop too
             raise
 
 
-def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic, n_vertices):
+def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic, n_vertices,
+                    run, host):
     from .transport import exchange  # noqa: PLC0415
 
     session.ready(addresses, config, nccl_id if device == "gpu" else None)
@@ -150,7 +154,8 @@ def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, dev
         if done:
             break
     t0 = time.perf_counter()
-    pieces = {p: {k: _to_host(v) for k, v in program.finish(states[p]).items()} for p in own}
+    pieces = {p: handback.pack({k: _to_host(v) for k, v in program.finish(states[p]).items()}, host, run,
+                               config.handback_bytes) for p in own}
     return {"pieces": pieces, "messages": messages, "compute": compute, "exchange": exchanged, "load_s": load_s,
             "finish_s": time.perf_counter() - t0, "last": record}
 
@@ -344,6 +349,7 @@ async def _direct(client, program, parts, workers, device, progress, config):
     rank_of = {w: r for r, w in enumerate(ranks)}
     owner_rank = np.array([rank_of[owner[p]] for p in range(len(bounds) - 1)], dtype=np.int64)
     gpu = device == "gpu"
+    host = handback.host_token()
     # every worker's lock at once (Dask's multi-lock): two jobs never hold each other's workers crosswise
     lock_id = uuid.uuid4().hex
     await client.scheduler.multi_lock_acquire(locks=[f"mgmatch-engine-{w}" for w in ranks], id=lock_id,
@@ -366,12 +372,15 @@ async def _direct(client, program, parts, workers, device, progress, config):
             futures = [
                 client.submit(_rank_task, program, sid, addresses, nccl_id,
                               {p: part_f[p] for p in part_f if owner[p] == w}, owner_rank, device, config, topic,
-                              n_vertices, w, key=f"{program.name}-rounds-w{r}-{run}", workers=[w],
+                              n_vertices, w, run, host, key=f"{program.name}-rounds-w{r}-{run}", workers=[w],
                               allow_other_workers=False, pure=False)
                 for r, w in enumerate(ranks)
             ]
             try:
                 results = await _wait_all(client, futures, set(ranks), grace=2 * config.heartbeat_s + 1.0)
+                handed = sum(handback.shared_bytes(piece) for r in results for piece in r["pieces"].values())
+                for r in results:
+                    r["pieces"] = {p: handback.unpack(piece) for p, piece in r["pieces"].items()}
             except SessionMissing:
                 await _drop_session(client, ranks, gpu, ranks)
                 continue
@@ -387,6 +396,7 @@ async def _direct(client, program, parts, workers, device, progress, config):
                     client.unsubscribe_topic(topic)
                 for f in futures:
                     f.release()
+                handback.discard_run(run)
             break
         else:
             raise ClusterError("the workers lost their sessions twice in a row")
@@ -401,6 +411,7 @@ async def _direct(client, program, parts, workers, device, progress, config):
                 sum(slowest - r["compute"][i] for r in results) / len(results))
     log.load_s = max(r["load_s"] for r in results)
     log.finish_s = max(r["finish_s"] for r in results)
+    log.handback_bytes = handed
     last = results[0]["last"]
     if progress is not None and last is not None and last["round"] > seen["round"]:
         progress(last)
@@ -459,7 +470,7 @@ def _route_task(step_result, q: int):
     return piece if piece is not None else Messages.empty()
 
 
-def _finish_task(program, prev, reduced_totals, expected_worker: str):
+def _finish_task(program, prev, reduced_totals, expected_worker: str, config, run: str, host: str | None):
     from ..distributed.workers import check_worker  # noqa: PLC0415
 
     check_worker(expected_worker)
@@ -467,7 +478,8 @@ def _finish_task(program, prev, reduced_totals, expected_worker: str):
     if reduced_totals is not None and getattr(program, "reduced", None) is not None:
         state = program.fork(state)
         program.reduced(state, reduced_totals)
-    return {k: _to_host(v) for k, v in program.finish(state).items()}
+    return handback.pack({k: _to_host(v) for k, v in program.finish(state).items()}, host, run,
+                         config.handback_bytes)
 
 
 async def _task_rounds(client, program, parts, workers, device, progress, config):
@@ -499,8 +511,10 @@ async def _task_rounds(client, program, parts, workers, device, progress, config
         res_f = {p: submit(_step_task, program, state_f[p], inbox_f[p], reduced_totals, owner[p],
                            key=f"{name}-{phase}-r{r}-p{p}", p=p) for p in part_f}
         state_f = res_f
+        # every partition's messages to q, its own included (Louvain's partitions write to
+        # themselves: the totals of their own communities), ordered by sender as in direct mode
         inbox_f = {q: [submit(_route_task, res_f[p], q, key=f"{name}-route-r{r}-p{p}-p{q}", p=p)
-                       for p in part_f if p != q] for q in part_f}
+                       for p in sorted(part_f)] for q in part_f}
         stats_f = [submit(operator.getitem, res_f[p], 4, key=f"{name}-stats-r{r}-p{p}", p=p) for p in part_f]
         stats = await _wait_all(client, stats_f, watch, grace=0.0)
         now = time.perf_counter()
@@ -517,8 +531,13 @@ async def _task_rounds(client, program, parts, workers, device, progress, config
             break
     reduced_totals = totals[HEAD:]
     out_f = [submit(_finish_task, program, state_f[p], reduced_totals if getattr(program, "reduced", None) else None,
-                    owner[p], key=f"{name}-finish-p{p}", p=p) for p in part_f]
-    results = await _wait_all(client, out_f, watch, grace=0.0)
+                    owner[p], config, run, handback.host_token(), key=f"{name}-finish-p{p}", p=p) for p in part_f]
+    try:
+        results = await _wait_all(client, out_f, watch, grace=0.0)
+        log.handback_bytes = sum(handback.shared_bytes(r) for r in results)
+        results = [handback.unpack(r) for r in results]
+    finally:
+        handback.discard_run(run)
     log.finish_s = time.perf_counter() - t_last
     return results, log, placement_s
 

@@ -101,6 +101,10 @@ class EngineConfig:
         its answer) and pays per round for handing the steps to threads and routing their
         messages; below about a million entries a partition, another thread gains less than
         that costs.
+    handback_bytes : int or None
+        Result arrays of at least this many bytes come back from a worker on the client's own
+        host through a file in its memory file system instead of Dask's comm layer
+        (:mod:`mgmatch.engine.handback`); ``None``: always through Dask.
     """
 
     exchange: str = "direct"
@@ -111,6 +115,7 @@ class EngineConfig:
     progress_interval_s: float = 0.2
     threads: int | None = None
     min_partition_nnz: int = 1 << 20
+    handback_bytes: int | None = 1 << 22
 
     def __post_init__(self):
         if self.exchange not in ("direct", "tasks"):
@@ -126,6 +131,8 @@ class EngineConfig:
             check_count("threads", self.threads, also=" (or None: every CPU this process may use)")
             object.__setattr__(self, "threads", int(self.threads))
         check_count("min_partition_nnz", self.min_partition_nnz)
+        if self.handback_bytes is not None:
+            check_count("handback_bytes", self.handback_bytes, 0, also=" (or None: through Dask)")
 
     def thread_count(self) -> int:
         """The threads in force: ``threads``, or :func:`available_threads` when it is None."""

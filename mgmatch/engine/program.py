@@ -175,7 +175,9 @@ class RoundLog:
     build the algorithm's state before the first round (the slowest partition), ``finish_s``
     the time from the last round to the partitions' results in the client (both 0
     in-process, where they are part of partitioning and assembling). ``transport`` names how
-    the partitions exchanged messages (``local``, ``tcp``, ``nccl`` or ``tasks``)."""
+    the partitions exchanged messages (``local``, ``tcp``, ``nccl`` or ``tasks``);
+    ``handback_bytes`` counts the result bytes that came back from the workers through the
+    host's shared memory (:mod:`mgmatch.engine.handback`) rather than through Dask."""
 
     messages: list[int] = field(default_factory=list)
     compute_s: list[float] = field(default_factory=list)
@@ -185,6 +187,7 @@ class RoundLog:
     finish_s: float = 0.0
     transport: str = "local"
     workers: int = 0
+    handback_bytes: int = 0
 
     @property
     def rounds(self) -> int:
@@ -209,6 +212,7 @@ class RoundLog:
         }
         if self.workers:
             out["workers"] = self.workers
+            out["handback_bytes"] = int(self.handback_bytes)
         return out
 
 
