@@ -3,11 +3,11 @@
 A cluster run ends with every worker's results in the client. Dask moves them through its comm
 layer, a pickled copy over a socket: on one host under a gigabyte a second, which for the
 results of a large graph (Suitor's pairs of rgg k=25: 268 MB; Louvain's labels of every level)
-took longer than the whole computation. A client and a worker that see the same memory file system
-(the same kernel, by its boot id, and the same mount of ``/dev/shm``, by its device and inode:
-two containers on one host may each have their own) share it, so a worker writes each large
-array to a file there (one copy) and hands back only its name; the client reads the file into a
-new array (one copy) and removes it.
+took longer than the whole computation. A client and a worker that see the same memory file
+system as the same user (the same kernel, by its boot id; the same mount of ``/dev/shm``, by
+its device and inode, as two containers on one host may each have their own) share it, so a
+worker writes each large array to a file there (one copy) and hands back only its name; the
+client reads the file into a new array (one copy) and removes it.
 
 The files are named after the run (:func:`files_of`), so the client removes whatever a run
 left, whether its tasks ended well or not (:func:`discard_run`). A worker on another host, a
@@ -49,8 +49,8 @@ class Shared:
 
 def host_token() -> str | None:
     """What tells this process's memory file system from any other: the kernel's boot id and
-    the folder's device and inode; ``None`` where there is none to hand results back through
-    (the results then go through Dask)."""
+    the folder's device and inode, and the user (a worker's files are its user's alone); ``None``
+    where there is none to hand results back through (the results then go through Dask)."""
     try:
         with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
             boot = f.read().strip()
@@ -59,7 +59,7 @@ def host_token() -> str | None:
         return None
     if not os.access(FOLDER, os.W_OK):
         return None
-    return f"{boot}/{st.st_dev}/{st.st_ino}"
+    return f"{boot}/{st.st_dev}/{st.st_ino}/{os.getuid()}"
 
 
 def files_of(run: str) -> str:
