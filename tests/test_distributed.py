@@ -414,3 +414,27 @@ def test_handback_without_room_goes_through_dask(monkeypatch):
     run = f"test-{uuid.uuid4().hex}"
     packed = handback.pack(values, token, run, 0)
     assert packed["u"] is values["u"] and not _result_files(run)
+
+
+def test_handback_files_go_when_the_client_exits_mid_run():
+    """A client that ends while it waits for a run (a job stopped by SIGTERM unwinds and exits)
+    removes on its way out what the run's workers wrote."""
+    import subprocess
+    import sys
+
+    from mgmatch.engine import handback
+
+    if handback.host_token() is None:
+        pytest.skip("this host has no memory file system to hand results back through")
+    run = f"test-{uuid.uuid4().hex}"
+    code = ("import numpy as np, os, signal\n"
+            "from mgmatch._signals import terminate_as_interrupt\n"
+            "from mgmatch.engine import handback\n"
+            f"handback.track({run!r})\n"
+            f"handback.pack({{'u': np.arange(1000)}}, handback.host_token(), {run!r}, 0)\n"
+            f"assert len(handback.glob.glob(handback.files_of({run!r}))) == 1\n"
+            "with terminate_as_interrupt():\n"
+            "    os.kill(os.getpid(), signal.SIGTERM)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "Terminated" in done.stderr and "AssertionError" not in done.stderr
+    assert not _result_files(run)

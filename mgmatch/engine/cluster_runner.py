@@ -360,6 +360,7 @@ async def _direct(client, program, parts, workers, device, progress, config):
             placement_s = time.perf_counter() - t0
             run = uuid.uuid4().hex[:8]
             topic = f"mgmatch-{program.name}-{run}" if progress is not None else None
+            handback.track(run)
             seen = {"round": 0}
             if topic is not None:
                 def on_event(event, seen=seen):
@@ -530,6 +531,7 @@ async def _task_rounds(client, program, parts, workers, device, progress, config
         if totals[0] == 0 and totals[1] == 0:
             break
     reduced_totals = totals[HEAD:]
+    handback.track(run)
     out_f = [submit(_finish_task, program, state_f[p], reduced_totals if getattr(program, "reduced", None) else None,
                     owner[p], config, run, handback.host_token(), key=f"{name}-finish-p{p}", p=p) for p in part_f]
     try:

@@ -10,13 +10,15 @@ worker writes each large array to a file there (one copy) and hands back only it
 client reads the file into a new array (one copy) and removes it.
 
 The files are named after the run (:func:`files_of`), so the client removes whatever a run
-left, whether its tasks ended well or not (:func:`discard_run`). A worker on another host, a
+left, whether its tasks ended well or not (:func:`discard_run`), and on its way out, stopped by
+a signal mid-run, those of the runs it was waiting for (:func:`track`). A worker on another host, a
 host without a memory file system, or one too small for the array (a container's is 64 MB by
 default) hands the array back through Dask as before.
 """
 
 from __future__ import annotations
 
+import atexit
 import glob
 import math
 import os
@@ -27,7 +29,7 @@ import numpy as np
 
 from ..errors import ClusterError
 
-__all__ = ["Shared", "host_token", "pack", "unpack", "shared_bytes", "discard_run", "files_of"]
+__all__ = ["Shared", "host_token", "pack", "unpack", "shared_bytes", "track", "discard_run", "files_of"]
 
 #: The memory file system the files go to (Linux).
 FOLDER = "/dev/shm"
@@ -142,8 +144,27 @@ def _read(s: Shared) -> np.ndarray:
     return out
 
 
+#: The runs this client waits for, whose files go when the process ends (:func:`track`).
+_TRACKED: set = set()
+
+
+def track(run: str) -> None:
+    """Note that this client waits for ``run``: if the process ends first (a job stopped by
+    SIGTERM unwinds and exits), what the run's workers wrote meanwhile is removed on the way out."""
+    if not _TRACKED:
+        atexit.unregister(_discard_tracked)
+        atexit.register(_discard_tracked)
+    _TRACKED.add(run)
+
+
+def _discard_tracked() -> None:
+    for run in list(_TRACKED):
+        discard_run(run)
+
+
 def discard_run(run: str) -> None:
     """Remove every file the run's workers left and the client did not read (a failed run)."""
+    _TRACKED.discard(run)
     for path in glob.glob(files_of(run)):
         _remove(path)
 
