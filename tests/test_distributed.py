@@ -318,23 +318,34 @@ def test_partition_keeps_derived_tables_on_the_cpu_only_where_it_lives():
     assert part.to("cpu")._derived == {}  # a copy starts without them
 
 
-def _result_files(run: str = "*") -> set:
+def _run_folders() -> set:
     import glob
 
     from mgmatch.engine import handback
 
-    return set(glob.glob(handback.files_of(run)))
+    return set(glob.glob(os.path.join(handback.FOLDER, handback.RUN_PREFIX + "*")))
+
+
+def _handback_or_skip(client=None) -> str:
+    """This process's hand-back token; the test skips where results cannot come back that way."""
+    from mgmatch.engine import handback
+
+    token = handback.host_token()
+    if token is None:
+        pytest.skip("this host has no memory file system to hand results back through")
+    if client is not None and set(client.run(handback.host_token).values()) != {token}:
+        pytest.skip("the workers do not share this client's memory file system")
+    return token
 
 
 @pytest.mark.parametrize("exchange", ["direct", "tasks"])
 def test_results_come_back_through_shared_memory(dask_client, graph, exchange):
     """With every array handed back through the host's memory file system, every family's
     result is the one that came through Dask, the log counts the bytes, and no file is left."""
-    from mgmatch.engine import config_context, handback
+    from mgmatch.engine import config_context
 
-    if handback.host_token() is None:
-        pytest.skip("this host has no memory file system to hand results back through")
-    before = _result_files()
+    _handback_or_skip(dask_client)
+    before = _run_folders()
     out = {}
     for bytes_ in (0, None):
         with config_context(exchange=exchange, handback_bytes=bytes_):
@@ -355,86 +366,89 @@ def test_results_come_back_through_shared_memory(dask_client, graph, exchange):
     assert l0.summary()["handback_bytes"] > 0 and l1.summary()["handback_bytes"] == 0
     assert s1.rounds.handback_bytes == 0 and b1.rounds.handback_bytes == 0
     assert s0.summary()["handback_bytes"] == s0.rounds.handback_bytes
-    assert _result_files() <= before
+    assert _run_folders() <= before
 
 
 def test_handback_files():
-    """pack writes only for a client of this memory file system, unpack gives the arrays back
-    and removes their files, discard_run removes what a run left."""
+    """pack writes only for a client of this memory file system and into the run's folder,
+    unpack gives the arrays back, dtype and shape included, and close_run removes the folder
+    with what nobody read; a worker that comes after that keeps its arrays."""
     from mgmatch.engine import handback
     from mgmatch.errors import ClusterError
 
-    token = handback.host_token()
-    if token is None:
-        pytest.skip("this host has no memory file system to hand results back through")
-    t1, t2 = (f"test-{uuid.uuid4().hex}" for _ in range(2))
+    token = _handback_or_skip()
     values = {"u": np.arange(1000, dtype=np.int32), "w": np.linspace(0, 1, 300), "none": np.empty(0, np.int64),
               "one": np.array(7.5), "rows": np.arange(12, dtype=np.int64).reshape(3, 4), "n": 5, "small": np.ones(1),
-              "levels": [np.arange(50, dtype=np.int64), np.arange(3, dtype=np.int32)]}
-    assert handback.pack(values, "elsewhere", t1, 0) is values
-    assert handback.pack(values, token, t1, None) is values
-    packed = handback.pack(values, token, t1, 16)
-    shared = {k for k, v in packed.items() if isinstance(v, handback.Shared)}
-    assert shared == {"u", "w", "rows"} and packed["small"] is values["small"] and packed["n"] == 5
-    assert isinstance(packed["levels"][0], handback.Shared) and packed["levels"][1] is values["levels"][1]
-    assert handback.shared_bytes(packed) == sum(values[k].nbytes for k in shared) + 400
-    files = [packed[k].path for k in shared] + [packed["levels"][0].path]
-    assert all(os.path.exists(f) for f in files)
-    back = handback.unpack(packed)
-    for k, v in values.items():
-        if k == "levels":
-            assert isinstance(back[k], list) and len(back[k]) == 2
-            for a, b in zip(back[k], v):
+              "levels": [np.arange(50, dtype=np.int64), np.arange(3, dtype=np.int32)],
+              "when": np.arange(10).astype("datetime64[s]"), "big_endian": np.arange(20, dtype=">f8"),
+              "fortran": np.asfortranarray(np.arange(30.0).reshape(5, 6)), "strided": np.arange(100)[::3],
+              "records": np.array([(1, 2.5), (3, 4.5)] * 4, dtype=[("id", "i4"), ("x", "f8")])}
+    folder = handback.open_run(0)
+    assert folder is not None and os.path.isdir(folder) and os.stat(folder).st_mode & 0o777 == 0o700
+    try:
+        assert handback.pack(values, "elsewhere", folder, 0) is values
+        assert handback.pack(values, token, folder, None) is values
+        assert handback.pack(values, token, None, 0) is values
+        packed = handback.pack(values, token, folder, 16)
+        shared = {k for k, v in packed.items() if isinstance(v, handback.Shared)}
+        assert shared == {"u", "w", "rows", "when", "big_endian", "fortran", "strided", "records"}
+        assert packed["small"] is values["small"] and packed["n"] == 5 and packed["one"] is values["one"]
+        assert isinstance(packed["levels"][0], handback.Shared) and packed["levels"][1] is values["levels"][1]
+        assert handback.shared_bytes(packed) == sum(values[k].nbytes for k in shared) + 400
+        assert len(os.listdir(folder)) == len(shared) + 1
+        back = handback.unpack(packed)
+        assert not os.listdir(folder)
+        for k, v in values.items():
+            for a, b in zip(back[k], v) if k == "levels" else [(back[k], v)]:
                 np.testing.assert_array_equal(a, b)
-                assert a.dtype == b.dtype
-            continue
-        np.testing.assert_array_equal(back[k], v)
-        assert getattr(back[k], "dtype", None) == getattr(v, "dtype", None)
-    assert not any(os.path.exists(f) for f in files)
-    everything = handback.pack(values, token, t2, 0)
-    assert handback.shared_bytes(everything) == 412 + sum(v.nbytes for v in values.values() if hasattr(v, "nbytes"))
-    assert len(_result_files(t2)) == 8
-    handback.discard_run(t2)
-    assert not _result_files(t2)
+                assert getattr(a, "dtype", None) == getattr(b, "dtype", None) and np.shape(a) == np.shape(b)
+        assert isinstance(back["levels"], list) and back["records"]["x"][1] == 4.5
+        unread = handback.pack(values, token, folder, 0)
+        assert len(os.listdir(folder)) == 13
+    finally:
+        handback.close_run(folder)
+    assert not os.path.exists(folder)
     with pytest.raises(ClusterError, match="could not be read back"):
-        handback.unpack(everything)
+        handback.unpack(unread)
+    late = handback.pack(values, token, folder, 0)  # the client gave up on the run
+    assert all(late[k] is values[k] for k in values if k != "levels") and not os.path.exists(folder)
 
 
 def test_handback_without_room_goes_through_dask(monkeypatch):
     """A memory file system without room for twice the array (a container's 64 MB) is not used."""
     from mgmatch.engine import handback
 
-    token = handback.host_token()
-    if token is None:
-        pytest.skip("this host has no memory file system to hand results back through")
-    full = os.statvfs(handback.FOLDER)
-    monkeypatch.setattr(handback.os, "statvfs",
-                        lambda path: type("Full", (), {"f_bavail": 1, "f_frsize": full.f_frsize})())
-    values = {"u": np.arange(10_000, dtype=np.int64)}
-    run = f"test-{uuid.uuid4().hex}"
-    packed = handback.pack(values, token, run, 0)
-    assert packed["u"] is values["u"] and not _result_files(run)
+    token = _handback_or_skip()
+    folder = handback.open_run(0)
+    try:
+        full = os.statvfs(folder)
+        monkeypatch.setattr(handback.os, "statvfs",
+                            lambda path: type("Full", (), {"f_bavail": 1, "f_frsize": full.f_frsize})())
+        values = {"u": np.arange(10_000, dtype=np.int64)}
+        packed = handback.pack(values, token, folder, 0)
+        assert packed["u"] is values["u"] and not os.listdir(folder)
+    finally:
+        monkeypatch.undo()
+        handback.close_run(folder)
 
 
-def test_handback_files_go_when_the_client_exits_mid_run():
+def test_handback_folder_goes_when_the_client_exits_mid_run():
     """A client that ends while it waits for a run (a job stopped by SIGTERM unwinds and exits)
-    removes on its way out what the run's workers wrote."""
+    removes the run's folder on its way out, and a worker that finishes later keeps its arrays."""
     import subprocess
     import sys
 
-    from mgmatch.engine import handback
-
-    if handback.host_token() is None:
-        pytest.skip("this host has no memory file system to hand results back through")
-    run = f"test-{uuid.uuid4().hex}"
-    code = ("import numpy as np, os, signal\n"
+    _handback_or_skip()
+    code = ("import numpy as np, os, signal, sys\n"
             "from mgmatch._signals import terminate_as_interrupt\n"
             "from mgmatch.engine import handback\n"
-            f"handback.track({run!r})\n"
-            f"handback.pack({{'u': np.arange(1000)}}, handback.host_token(), {run!r}, 0)\n"
-            f"assert len(handback.glob.glob(handback.files_of({run!r}))) == 1\n"
+            "folder = handback.open_run(0)\n"
+            "handback.pack({'u': np.arange(1000)}, handback.host_token(), folder, 0)\n"
+            "assert len(os.listdir(folder)) == 1\n"
+            "print(folder, flush=True)\n"
             "with terminate_as_interrupt():\n"
             "    os.kill(os.getpid(), signal.SIGTERM)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "Terminated" in done.stderr and "AssertionError" not in done.stderr
-    assert not _result_files(run)
+    folder = done.stdout.strip()
+    assert folder and not os.path.exists(folder)

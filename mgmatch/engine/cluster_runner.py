@@ -77,7 +77,7 @@ def _to_host(value):
 
 
 def _rank_task(program, sid: str, addresses: list, nccl_id, parts: dict, owner_rank, device: str, config,
-               topic: str | None, n_vertices: int, expected_worker: str, run: str, host: str | None):
+               topic: str | None, n_vertices: int, expected_worker: str, folder: str | None, host: str | None):
     """The round loop of one worker's partitions (see the module notes)."""
     from ..distributed.workers import check_worker  # noqa: PLC0415
     from .transport import SESSIONS, close_session  # noqa: PLC0415
@@ -89,14 +89,14 @@ def _rank_task(program, sid: str, addresses: list, nccl_id, parts: dict, owner_r
     with session.lock:
         try:
             return _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic,
-                                   n_vertices, run, host)
+                                   n_vertices, folder, host)
         except BaseException:
             close_session(sid)  # the peers see the connections close and stop too
             raise
 
 
 def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic, n_vertices,
-                    run, host):
+                    folder, host):
     from .transport import exchange  # noqa: PLC0415
 
     session.ready(addresses, config, nccl_id if device == "gpu" else None)
@@ -154,13 +154,19 @@ def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, dev
         if done:
             break
     t0 = time.perf_counter()
-    pieces = {p: handback.pack({k: _to_host(v) for k, v in program.finish(states[p]).items()}, host, run,
+    pieces = {p: handback.pack({k: _to_host(v) for k, v in program.finish(states[p]).items()}, host, folder,
                                config.handback_bytes) for p in own}
     return {"pieces": pieces, "messages": messages, "compute": compute, "exchange": exchanged, "load_s": load_s,
             "finish_s": time.perf_counter() - t0, "last": record}
 
 
 # ------------------------------------------------------------------------- client side
+def _unpack_pieces(results: list) -> None:
+    """Each rank's pieces with the arrays it left in shared memory read back (in place)."""
+    for r in results:
+        r["pieces"] = {p: handback.unpack(piece) for p, piece in r["pieces"].items()}
+
+
 def _has_gpu() -> bool:
     from .._array import gpu_available  # noqa: PLC0415
 
@@ -360,7 +366,7 @@ async def _direct(client, program, parts, workers, device, progress, config):
             placement_s = time.perf_counter() - t0
             run = uuid.uuid4().hex[:8]
             topic = f"mgmatch-{program.name}-{run}" if progress is not None else None
-            handback.track(run)
+            folder = handback.open_run(config.handback_bytes)
             seen = {"round": 0}
             if topic is not None:
                 def on_event(event, seen=seen):
@@ -373,15 +379,15 @@ async def _direct(client, program, parts, workers, device, progress, config):
             futures = [
                 client.submit(_rank_task, program, sid, addresses, nccl_id,
                               {p: part_f[p] for p in part_f if owner[p] == w}, owner_rank, device, config, topic,
-                              n_vertices, w, run, host, key=f"{program.name}-rounds-w{r}-{run}", workers=[w],
+                              n_vertices, w, folder, host, key=f"{program.name}-rounds-w{r}-{run}", workers=[w],
                               allow_other_workers=False, pure=False)
                 for r, w in enumerate(ranks)
             ]
             try:
                 results = await _wait_all(client, futures, set(ranks), grace=2 * config.heartbeat_s + 1.0)
                 handed = sum(handback.shared_bytes(piece) for r in results for piece in r["pieces"].values())
-                for r in results:
-                    r["pieces"] = {p: handback.unpack(piece) for p, piece in r["pieces"].items()}
+                if handed:  # (read off the event loop, which serves the client's other work)
+                    await asyncio.get_running_loop().run_in_executor(None, _unpack_pieces, results)
             except SessionMissing:
                 await _drop_session(client, ranks, gpu, ranks)
                 continue
@@ -397,7 +403,7 @@ async def _direct(client, program, parts, workers, device, progress, config):
                     client.unsubscribe_topic(topic)
                 for f in futures:
                     f.release()
-                handback.discard_run(run)
+                handback.close_run(folder)
             break
         else:
             raise ClusterError("the workers lost their sessions twice in a row")
@@ -471,7 +477,7 @@ def _route_task(step_result, q: int):
     return piece if piece is not None else Messages.empty()
 
 
-def _finish_task(program, prev, reduced_totals, expected_worker: str, config, run: str, host: str | None):
+def _finish_task(program, prev, reduced_totals, expected_worker: str, config, folder: str | None, host: str | None):
     from ..distributed.workers import check_worker  # noqa: PLC0415
 
     check_worker(expected_worker)
@@ -479,7 +485,7 @@ def _finish_task(program, prev, reduced_totals, expected_worker: str, config, ru
     if reduced_totals is not None and getattr(program, "reduced", None) is not None:
         state = program.fork(state)
         program.reduced(state, reduced_totals)
-    return handback.pack({k: _to_host(v) for k, v in program.finish(state).items()}, host, run,
+    return handback.pack({k: _to_host(v) for k, v in program.finish(state).items()}, host, folder,
                          config.handback_bytes)
 
 
@@ -531,15 +537,18 @@ async def _task_rounds(client, program, parts, workers, device, progress, config
         if totals[0] == 0 and totals[1] == 0:
             break
     reduced_totals = totals[HEAD:]
-    handback.track(run)
+    folder = handback.open_run(config.handback_bytes)
     out_f = [submit(_finish_task, program, state_f[p], reduced_totals if getattr(program, "reduced", None) else None,
-                    owner[p], config, run, handback.host_token(), key=f"{name}-finish-p{p}", p=p) for p in part_f]
+                    owner[p], config, folder, handback.host_token(), key=f"{name}-finish-p{p}", p=p)
+             for p in part_f]
     try:
         results = await _wait_all(client, out_f, watch, grace=0.0)
         log.handback_bytes = sum(handback.shared_bytes(r) for r in results)
-        results = [handback.unpack(r) for r in results]
+        if log.handback_bytes:
+            results = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: [handback.unpack(r) for r in results])
     finally:
-        handback.discard_run(run)
+        handback.close_run(folder)
     log.finish_s = time.perf_counter() - t_last
     return results, log, placement_s
 

@@ -5,23 +5,23 @@ layer, a pickled copy over a socket: on one host under a gigabyte a second, whic
 results of a large graph (Suitor's pairs of rgg k=25: 268 MB; Louvain's labels of every level)
 took longer than the whole computation. A client and a worker that see the same memory file
 system as the same user (the same kernel, by its boot id; the same mount of ``/dev/shm``, by
-its device and inode, as two containers on one host may each have their own) share it, so a
-worker writes each large array to a file there (one copy) and hands back only its name; the
-client reads the file into a new array (one copy) and removes it.
+its device and inode, as two containers on one host may each have their own; the same user
+and user namespace) share it, so a worker writes each large array to a file there (one copy)
+and hands back only its name; the client reads the file into a new array (one copy).
 
-The files are named after the run (:func:`files_of`), so the client removes whatever a run
-left, whether its tasks ended well or not (:func:`discard_run`), and on its way out, stopped by
-a signal mid-run, those of the runs it was waiting for (:func:`track`). A worker on another host, a
-host without a memory file system, or one too small for the array (a container's is 64 MB by
-default) hands the array back through Dask as before.
+Each run gets a folder of its own that only the client's user can enter (:func:`open_run`),
+and the client removes it with whatever is in it when the run ends, well or not, and on its way
+out when the process is stopped mid-run (:func:`close_run`). A worker that finishes after that
+finds no folder and keeps its arrays; a worker on another host, a host without a memory file
+system, or one too small for the array (a container's is 64 MB by default) hands the arrays
+back through Dask.
 """
 
 from __future__ import annotations
 
 import atexit
-import glob
-import math
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 
@@ -29,11 +29,13 @@ import numpy as np
 
 from ..errors import ClusterError
 
-__all__ = ["Shared", "host_token", "pack", "unpack", "shared_bytes", "track", "discard_run", "files_of"]
+__all__ = ["Shared", "host_token", "open_run", "close_run", "pack", "unpack", "shared_bytes", "FOLDER",
+           "RUN_PREFIX"]
 
 #: The memory file system the files go to (Linux).
 FOLDER = "/dev/shm"
-_PREFIX = "mgmatch-result-"
+#: The name of a run's folder there begins with this.
+RUN_PREFIX = "mgmatch-results-"
 
 
 @dataclass(frozen=True)
@@ -41,63 +43,97 @@ class Shared:
     """An array a worker left in a file of the host's memory file system."""
 
     path: str
-    dtype: str
+    dtype: np.dtype
     shape: tuple
 
     @property
     def nbytes(self) -> int:
-        return math.prod(self.shape) * np.dtype(self.dtype).itemsize
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
 
 def host_token() -> str | None:
-    """What tells this process's memory file system from any other: the kernel's boot id and
-    the folder's device and inode, and the user (a worker's files are its user's alone); ``None``
-    where there is none to hand results back through (the results then go through Dask)."""
+    """What tells this process's memory file system, and its user, from any other: the kernel's
+    boot id, the folder's device and inode, the user id and the user namespace's id map;
+    ``None`` where there is no memory file system to hand results back through (the results
+    then go through Dask)."""
     try:
         with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
             boot = f.read().strip()
+        with open("/proc/self/uid_map", encoding="ascii") as f:
+            users = " ".join(f.read().split())
         st = os.stat(FOLDER)
     except OSError:
         return None
     if not os.access(FOLDER, os.W_OK):
         return None
-    return f"{boot}/{st.st_dev}/{st.st_ino}/{os.getuid()}"
+    return f"{boot}/{st.st_dev}/{st.st_ino}/{os.getuid()}/{users}"
 
 
-def files_of(run: str) -> str:
-    """The glob pattern of a run's files."""
-    return os.path.join(FOLDER, f"{_PREFIX}{run}-*")
+#: The folders of the runs this client waits for, removed when the process ends.
+_OPEN: set = set()
 
 
-def pack(values: dict, token: str | None, run: str, min_bytes: int | None) -> dict:
+def open_run(min_bytes: int | None) -> str | None:
+    """A new folder for one run's results (mode 0700), or ``None`` (nothing to hand back:
+    ``min_bytes`` is ``None`` or there is no memory file system). It is removed at exit if
+    :func:`close_run` has not removed it by then."""
+    if min_bytes is None or host_token() is None:
+        return None
+    try:
+        folder = tempfile.mkdtemp(prefix=RUN_PREFIX, dir=FOLDER)
+    except OSError:
+        return None
+    if not _OPEN:
+        atexit.unregister(_close_all)
+        atexit.register(_close_all)
+    _OPEN.add(folder)
+    return folder
+
+
+def close_run(folder: str | None) -> None:
+    """Remove a run's folder and every file in it (read or not)."""
+    if folder is None:
+        return
+    _OPEN.discard(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    if os.path.isdir(folder):  # (a worker wrote into it meanwhile)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _close_all() -> None:
+    for folder in list(_OPEN):
+        close_run(folder)
+
+
+def pack(values: dict, token: str | None, folder: str | None, min_bytes: int | None) -> dict:
     """``values`` with every NumPy array of at least ``min_bytes`` bytes (a value, or an item of
-    a list or tuple value: Louvain's levels) written to a file and replaced by its
+    a list or tuple value: Louvain's levels) written to a file in ``folder`` and replaced by its
     :class:`Shared` name, when ``token`` (the client's :func:`host_token`) is this process's and
-    the folder has room; else ``values`` as they are. ``min_bytes`` ``None``: never."""
-    if min_bytes is None or token is None or token != host_token():
+    the folder is there with room; else ``values`` as they are."""
+    if min_bytes is None or folder is None or token is None or token != host_token():
         return values
 
     def one(value):
-        if isinstance(value, np.ndarray) and value.nbytes >= min_bytes and not value.dtype.hasobject:
-            shared = _write(value, run)
+        if type(value) is np.ndarray and value.nbytes >= min_bytes and not value.dtype.hasobject:
+            shared = _write(value, folder)
             return value if shared is None else shared
         return value
 
-    return {key: type(v)(one(x) for x in v) if isinstance(v, (list, tuple)) else one(v) for key, v in values.items()}
+    return {key: type(v)(one(x) for x in v) if type(v) in (list, tuple) else one(v) for key, v in values.items()}
 
 
-def _write(a: np.ndarray, run: str) -> Shared | None:
-    """``a`` in a new file of the run, or ``None`` (no room: the array goes through Dask)."""
+def _write(a: np.ndarray, folder: str) -> Shared | None:
+    """``a`` in a new file of ``folder``, or ``None`` (no folder, no room: it goes through Dask)."""
     try:
-        st = os.statvfs(FOLDER)
+        st = os.statvfs(folder)
         if st.f_bavail * st.f_frsize < 2 * a.nbytes:  # leave the file system as much again
             return None
-        fd, path = tempfile.mkstemp(prefix=f"{_PREFIX}{run}-", dir=FOLDER)
-    except OSError:
+        fd, path = tempfile.mkstemp(dir=folder)
+    except OSError:  # (the client removed the folder: it no longer waits for this run)
         return None
     try:
         with os.fdopen(fd, "wb", buffering=0) as f:
-            view, done = memoryview(np.ascontiguousarray(a).reshape(-1)).cast("B"), 0
+            view, done = memoryview(np.ascontiguousarray(a).reshape(-1).view(np.uint8)), 0
             while done < a.nbytes:
                 done += f.write(view[done:])
     except OSError:  # (filled meanwhile by another process)
@@ -106,12 +142,12 @@ def _write(a: np.ndarray, run: str) -> Shared | None:
     except BaseException:
         _remove(path)
         raise
-    return Shared(path, a.dtype.str, tuple(a.shape))
+    return Shared(path, a.dtype, tuple(a.shape))
 
 
 def _items(values: dict):
     for v in values.values():
-        yield from v if isinstance(v, (list, tuple)) else (v,)
+        yield from v if type(v) in (list, tuple) else (v,)
 
 
 def shared_bytes(values: dict) -> int:
@@ -124,14 +160,14 @@ def unpack(values: dict) -> dict:
     def one(value):
         return _read(value) if isinstance(value, Shared) else value
 
-    return {key: type(v)(one(x) for x in v) if isinstance(v, (list, tuple)) else one(v) for key, v in values.items()}
+    return {key: type(v)(one(x) for x in v) if type(v) in (list, tuple) else one(v) for key, v in values.items()}
 
 
 def _read(s: Shared) -> np.ndarray:
-    out = np.empty(s.shape, dtype=np.dtype(s.dtype))
+    out = np.empty(s.shape, dtype=s.dtype)
     try:
         with open(s.path, "rb", buffering=0) as f:
-            view, done = memoryview(out.reshape(-1)).cast("B"), 0
+            view, done = memoryview(out.reshape(-1).view(np.uint8)), 0
             while done < out.nbytes:
                 got = f.readinto(view[done:])
                 if not got:
@@ -144,33 +180,8 @@ def _read(s: Shared) -> np.ndarray:
     return out
 
 
-#: The runs this client waits for, whose files go when the process ends (:func:`track`).
-_TRACKED: set = set()
-
-
-def track(run: str) -> None:
-    """Note that this client waits for ``run``: if the process ends first (a job stopped by
-    SIGTERM unwinds and exits), what the run's workers wrote meanwhile is removed on the way out."""
-    if not _TRACKED:
-        atexit.unregister(_discard_tracked)
-        atexit.register(_discard_tracked)
-    _TRACKED.add(run)
-
-
-def _discard_tracked() -> None:
-    for run in list(_TRACKED):
-        discard_run(run)
-
-
-def discard_run(run: str) -> None:
-    """Remove every file the run's workers left and the client did not read (a failed run)."""
-    _TRACKED.discard(run)
-    for path in glob.glob(files_of(run)):
-        _remove(path)
-
-
 def _remove(path: str) -> None:
     try:
         os.unlink(path)
-    except FileNotFoundError:
+    except OSError:  # (gone already, or the folder with it)
         pass
