@@ -224,13 +224,17 @@ def test_fork_leaves_the_state_it_copies(data_dir):
 
 @pytest.mark.skipif(importlib.util.find_spec("mgmatch.engine.cluster_runner") is None,
                     reason="the engine's cluster runner is not in this tree")
-def test_on_a_cluster_as_in_process(dask_client, data_dir):
-    # the same program on a Dask cluster's workers (one partition per worker, then 3): the
-    # in-process labels
+@pytest.mark.parametrize("exchange", ["direct", "tasks"])
+def test_on_a_cluster_as_in_process(dask_client, data_dir, exchange):
+    # the same program on a Dask cluster's workers (one partition per worker, then 3), in the
+    # direct exchange and the per-round task mode: the in-process labels
+    from mgmatch.engine import config_context
+
     g = _read(data_dir, "football")
     one = louvain(g, device="cpu")
     for parts in (None, 3):
-        res = louvain(g, device="cpu", client=dask_client, partitions=parts, config=DISTRIBUTED)
+        with config_context(exchange=exchange):
+            res = louvain(g, device="cpu", client=dask_client, partitions=parts, config=DISTRIBUTED)
         _check_levels(g, res)
         _assert_same_levels(res, one)
 
