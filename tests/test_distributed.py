@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-import uuid
 
 import numpy as np
 import pytest
@@ -326,16 +325,19 @@ def _run_folders() -> set:
     return set(glob.glob(os.path.join(handback.FOLDER, handback.RUN_PREFIX + "*")))
 
 
-def _handback_or_skip(client=None) -> str:
-    """This process's hand-back token; the test skips where results cannot come back that way."""
+def _handback_or_skip(client=None) -> None:
+    """The test skips where results cannot come back through shared memory: no memory file
+    system here, or workers that do not find this client's run folders as their own."""
     from mgmatch.engine import handback
 
-    token = handback.host_token()
-    if token is None:
+    folder = handback.open_run(0)
+    if folder is None:
         pytest.skip("this host has no memory file system to hand results back through")
-    if client is not None and set(client.run(handback.host_token).values()) != {token}:
-        pytest.skip("the workers do not share this client's memory file system")
-    return token
+    try:
+        if client is not None and not all(client.run(handback._ours, folder).values()):
+            pytest.skip("the workers do not share this client's memory file system")
+    finally:
+        handback.close_run(folder)
 
 
 @pytest.mark.parametrize("exchange", ["direct", "tasks"])
@@ -376,7 +378,7 @@ def test_handback_files():
     from mgmatch.engine import handback
     from mgmatch.errors import ClusterError
 
-    token = _handback_or_skip()
+    _handback_or_skip()
     values = {"u": np.arange(1000, dtype=np.int32), "w": np.linspace(0, 1, 300), "none": np.empty(0, np.int64),
               "one": np.array(7.5), "rows": np.arange(12, dtype=np.int64).reshape(3, 4), "n": 5, "small": np.ones(1),
               "levels": [np.arange(50, dtype=np.int64), np.arange(3, dtype=np.int32)],
@@ -386,10 +388,11 @@ def test_handback_files():
     folder = handback.open_run(0)
     assert folder is not None and os.path.isdir(folder) and os.stat(folder).st_mode & 0o777 == 0o700
     try:
-        assert handback.pack(values, "elsewhere", folder, 0) is values
-        assert handback.pack(values, token, folder, None) is values
-        assert handback.pack(values, token, None, 0) is values
-        packed = handback.pack(values, token, folder, 16)
+        elsewhere = os.path.join(handback.FOLDER, f"{handback.RUN_PREFIX}not-made-here")  # another host's
+        assert handback.pack(values, elsewhere, 0) is values and not os.path.exists(elsewhere)
+        assert handback.pack(values, folder, None) is values
+        assert handback.pack(values, None, 0) is values
+        packed = handback.pack(values, folder, 16)
         shared = {k for k, v in packed.items() if isinstance(v, handback.Shared)}
         assert shared == {"u", "w", "rows", "when", "big_endian", "fortran", "strided", "records"}
         assert packed["small"] is values["small"] and packed["n"] == 5 and packed["one"] is values["one"]
@@ -403,14 +406,14 @@ def test_handback_files():
                 np.testing.assert_array_equal(a, b)
                 assert getattr(a, "dtype", None) == getattr(b, "dtype", None) and np.shape(a) == np.shape(b)
         assert isinstance(back["levels"], list) and back["records"]["x"][1] == 4.5
-        unread = handback.pack(values, token, folder, 0)
+        unread = handback.pack(values, folder, 0)
         assert len(os.listdir(folder)) == 13
     finally:
         handback.close_run(folder)
     assert not os.path.exists(folder)
     with pytest.raises(ClusterError, match="could not be read back"):
         handback.unpack(unread)
-    late = handback.pack(values, token, folder, 0)  # the client gave up on the run
+    late = handback.pack(values, folder, 0)  # the client gave up on the run
     assert all(late[k] is values[k] for k in values if k != "levels") and not os.path.exists(folder)
 
 
@@ -418,14 +421,14 @@ def test_handback_without_room_goes_through_dask(monkeypatch):
     """A memory file system without room for twice the array (a container's 64 MB) is not used."""
     from mgmatch.engine import handback
 
-    token = _handback_or_skip()
+    _handback_or_skip()
     folder = handback.open_run(0)
     try:
         full = os.statvfs(folder)
         monkeypatch.setattr(handback.os, "statvfs",
                             lambda path: type("Full", (), {"f_bavail": 1, "f_frsize": full.f_frsize})())
         values = {"u": np.arange(10_000, dtype=np.int64)}
-        packed = handback.pack(values, token, folder, 0)
+        packed = handback.pack(values, folder, 0)
         assert packed["u"] is values["u"] and not os.listdir(folder)
     finally:
         monkeypatch.undo()
@@ -443,7 +446,7 @@ def test_handback_folder_goes_when_the_client_exits_mid_run():
             "from mgmatch._signals import terminate_as_interrupt\n"
             "from mgmatch.engine import handback\n"
             "folder = handback.open_run(0)\n"
-            "handback.pack({'u': np.arange(1000)}, handback.host_token(), folder, 0)\n"
+            "handback.pack({'u': np.arange(1000)}, folder, 0)\n"
             "assert len(os.listdir(folder)) == 1\n"
             "print(folder, flush=True)\n"
             "with terminate_as_interrupt():\n"

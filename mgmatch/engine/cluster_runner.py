@@ -77,7 +77,7 @@ def _to_host(value):
 
 
 def _rank_task(program, sid: str, addresses: list, nccl_id, parts: dict, owner_rank, device: str, config,
-               topic: str | None, n_vertices: int, expected_worker: str, folder: str | None, host: str | None):
+               topic: str | None, n_vertices: int, expected_worker: str, folder: str | None):
     """The round loop of one worker's partitions (see the module notes)."""
     from ..distributed.workers import check_worker  # noqa: PLC0415
     from .transport import SESSIONS, close_session  # noqa: PLC0415
@@ -89,14 +89,14 @@ def _rank_task(program, sid: str, addresses: list, nccl_id, parts: dict, owner_r
     with session.lock:
         try:
             return _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic,
-                                   n_vertices, folder, host)
+                                   n_vertices, folder)
         except BaseException:
             close_session(sid)  # the peers see the connections close and stop too
             raise
 
 
 def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic, n_vertices,
-                    folder, host):
+                    folder):
     from .transport import exchange  # noqa: PLC0415
 
     session.ready(addresses, config, nccl_id if device == "gpu" else None)
@@ -154,7 +154,7 @@ def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, dev
         if done:
             break
     t0 = time.perf_counter()
-    pieces = {p: handback.pack({k: _to_host(v) for k, v in program.finish(states[p]).items()}, host, folder,
+    pieces = {p: handback.pack({k: _to_host(v) for k, v in program.finish(states[p]).items()}, folder,
                                config.handback_bytes) for p in own}
     return {"pieces": pieces, "messages": messages, "compute": compute, "exchange": exchanged, "load_s": load_s,
             "finish_s": time.perf_counter() - t0, "last": record}
@@ -355,7 +355,6 @@ async def _direct(client, program, parts, workers, device, progress, config):
     rank_of = {w: r for r, w in enumerate(ranks)}
     owner_rank = np.array([rank_of[owner[p]] for p in range(len(bounds) - 1)], dtype=np.int64)
     gpu = device == "gpu"
-    host = handback.host_token()
     # every worker's lock at once (Dask's multi-lock): two jobs never hold each other's workers crosswise
     lock_id = uuid.uuid4().hex
     await client.scheduler.multi_lock_acquire(locks=[f"mgmatch-engine-{w}" for w in ranks], id=lock_id,
@@ -379,7 +378,7 @@ async def _direct(client, program, parts, workers, device, progress, config):
             futures = [
                 client.submit(_rank_task, program, sid, addresses, nccl_id,
                               {p: part_f[p] for p in part_f if owner[p] == w}, owner_rank, device, config, topic,
-                              n_vertices, w, folder, host, key=f"{program.name}-rounds-w{r}-{run}", workers=[w],
+                              n_vertices, w, folder, key=f"{program.name}-rounds-w{r}-{run}", workers=[w],
                               allow_other_workers=False, pure=False)
                 for r, w in enumerate(ranks)
             ]
@@ -477,7 +476,7 @@ def _route_task(step_result, q: int):
     return piece if piece is not None else Messages.empty()
 
 
-def _finish_task(program, prev, reduced_totals, expected_worker: str, config, folder: str | None, host: str | None):
+def _finish_task(program, prev, reduced_totals, expected_worker: str, config, folder: str | None):
     from ..distributed.workers import check_worker  # noqa: PLC0415
 
     check_worker(expected_worker)
@@ -485,8 +484,7 @@ def _finish_task(program, prev, reduced_totals, expected_worker: str, config, fo
     if reduced_totals is not None and getattr(program, "reduced", None) is not None:
         state = program.fork(state)
         program.reduced(state, reduced_totals)
-    return handback.pack({k: _to_host(v) for k, v in program.finish(state).items()}, host, folder,
-                         config.handback_bytes)
+    return handback.pack({k: _to_host(v) for k, v in program.finish(state).items()}, folder, config.handback_bytes)
 
 
 async def _task_rounds(client, program, parts, workers, device, progress, config):
@@ -539,7 +537,7 @@ async def _task_rounds(client, program, parts, workers, device, progress, config
     reduced_totals = totals[HEAD:]
     folder = handback.open_run(config.handback_bytes)
     out_f = [submit(_finish_task, program, state_f[p], reduced_totals if getattr(program, "reduced", None) else None,
-                    owner[p], config, folder, handback.host_token(), key=f"{name}-finish-p{p}", p=p)
+                    owner[p], config, folder, key=f"{name}-finish-p{p}", p=p)
              for p in part_f]
     try:
         results = await _wait_all(client, out_f, watch, grace=0.0)

@@ -3,18 +3,18 @@
 A cluster run ends with every worker's results in the client. Dask moves them through its comm
 layer, a pickled copy over a socket: on one host under a gigabyte a second, which for the
 results of a large graph (Suitor's pairs of rgg k=25: 268 MB; Louvain's labels of every level)
-took longer than the whole computation. A client and a worker that see the same memory file
-system as the same user (the same kernel, by its boot id; the same mount of ``/dev/shm``, by
-its device and inode, as two containers on one host may each have their own; the same user
-and user namespace) share it, so a worker writes each large array to a file there (one copy)
-and hands back only its name; the client reads the file into a new array (one copy).
+took longer than the whole computation. So the client makes a folder for each run in its
+memory file system, ``/dev/shm``, that only its user can enter (:func:`open_run`), and a worker
+that finds that folder, owned by its own user, writes each large array to a file there (one
+copy) and hands back only its name; the client reads the file into a new array (one copy).
 
-Each run gets a folder of its own that only the client's user can enter (:func:`open_run`),
-and the client removes it with whatever is in it when the run ends, well or not, and on its way
-out when the process is stopped mid-run (:func:`close_run`). A worker that finishes after that
-finds no folder and keeps its arrays; a worker on another host, a host without a memory file
-system, or one too small for the array (a container's is 64 MB by default) hands the arrays
-back through Dask.
+The folder is what tells a worker that it shares the client's memory: a worker on another host,
+in a container with a ``/dev/shm`` of its own, or of another user (or user namespace, where the
+folder's owner maps to another id) does not find it as its own, and hands its arrays back through
+Dask, as does one whose memory file system has no room for an array (a container's is 64 MB by
+default). The client removes the folder with whatever is in it when the run ends, well or not,
+and on its way out when the process is stopped mid-run (:func:`close_run`); a worker that
+finishes after that finds no folder and keeps its arrays.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ import atexit
 import os
 import shutil
 import tempfile
+import uuid
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import ClusterError
 
-__all__ = ["Shared", "host_token", "open_run", "close_run", "pack", "unpack", "shared_bytes", "FOLDER",
-           "RUN_PREFIX"]
+__all__ = ["Shared", "open_run", "close_run", "pack", "unpack", "shared_bytes", "FOLDER", "RUN_PREFIX"]
 
 #: The memory file system the files go to (Linux).
 FOLDER = "/dev/shm"
@@ -51,36 +51,19 @@ class Shared:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
 
-def host_token() -> str | None:
-    """What tells this process's memory file system, and its user, from any other: the kernel's
-    boot id, the folder's device and inode, the user id and the user namespace's id map;
-    ``None`` where there is no memory file system to hand results back through (the results
-    then go through Dask)."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
-            boot = f.read().strip()
-        with open("/proc/self/uid_map", encoding="ascii") as f:
-            users = " ".join(f.read().split())
-        st = os.stat(FOLDER)
-    except OSError:
-        return None
-    if not os.access(FOLDER, os.W_OK):
-        return None
-    return f"{boot}/{st.st_dev}/{st.st_ino}/{os.getuid()}/{users}"
-
-
 #: The folders of the runs this client waits for, removed when the process ends.
 _OPEN: set = set()
 
 
 def open_run(min_bytes: int | None) -> str | None:
     """A new folder for one run's results (mode 0700), or ``None`` (nothing to hand back:
-    ``min_bytes`` is ``None`` or there is no memory file system). It is removed at exit if
-    :func:`close_run` has not removed it by then."""
-    if min_bytes is None or host_token() is None:
+    ``min_bytes`` is ``None`` or there is no memory file system). Its name is unique among
+    hosts too (a random 128-bit part), so a worker elsewhere never finds one of that name. It
+    is removed at exit if :func:`close_run` has not removed it by then."""
+    if min_bytes is None:
         return None
     try:
-        folder = tempfile.mkdtemp(prefix=RUN_PREFIX, dir=FOLDER)
+        folder = tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{uuid.uuid4().hex}-", dir=FOLDER)
     except OSError:
         return None
     if not _OPEN:
@@ -105,12 +88,12 @@ def _close_all() -> None:
         close_run(folder)
 
 
-def pack(values: dict, token: str | None, folder: str | None, min_bytes: int | None) -> dict:
+def pack(values: dict, folder: str | None, min_bytes: int | None) -> dict:
     """``values`` with every NumPy array of at least ``min_bytes`` bytes (a value, or an item of
-    a list or tuple value: Louvain's levels) written to a file in ``folder`` and replaced by its
-    :class:`Shared` name, when ``token`` (the client's :func:`host_token`) is this process's and
-    the folder is there with room; else ``values`` as they are."""
-    if min_bytes is None or folder is None or token is None or token != host_token():
+    a list or tuple value: Louvain's levels) written to a file in ``folder`` (the client's
+    :func:`open_run`) and replaced by its :class:`Shared` name, when this process finds the
+    folder as its own user's and it has room; else ``values`` as they are."""
+    if min_bytes is None or folder is None or not _ours(folder):
         return values
 
     def one(value):
@@ -120,6 +103,15 @@ def pack(values: dict, token: str | None, folder: str | None, min_bytes: int | N
         return value
 
     return {key: type(v)(one(x) for x in v) if type(v) in (list, tuple) else one(v) for key, v in values.items()}
+
+
+def _ours(folder: str) -> bool:
+    """The folder is here, a folder, and this process's user's (whose files the client reads)."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return os.path.isdir(folder) and not os.path.islink(folder) and st.st_uid == os.getuid()
 
 
 def _write(a: np.ndarray, folder: str) -> Shared | None:
