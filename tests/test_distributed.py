@@ -371,6 +371,30 @@ def test_results_come_back_through_shared_memory(dask_client, graph, exchange):
     assert _run_folders() <= before
 
 
+@pytest.mark.parametrize("exchange", ["direct", "tasks"])
+def test_bipartite_and_stable_marriage_come_back_through_shared_memory(dask_client, exchange):
+    """The two other families' results through the host's memory file system: the in-process ones."""
+    from mgmatch.engine import config_context
+
+    _handback_or_skip(dask_client)
+    before = _run_folders()
+    g = generators.random_bipartite(300, 200, avg_degree=3, seed=4)
+    rng = np.random.default_rng(31)
+    n_men, n_women = 60, 70
+    man, woman = np.nonzero(rng.random((n_men, n_women)) < 0.3)
+    table = {"man": man, "woman": woman, "man_rank": rng.permutation(man.size),
+             "woman_rank": rng.permutation(man.size)}
+    with config_context(exchange=exchange, handback_bytes=0):
+        bm = mgmatch.bipartite_matching(g, "apfb", device="cpu", client=dask_client)
+        sm = mgmatch.stable_marriage(table, n_men=n_men, n_women=n_women, partitions=3, client=dask_client,
+                                     device="cpu")
+    np.testing.assert_array_equal(bm.row_match, mgmatch.bipartite_matching(g, "apfb", device="cpu").row_match)
+    np.testing.assert_array_equal(sm.wife, mgmatch.stable_marriage(table, n_men=n_men, n_women=n_women,
+                                                                   device="cpu").wife)
+    assert sm.summary()["handback_bytes"] > 0
+    assert _run_folders() <= before
+
+
 def test_handback_files():
     """pack writes only for a client of this memory file system and into the run's folder,
     unpack gives the arrays back, dtype and shape included, and close_run removes the folder
