@@ -132,6 +132,24 @@ def concat_to_host(arrays, dtype) -> np.ndarray:
     return out
 
 
+def copy_to_host(a, out: np.ndarray) -> None:
+    """``a`` (NumPy or CuPy, of ``out``'s size in bytes) into the contiguous host array ``out``
+    byte for byte, as :func:`concat_to_host` copies: by every thread, a device array through two
+    page-locked buffers (the results a worker leaves in shared memory)."""
+    from .cpu.graph_build import copy_parallel  # noqa: PLC0415
+
+    if out.nbytes == 0:
+        return
+    word = np.uint64 if out.nbytes % 8 == 0 else np.uint8  # whole words where the size allows
+    dst = out.reshape(-1).view(np.uint8).view(word)
+    if isinstance(a, np.ndarray):
+        copy_parallel(np.ascontiguousarray(a).reshape(-1).view(np.uint8).view(word), dst)
+        return
+    import cupy as cp  # noqa: PLC0415
+
+    _pieces_to_host([cp.ascontiguousarray(a).reshape(-1).view(cp.uint8).view(word)], [dst], copy_parallel)
+
+
 def _pieces_to_host(arrays, rows, copy) -> None:
     """Device ``arrays`` into host ``rows``, :data:`ROW_PIECE` entries at a time."""
     import cupy as cp  # noqa: PLC0415

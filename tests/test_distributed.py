@@ -413,9 +413,9 @@ def test_handback_files():
     assert folder is not None and os.path.isdir(folder) and os.stat(folder).st_mode & 0o777 == 0o700
     try:
         elsewhere = os.path.join(handback.FOLDER, f"{handback.RUN_PREFIX}not-made-here")  # another host's
-        assert handback.pack(values, elsewhere, 0) is values and not os.path.exists(elsewhere)
-        assert handback.pack(values, folder, None) is values
-        assert handback.pack(values, None, 0) is values
+        assert _as_they_are(handback.pack(values, elsewhere, 0), values) and not os.path.exists(elsewhere)
+        assert _as_they_are(handback.pack(values, folder, None), values)
+        assert _as_they_are(handback.pack(values, None, 0), values)
         packed = handback.pack(values, folder, 16)
         shared = {k for k, v in packed.items() if isinstance(v, handback.Shared)}
         assert shared == {"u", "w", "rows", "when", "big_endian", "fortran", "strided", "records"}
@@ -430,15 +430,53 @@ def test_handback_files():
                 np.testing.assert_array_equal(a, b)
                 assert getattr(a, "dtype", None) == getattr(b, "dtype", None) and np.shape(a) == np.shape(b)
         assert isinstance(back["levels"], list) and back["records"]["x"][1] == 4.5
+        back["u"][0] = -1  # the client's own copy to write to, though no byte was copied
+        assert back["u"][0] == -1 and values["u"][0] == 0
         unread = handback.pack(values, folder, 0)
-        assert len(os.listdir(folder)) == 13
+        assert len(os.listdir(folder)) == 12  # every array but the empty one
     finally:
         handback.close_run(folder)
     assert not os.path.exists(folder)
     with pytest.raises(ClusterError, match="could not be read back"):
         handback.unpack(unread)
     late = handback.pack(values, folder, 0)  # the client gave up on the run
-    assert all(late[k] is values[k] for k in values if k != "levels") and not os.path.exists(folder)
+    assert _as_they_are(late, values) and not os.path.exists(folder)
+
+
+def _as_they_are(packed: dict, values: dict) -> bool:
+    """``packed`` holds ``values``' own objects (host arrays are not copied), none in a file."""
+    return packed.keys() == values.keys() and all(
+        type(packed[k]) is type(v) and all(a is b for a, b in zip(packed[k], v)) if type(v) is list
+        else packed[k] is v for k, v in values.items())
+
+
+@pytest.mark.gpu
+def test_handback_device_arrays():
+    """Device arrays go from the GPU into the run's files and come back equal, whether their
+    size is whole words or not, contiguous or not, longer than one staging piece or not; the
+    small ones come back as host arrays."""
+    import cupy as cp
+
+    from mgmatch._array import ROW_PIECE
+    from mgmatch.engine import handback
+
+    _handback_or_skip()
+    values = {"long": cp.arange(3 * ROW_PIECE + 5, dtype=cp.int64), "odd": cp.arange(1001, dtype=cp.int8),
+              "rows": cp.arange(24, dtype=cp.float32).reshape(4, 6), "strided": cp.arange(999, dtype=cp.int32)[::2],
+              "small": cp.ones(2), "levels": [cp.arange(77, dtype=cp.int64)], "n": 3}
+    folder = handback.open_run(64)
+    try:
+        packed = handback.pack(values, folder, 64)
+        assert {k for k, v in packed.items() if isinstance(v, handback.Shared)} == {"long", "odd", "rows", "strided"}
+        assert isinstance(packed["levels"][0], handback.Shared) and type(packed["small"]) is np.ndarray
+        back = handback.unpack(packed)
+        assert back["n"] == 3
+        for k, v in values.items():
+            for a, b in zip(back[k], v) if k == "levels" else [] if k == "n" else [(back[k], v)]:
+                assert type(a) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape
+                np.testing.assert_array_equal(a, cp.asnumpy(b))
+    finally:
+        handback.close_run(folder)
 
 
 def test_handback_without_room_goes_through_dask(monkeypatch):

@@ -72,10 +72,6 @@ class SessionMissing(ClusterError):
     """The worker does not know the session (it restarted): the client makes a new one."""
 
 
-def _to_host(value):
-    return to_numpy(value, pinned=True) if hasattr(value, "shape") else value
-
-
 def _rank_task(program, sid: str, addresses: list, nccl_id, parts: dict, owner_rank, device: str, config,
                topic: str | None, n_vertices: int, expected_worker: str, folder: str | None):
     """The round loop of one worker's partitions (see the module notes)."""
@@ -154,8 +150,7 @@ def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, dev
         if done:
             break
     t0 = time.perf_counter()
-    pieces = {p: handback.pack({k: _to_host(v) for k, v in program.finish(states[p]).items()}, folder,
-                               config.handback_bytes) for p in own}
+    pieces = {p: handback.pack(program.finish(states[p]), folder, config.handback_bytes) for p in own}
     return {"pieces": pieces, "messages": messages, "compute": compute, "exchange": exchanged, "load_s": load_s,
             "finish_s": time.perf_counter() - t0, "last": record}
 
@@ -484,7 +479,7 @@ def _finish_task(program, prev, reduced_totals, expected_worker: str, config, fo
     if reduced_totals is not None and getattr(program, "reduced", None) is not None:
         state = program.fork(state)
         program.reduced(state, reduced_totals)
-    return handback.pack({k: _to_host(v) for k, v in program.finish(state).items()}, folder, config.handback_bytes)
+    return handback.pack(program.finish(state), folder, config.handback_bytes)
 
 
 async def _task_rounds(client, program, parts, workers, device, progress, config):

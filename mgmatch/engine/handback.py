@@ -5,8 +5,11 @@ layer, a pickled copy over a socket: on one host under a gigabyte a second, whic
 results of a large graph (Suitor's pairs of rgg k=25: 268 MB; Louvain's labels of every level)
 took longer than the whole computation. So the client makes a folder for each run in its
 memory file system, ``/dev/shm``, that only its user can enter (:func:`open_run`), and a worker
-that finds that folder, owned by its own user, writes each large array to a file there (one
-copy) and hands back only its name; the client reads the file into a new array (one copy).
+that finds that folder, owned by its own user, copies each large array into the pages of a file
+there and hands back only its name. The copy is the one an in-process run makes to bring a
+result to the host (straight from the GPU through page-locked buffers, by every thread); the
+client maps the file (:func:`unpack`), so the array it returns is the file's memory, with no
+second copy, and removes the file's name at once: the memory goes when the array does.
 
 The folder is what tells a worker that it shares the client's memory: a worker on another host,
 in a container with a ``/dev/shm`` of its own, or of another user (or user namespace, where the
@@ -20,6 +23,7 @@ finishes after that finds no folder and keeps its arrays.
 from __future__ import annotations
 
 import atexit
+import mmap
 import os
 import shutil
 import tempfile
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._array import copy_to_host, to_numpy
 from ..errors import ClusterError
 
 __all__ = ["Shared", "open_run", "close_run", "pack", "unpack", "shared_bytes", "FOLDER", "RUN_PREFIX"]
@@ -89,20 +94,27 @@ def _close_all() -> None:
 
 
 def pack(values: dict, folder: str | None, min_bytes: int | None) -> dict:
-    """``values`` with every NumPy array of at least ``min_bytes`` bytes (a value, or an item of
-    a list or tuple value: Louvain's levels) written to a file in ``folder`` (the client's
-    :func:`open_run`) and replaced by its :class:`Shared` name, when this process finds the
-    folder as its own user's and it has room; else ``values`` as they are."""
-    if min_bytes is None or folder is None or not _ours(folder):
-        return values
+    """``values`` on the host: every NumPy or CuPy array of at least ``min_bytes`` bytes (a
+    value, or an item of a list or tuple value: Louvain's levels) copied into a file in
+    ``folder`` (the client's :func:`open_run`) and replaced by its :class:`Shared` name, when
+    this process finds the folder as its own user's and it has room; any other device array
+    copied to page-locked host memory."""
+    share = min_bytes is not None and folder is not None and _ours(folder)
 
     def one(value):
-        if type(value) is np.ndarray and value.nbytes >= min_bytes and not value.dtype.hasobject:
+        if share and _array(value) and value.nbytes >= max(min_bytes, 1) and not value.dtype.hasobject:
             shared = _write(value, folder)
-            return value if shared is None else shared
-        return value
+            if shared is not None:
+                return shared
+        return to_numpy(value, pinned=True) if _array(value) else value
 
     return {key: type(v)(one(x) for x in v) if type(v) in (list, tuple) else one(v) for key, v in values.items()}
+
+
+def _array(value) -> bool:
+    """A NumPy array (not a subclass: a masked array's mask would not come along) or a CuPy one."""
+    return type(value) is np.ndarray or (type(value).__name__ == "ndarray"
+                                         and type(value).__module__.startswith("cupy"))
 
 
 def _ours(folder: str) -> bool:
@@ -114,27 +126,38 @@ def _ours(folder: str) -> bool:
     return os.path.isdir(folder) and not os.path.islink(folder) and st.st_uid == os.getuid()
 
 
-def _write(a: np.ndarray, folder: str) -> Shared | None:
-    """``a`` in a new file of ``folder``, or ``None`` (no folder, no room: it goes through Dask)."""
+def _write(a, folder: str) -> Shared | None:
+    """``a`` (NumPy or CuPy) in a new file of ``folder``, or ``None`` (no folder, no room: it goes
+    through Dask). The file's pages are allocated before they are mapped (``posix_fallocate``),
+    so a file system that fills meanwhile fails here, not with a bus error in the copy."""
+    size = int(a.nbytes)
     try:
         st = os.statvfs(folder)
-        if st.f_bavail * st.f_frsize < 2 * a.nbytes:  # leave the file system as much again
+        if st.f_bavail * st.f_frsize < 2 * size:  # leave the file system as much again
             return None
         fd, path = tempfile.mkstemp(dir=folder)
     except OSError:  # (the client removed the folder: it no longer waits for this run)
         return None
     try:
-        with os.fdopen(fd, "wb", buffering=0) as f:
-            view, done = memoryview(np.ascontiguousarray(a).reshape(-1).view(np.uint8)), 0
-            while done < a.nbytes:
-                done += f.write(view[done:])
+        try:
+            os.posix_fallocate(fd, 0, size)
+            pages = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            os.close(fd)
+        try:
+            copy_to_host(a, np.frombuffer(pages, dtype=np.uint8))
+        finally:
+            try:
+                pages.close()
+            except BufferError:  # (a failed copy's traceback still holds a view: unmapped with it)
+                pass
     except OSError:  # (filled meanwhile by another process)
         _remove(path)
         return None
     except BaseException:
         _remove(path)
         raise
-    return Shared(path, a.dtype, tuple(a.shape))
+    return Shared(path, np.dtype(a.dtype), tuple(a.shape))
 
 
 def _items(values: dict):
@@ -148,7 +171,8 @@ def shared_bytes(values: dict) -> int:
 
 
 def unpack(values: dict) -> dict:
-    """``values`` with each :class:`Shared` array read back into a new array, its file removed."""
+    """``values`` with each :class:`Shared` array mapped from its file (no copy; private, so
+    writing to it changes no one else's), the file's name removed."""
     def one(value):
         return _read(value) if isinstance(value, Shared) else value
 
@@ -156,20 +180,17 @@ def unpack(values: dict) -> dict:
 
 
 def _read(s: Shared) -> np.ndarray:
-    out = np.empty(s.shape, dtype=s.dtype)
     try:
-        with open(s.path, "rb", buffering=0) as f:
-            view, done = memoryview(out.reshape(-1).view(np.uint8)), 0
-            while done < out.nbytes:
-                got = f.readinto(view[done:])
-                if not got:
-                    raise OSError(f"it ended after {done} of {out.nbytes} bytes")
-                done += got
+        with open(s.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size != s.nbytes:
+                raise OSError(f"it holds {size} of {s.nbytes} bytes")
+            pages = mmap.mmap(f.fileno(), size, mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE)
     except OSError as exc:
         raise ClusterError(f"a worker's result in {s.path} could not be read back: {exc}") from None
     finally:
         _remove(s.path)
-    return out
+    return np.frombuffer(pages, dtype=s.dtype).reshape(s.shape)
 
 
 def _remove(path: str) -> None:
