@@ -92,11 +92,11 @@ _KRON_CHUNK = 1 << 16  # Kronecker samples per vectorised block (part of the see
 
 
 # ============================================================================ families
-def delaunay(k, *, seed=0, weights="random") -> Graph:
+def delaunay(k, *, seed=0, weights="random", order="random") -> Graph:
     """Delaunay triangulation of ``2**k`` uniform random points in the unit square.
 
     The DIMACS10 ``delaunay_nK`` family [DIMACS10]_ [HSS10]_: vertex ``i`` is the ``i``-th point
-    drawn, and ``{i, j}`` is an edge when the two points share a triangle.
+    (see ``order``), and ``{i, j}`` is an edge when the two points share a triangle.
 
     Parameters
     ----------
@@ -106,6 +106,12 @@ def delaunay(k, *, seed=0, weights="random") -> Graph:
         Seed of the points and the weights.
     weights : {"random", "unit", None}
         Uniform (0, 1] weights per edge, or 1.0 everywhere.
+    order : {"random", "cells"}
+        How the points are numbered: as they are drawn (neighbours' ids are unrelated: half of
+        the edges cross the middle of the id range), or cell by cell, row by row, in a grid of
+        about one point per cell (neighbours get nearby ids, as a mesh's numbering gives them:
+        a range of ids is a strip of the square). The same points, so the same graph up to the
+        numbering, except for which edge gets which random weight.
 
     Returns
     -------
@@ -116,7 +122,7 @@ def delaunay(k, *, seed=0, weights="random") -> Graph:
     Raises
     ------
     ParameterError
-        ``k`` outside ``[1, 30]``, a negative seed, or an unknown ``weights``.
+        ``k`` outside ``[1, 30]``, a negative seed, or an unknown ``weights`` or ``order``.
     ResourceError
         The graph would not fit in this machine's memory.
 
@@ -139,14 +145,17 @@ def delaunay(k, *, seed=0, weights="random") -> Graph:
     seed = _check_seed(seed)
     random_weights = _check_weights(weights)
     n = 1 << k
+    cells = _check_order(order)
     _check_memory(f"delaunay(k={k})", 150.0 * n)
     points = _structure_rng(seed).random((n, 2))
+    if cells:
+        points = points[_cell_order(points, 1.0 / math.sqrt(n))]
     keys = _delaunay_edge_keys(points)
     summary = CanonSummary(input_entries=int(keys.size))
     return _undirected_graph(keys, n, seed if random_weights else None, summary)
 
 
-def rgg(k, *, seed=0, weights="random") -> Graph:
+def rgg(k, *, seed=0, weights="random", order="random") -> Graph:
     """Random geometric graph on ``2**k`` uniform random points in the unit square.
 
     The DIMACS10 ``rgg_n_2_K_s0`` family [DIMACS10]_ [HSS10]_: points ``i`` and ``j`` are
@@ -160,6 +169,9 @@ def rgg(k, *, seed=0, weights="random") -> Graph:
         Seed of the points and the weights.
     weights : {"random", "unit", None}
         Uniform (0, 1] weights per edge, or 1.0 everywhere.
+    order : {"random", "cells"}
+        How the points are numbered: as they are drawn, or cell by cell, row by row, in the grid
+        of cells of side ``r`` (see :func:`delaunay`).
 
     Returns
     -------
@@ -170,7 +182,7 @@ def rgg(k, *, seed=0, weights="random") -> Graph:
     Raises
     ------
     ParameterError
-        ``k`` outside ``[1, 30]``, a negative seed, or an unknown ``weights``.
+        ``k`` outside ``[1, 30]``, a negative seed, or an unknown ``weights`` or ``order``.
     ResourceError
         The graph would not fit in this machine's memory.
 
@@ -186,9 +198,12 @@ def rgg(k, *, seed=0, weights="random") -> Graph:
     seed = _check_seed(seed)
     random_weights = _check_weights(weights)
     n = 1 << k
+    cells = _check_order(order)
     radius = rgg_radius(n)
     _check_memory(f"rgg(k={k})", 20.0 * n * max(1.0, n * math.pi * radius**2))
     points = _structure_rng(seed).random((n, 2))
+    if cells:
+        points = points[_cell_order(points, radius)]
     tree = cKDTree(points, balanced_tree=False, compact_nodes=False)
     pairs = tree.query_pairs(radius, output_type="ndarray")  # rows (i, j) with i < j
     del tree
@@ -644,6 +659,23 @@ def _check_weights(weights) -> bool:
     if weights is not None and not (isinstance(weights, str) and weights in _WEIGHT_CHOICES):
         raise ParameterError(f"weights must be 'random', 'unit' or None, not {weights!r}")
     return weights == "random"
+
+
+def _check_order(order) -> bool:
+    """True for the cell-by-cell numbering, False for the order drawn."""
+    if not (isinstance(order, str) and order in ("random", "cells")):
+        raise ParameterError(f"order must be 'random' or 'cells', not {order!r}")
+    return order == "cells"
+
+
+def _cell_order(points: np.ndarray, side: float) -> np.ndarray:
+    """The points' positions sorted by their cell in a grid of cells of ``side`` (row by row,
+    then column), in the order drawn within a cell."""
+    if side <= 0 or points.shape[0] < 2:
+        return np.arange(points.shape[0])
+    per_row = math.ceil(1.0 / side)
+    cell = np.minimum((points / side).astype(np.int64), per_row - 1)
+    return np.argsort(cell[:, 1] * per_row + cell[:, 0], kind="stable")
 
 
 def _check_memory(what: str, estimate_bytes: float) -> None:

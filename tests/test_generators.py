@@ -220,6 +220,31 @@ def test_rgg_expected_degree():
     assert abs(expected / (n * math.pi * r**2) - 1) < 0.02  # close to n pi r^2 itself
 
 
+@pytest.mark.parametrize("family", [delaunay, rgg])
+def test_cell_order_numbers_the_same_points_cell_by_cell(family):
+    """order='cells' is the graph of the same points numbered cell by cell, row by row: the
+    graph of the order drawn relabelled, and a range of ids is a strip of the square (few
+    edges cross the middle of the ids, where half of them cross it in the order drawn)."""
+    k, seed = 12, 5
+    n = 1 << k
+    drawn = family(k, seed=seed, weights="unit")
+    by_cell = family(k, seed=seed, weights="unit", order="cells")
+    side = rgg_radius(n) if family is rgg else 1 / math.sqrt(n)
+    cell = np.minimum(np.floor(points_of(k, seed) / side), math.ceil(1 / side) - 1)
+    order = np.lexsort((cell[:, 0], cell[:, 1]))  # by row, then column; stable within a cell
+    new_id = np.empty(n, dtype=np.int64)
+    new_id[order] = np.arange(n)
+    assert {tuple(sorted((int(new_id[u]), int(new_id[v])))) for u, v in edge_set(drawn)} == edge_set(by_cell)
+
+    def crossing(g):
+        u, v, _ = g.edges()
+        return np.mean((u < n // 2) != (v < n // 2))
+
+    assert crossing(by_cell) < 0.05 and crossing(drawn) > 0.4
+    weighted = family(k, seed=seed, order="cells")
+    assert np.array_equal(weighted.indptr, by_cell.indptr) and np.array_equal(weighted.indices, by_cell.indices)
+
+
 def test_rgg_radius_formula():
     assert rgg_radius(1 << 20) == pytest.approx(0.55 * math.sqrt(math.log(2**20) / 2**20))
     assert rgg_radius(1) == 0.0
@@ -405,6 +430,7 @@ def test_split_spec_value_types():
         ("kron:k=31", "k must be between 1 and 30"),
         ("grid2d:nx=5,delete_fraction=1", r"delete_fraction must lie in \[0, 1\)"),
         ("delaunay:k=4,weights=heavy", "weights must be"),
+        ("rgg:k=4,order=hilbert", "order must be 'random' or 'cells'"),
     ],
 )
 def test_spec_errors(spec, message):
