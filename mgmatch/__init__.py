@@ -24,12 +24,14 @@ from .algorithms.louvain import LouvainResult, louvain, modularity  # noqa: E402
 from .algorithms.stable_marriage import StableMarriageResult, stable_marriage  # noqa: E402
 from .errors import ClusterError, InputError, MgmatchError, ParameterError, ResourceError  # noqa: E402
 from .graph import Graph, Partition  # noqa: E402
+from .ordering import reorder  # noqa: E402
 from .preferences import Preferences  # noqa: E402
 
 __all__ = [
     "__version__",
     "Graph",
     "Partition",
+    "reorder",
     "MatchingResult",
     "suitor",
     "b_suitor",

@@ -30,6 +30,7 @@ APPLIES_TO = {
     "--dst": _MATCHING + _BIPARTITE + ("louvain",),
     "--columns": _MATCHING + _BIPARTITE + ("louvain",),
     "--weight": _MATCHING + ("louvain",),
+    "--reorder": _MATCHING + ("louvain",),
 }
 
 

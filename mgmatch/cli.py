@@ -22,7 +22,7 @@ from ._versions import versions
 from .errors import InputError, MgmatchError, ParameterError
 from .jobs import (
     ALGORITHM_CHOICES, AUTO_ALGORITHM, _as_matrix_pattern, _b_file, _check_output, _check_read_on_workers,
-    _cluster_lost, _parse_b, _progress, _read, _write_outputs, column_options, run_job,
+    _check_reorder, _cluster_lost, _parse_b, _progress, _read, _write_outputs, column_options, run_job,
 )
 from .jobs import console as _console
 
@@ -211,11 +211,16 @@ def _configure_log(level: str) -> None:
               help="Build the partitions on the Dask workers, each reading its pieces of INPUT (Parquet or a "
                    "text edge list on storage every worker sees), so the graph never passes through this "
                    "process. Needs --workers, --scheduler or --scheduler-file and a matching algorithm.")
+@click.option("--reorder", type=click.Choice(["none", "rcm"]), default="none", show_default=True,
+              help="Number the vertices again before the run so that neighbours get nearby ids (rcm: reverse "
+                   "Cuthill-McKee). Partitions are ranges of ids, so a graph whose ids are random crosses most "
+                   "edges between them; this makes the rounds cheaper. The output still names the input's "
+                   "vertices; where weights tie, a matching may pick other pairs of the same weight.")
 @_canon_options
 @_friendly
 def run(input_path, algorithm, output, summary, b, init, deterministic, resolution, all_levels, device, partitions,
         threads, workers, scheduler, scheduler_file, wait_for_workers, wait_timeout, report, run_report, quiet,
-        read_on_workers, fmt, one_based, negative, zeros, duplicates, random_weights, bipartite, weighted, src_column,
+        read_on_workers, reorder, fmt, one_based, negative, zeros, duplicates, random_weights, bipartite, weighted, src_column,
         dst_column, weight_column, columns):
     """Run an algorithm on INPUT and write the result to OUTPUT (plus a JSON summary).
 
@@ -264,12 +269,13 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
                   run_report=run_report)
     if read_on_workers:
         _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite, input_path)
+    _check_reorder(reorder, read_on_workers, b)
     with _maybe_cluster(on_cluster, cluster_opts, device, quiet, report) as client:
         run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init,
                 deterministic=deterministic, resolution=resolution,
                 all_levels=all_levels, device=device, partitions=partitions, quiet=quiet, client=client,
                 report=report, run_report=run_report, on_cluster=on_cluster, read_on_workers=read_on_workers,
-                read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
+                reorder=reorder, read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
                                   duplicates=duplicates, random_weights=random_weights, bipartite=bipartite,
                                   weighted=weighted, columns=chosen))
 

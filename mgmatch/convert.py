@@ -174,16 +174,21 @@ class GraphInput:
 
 
 def coerce_input(obj, *, bipartite: bool | None = None) -> tuple:
-    """``(graph, mapping)`` for a public entry point: a :class:`~mgmatch.graph.Graph` or a
-    placed distributed graph passes as it is (``mapping`` ``None``); anything :func:`as_graph`
+    """``(graph, mapping)`` for a public entry point: a :class:`~mgmatch.graph.Graph` passes as
+    it is (``mapping`` ``None``), a placed distributed graph too (with the map it was placed
+    with, if any), a :class:`GraphInput` gives its graph and itself; anything :func:`as_graph`
     takes is converted (weights from the ``weight`` attribute or column) and its
     :class:`GraphInput` comes back, which the entry point hands to its result (``result.mapping``)
     so that :func:`to_pandas` and the other converters give the user's ids without being told."""
     import sys  # noqa: PLC0415
 
     loading = sys.modules.get("mgmatch.distributed.loading")  # (loaded whenever a placed graph exists)
-    if isinstance(obj, Graph) or (loading is not None and isinstance(obj, loading.DistributedGraph)):
+    if isinstance(obj, Graph):
         return obj, None
+    if loading is not None and isinstance(obj, loading.DistributedGraph):
+        return obj, obj.mapping
+    if isinstance(obj, GraphInput):  # (as_graph or reorder made it: its map comes along)
+        return obj.graph, obj
     if _kind_of(obj) is None:
         raise NotAGraphError(f"expected a graph (an mgmatch.Graph, a SciPy sparse matrix, a NetworkX graph, an edge "
                          f"table or (src, dst[, weight]) arrays), not {type(obj).__name__}")

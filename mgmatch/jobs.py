@@ -103,7 +103,7 @@ AUTO_ALGORITHM = "suitor"
 
 def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init="cheap", deterministic=False,
             resolution=1.0, all_levels=False, device="auto", partitions=None, quiet=False, client=None, report=None,
-            on_cluster=None, read_options=None, read_on_workers=False, run_report=None):
+            on_cluster=None, read_options=None, read_on_workers=False, run_report=None, reorder=None):
     """One job: read INPUT, run the algorithm, write the table and its summary atomically.
 
     INPUT is read by :func:`mgmatch.io.read_input` (``read_options``: the reader's options, and
@@ -113,7 +113,9 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     With ``read_on_workers`` the Dask workers build the partitions from INPUT themselves
     (:func:`mgmatch.distributed.read_partitions`) and the summary records ``"read": "workers"``.
     With ``run_report`` the run's page of charts (:mod:`mgmatch.report`) is written there too,
-    together with the table and the summary."""
+    together with the table and the summary. With ``reorder`` (``"rcm"``) the graph's vertices are
+    numbered again before the run (:func:`mgmatch.reorder`), the table still names the input's
+    vertices, and the summary records ``"reorder"``."""
     from .io import summary_path_for  # noqa: PLC0415
 
     output = Path(output)
@@ -129,6 +131,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         from .algorithms.louvain import validate_louvain_params  # noqa: PLC0415
 
         validate_louvain_params(resolution, device=device)
+    reorder = _check_reorder(reorder, read_on_workers, b)
     on_cluster = client is not None if on_cluster is None else on_cluster
     if report is not None and not on_cluster:
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
@@ -166,6 +169,13 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         raise ParameterError(f"--b {b} gives one value per vertex 0 .. n-1, but the ids of {input_path} are "
                              "renumbered (they are labels or sparse integers): give one b for all vertices")
     _check_graph_kind(graph, algorithm, input_path)
+    if reorder is not None:
+        from .ordering import reorder as numbered_anew  # noqa: PLC0415
+
+        t_order = time.perf_counter()
+        read = numbered_anew(read, method=reorder)
+        graph, renumbered = read.graph, True
+        t_order = time.perf_counter() - t_order
     result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
                             device=device, partitions=partitions, quiet=quiet, client=client, trace=trace)
     record = result.summary()
@@ -185,6 +195,9 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
             record["column_ids"] = read.columns.summary()
     if read_on_workers:
         record["read"] = "workers"
+    if reorder is not None:
+        record["reorder"] = reorder
+        record.setdefault("time_s", {})["reorder"] = t_order
     record.setdefault("time_s", {})["read"] = t_read
     record.update(run_fields(record, graph, trace))
     options = {"all_levels": all_levels} if algorithm in COMMUNITY else {}
@@ -192,6 +205,8 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         from .convert import result_columns  # noqa: PLC0415
 
         table = result_columns(result, read, **options)  # in the input's ids
+        if reorder is not None:
+            table = _in_input_order(table)
     else:
         table = result.to_table(**options)
     with run_report_written(run_report, record):  # (drawn here, written with the others)
@@ -230,6 +245,44 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
     if not quiet:
         _print_summary(record, output, summary_path)
     return record
+
+
+def _in_input_order(table: dict) -> dict:
+    """A reordered run's table (in the input's ids) in the rows' order of a run on the input's
+    numbering: pairs as ``u < v`` ascending, vertices ascending (level by level). Ids that are
+    labels keep the rows as they come."""
+    cols = {k: np.asarray(v) for k, v in table.items()}
+    if any(cols[k].dtype.kind not in "iu" for k in ("u", "v", "vertex") if k in cols):
+        return table
+    if "u" in cols and "v" in cols:
+        u, v = cols["u"], cols["v"]
+        cols["u"], cols["v"] = np.minimum(u, v), np.maximum(u, v)
+        keys = (cols["v"], cols["u"])
+    elif "vertex" in cols:
+        keys = (cols["vertex"],) + ((cols["level"],) if "level" in cols else ())
+    else:
+        return table
+    order = np.lexsort(keys)
+    return {k: c[order] for k, c in cols.items()}
+
+
+def _check_reorder(reorder, read_on_workers, b):
+    """The order to number the vertices by (``None``: as read), checked against the job's other
+    options: the workers' own reading never has the whole graph in one place, and a file of one
+    b per vertex follows the input's numbering."""
+    if reorder is None or reorder == "none":
+        return None
+    from .ordering import METHODS  # noqa: PLC0415
+
+    if not (isinstance(reorder, str) and reorder in METHODS):
+        raise ParameterError(f"reorder must be 'none' or one of {', '.join(map(repr, METHODS))}, not {reorder!r}")
+    if read_on_workers:
+        raise ParameterError("--reorder numbers the whole graph in this process; the workers' own reading "
+                             "(--read-on-workers) never has it there")
+    if _b_file(b) is not None:
+        raise ParameterError(f"--b {b} gives one value per vertex in the input's numbering, which --reorder "
+                             "changes: give one b for all vertices")
+    return reorder
 
 
 def _check_graph_kind(graph, algorithm, input_path):

@@ -40,7 +40,7 @@ JOB_KEYS = {
     "name", "input", "output", "algorithm", "summary", "b", "init", "deterministic", "resolution", "all_levels",
     "device",
     "partitions", "format", "one_based", "negative", "zeros", "duplicates", "random_weights", "bipartite",
-    "weighted", "src", "dst", "weight", "columns",
+    "weighted", "src", "dst", "weight", "columns", "reorder",
 }
 READ_KEYS = {"format": "fmt", "one_based": "one_based", "negative": "negative", "zeros": "zeros",
              "duplicates": "duplicates", "random_weights": "random_weights", "bipartite": "bipartite",

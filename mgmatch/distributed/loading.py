@@ -85,6 +85,10 @@ class DistributedGraph:
     resident : bool
         Whether the partitions live in the workers' GPU memory (``place(..., resident=True)``)
         rather than in their host memory.
+    mapping : GraphInput or None
+        The graph placed, when :func:`place` was given a :class:`~mgmatch.convert.GraphInput`
+        (from :func:`mgmatch.reorder`, or ids that were renumbered): every result on it carries
+        it (``result.mapping``), so that it converts to the input's ids.
     """
 
     n: int
@@ -99,6 +103,7 @@ class DistributedGraph:
     _plan: _ReadPlan = field(default=None, repr=False)
     _source: Graph = field(default=None, repr=False)  # the client's graph, for place()
     resident: bool = False  # the partitions live in the workers' GPU memory
+    mapping: object = field(default=None, repr=False)  # the GraphInput placed, whose ids results map back to
 
     bipartite = False
 
@@ -657,6 +662,10 @@ async def _to_gpu_async(client, parts: dict, owner: dict) -> dict:
 
 async def place_async(client, graph: Graph, *, partitions=None, resident: bool = False) -> DistributedGraph:
     """The asynchronous core of :func:`place` (same parameters)."""
+    from ..convert import GraphInput  # noqa: PLC0415
+
+    mapping = graph if isinstance(graph, GraphInput) else None
+    graph = graph.graph if mapping is not None else graph
     if not isinstance(graph, Graph):
         raise ParameterError(f"place() takes a Graph, not {type(graph).__name__}")
     if resident not in (True, False):
@@ -674,7 +683,7 @@ async def place_async(client, graph: Graph, *, partitions=None, resident: bool =
         futures = await _to_gpu_async(client, futures, owner)
     return DistributedGraph(n=graph.n, m=graph.m, nnz=graph.nnz, bounds=np.asarray(parts[0].bounds),
                             summary=graph.summary, weighted=graph.weighted, path="", parts=futures, workers=owner,
-                            _source=host, resident=bool(resident))
+                            _source=host, resident=bool(resident), mapping=mapping)
 
 
 def place(client, graph: Graph, *, partitions=None, resident: bool = False):
@@ -688,8 +697,10 @@ def place(client, graph: Graph, *, partitions=None, resident: bool = False):
     ----------
     client : distributed.Client
         The cluster. With an asynchronous client the call returns an awaitable.
-    graph : Graph
-        An undirected graph in the client.
+    graph : Graph or GraphInput
+        An undirected graph in the client; a :class:`~mgmatch.convert.GraphInput` (as
+        :func:`mgmatch.reorder` makes) places its graph, and every result on the placed graph
+        carries it, so that it converts to the input's ids.
     partitions : int or sequence of int, optional
         Number of partitions (default: one per worker; contiguous vertex ranges balanced
         by edge count, as :meth:`Graph.partition`) or explicit bounds ``[0, b_1, ..., n]``.
