@@ -73,6 +73,27 @@ def test_labels_stay_labels():
     assert pairs == _pairs(mgmatch.suitor(g, device="cpu")) == {("a", "c"), ("b", "d")}
 
 
+@pytest.mark.parametrize("graph", [
+    generators.kron(9, seed=2),  # hubs: rows longer than the in-place sort takes
+    generators.delaunay(9, seed=1, weights=None),
+    Graph.from_edges(np.zeros(300, np.int64), np.arange(1, 301), np.linspace(1, 2, 300), dtype="float32"),  # a star
+])
+def test_rows_renamed_and_sorted_as_from_edges_builds_them(graph):
+    """The new graph's arrays are those Graph.from_edges builds from the renamed edges."""
+    from mgmatch.ordering import _renumbered
+
+    order = np.random.default_rng(5).permutation(graph.n)
+    new_id = np.empty(graph.n, dtype=np.int64)
+    new_id[order] = np.arange(graph.n)
+    u, v, w = graph.edges()
+    expected = Graph.from_edges(new_id[u], new_id[v], w if graph.weighted else None, n=graph.n,
+                                dtype=graph.weights.dtype.name)
+    got = _renumbered(graph, order)
+    for a, b in ((got.indptr, expected.indptr), (got.indices, expected.indices), (got.weights, expected.weights)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert got.weighted == graph.weighted and got.n == graph.n
+
+
 @pytest.mark.parametrize("n", [0, 1, 2])
 def test_tiny_graphs(n):
     g = Graph.from_edges([0] if n == 2 else [], [1] if n == 2 else [], n=n)
