@@ -138,6 +138,8 @@ def copy_to_host(a, out: np.ndarray) -> None:
     page-locked buffers (the results a worker leaves in shared memory)."""
     from .cpu.graph_build import copy_parallel  # noqa: PLC0415
 
+    if a.nbytes != out.nbytes:
+        raise ValueError(f"copy_to_host: {a.nbytes} bytes into {out.nbytes}")
     if out.nbytes == 0:
         return
     word = np.uint64 if out.nbytes % 8 == 0 else np.uint8  # whole words where the size allows

@@ -430,7 +430,8 @@ def test_handback_files():
                 np.testing.assert_array_equal(a, b)
                 assert getattr(a, "dtype", None) == getattr(b, "dtype", None) and np.shape(a) == np.shape(b)
         assert isinstance(back["levels"], list) and back["records"]["x"][1] == 4.5
-        back["u"][0] = -1  # the client's own copy to write to, though no byte was copied
+        assert back["u"].base is None and back["rows"].base is None  # arrays of their own, not on the files
+        back["u"][0] = -1
         assert back["u"][0] == -1 and values["u"][0] == 0
         unread = handback.pack(values, folder, 0)
         assert len(os.listdir(folder)) == 12  # every array but the empty one

@@ -8,8 +8,8 @@ memory file system, ``/dev/shm``, that only its user can enter (:func:`open_run`
 that finds that folder, owned by its own user, copies each large array into the pages of a file
 there and hands back only its name. The copy is the one an in-process run makes to bring a
 result to the host (straight from the GPU through page-locked buffers, by every thread); the
-client maps the file (:func:`unpack`), so the array it returns is the file's memory, with no
-second copy, and removes the file's name at once: the memory goes when the array does.
+client maps the file, copies it out by every thread and removes it (:func:`unpack`), so that
+no result it returns holds the file system's memory.
 
 The folder is what tells a worker that it shares the client's memory: a worker on another host,
 in a container with a ``/dev/shm`` of its own, or of another user (or user namespace, where the
@@ -171,8 +171,7 @@ def shared_bytes(values: dict) -> int:
 
 
 def unpack(values: dict) -> dict:
-    """``values`` with each :class:`Shared` array mapped from its file (no copy; private, so
-    writing to it changes no one else's), the file's name removed."""
+    """``values`` with each :class:`Shared` array read back into a new array, its file removed."""
     def one(value):
         return _read(value) if isinstance(value, Shared) else value
 
@@ -180,17 +179,28 @@ def unpack(values: dict) -> dict:
 
 
 def _read(s: Shared) -> np.ndarray:
+    """The file's array, copied by every thread out of a mapping that is closed at once: an array
+    left on the mapping would hold the memory file system's pages (and a file descriptor) for as
+    long as the caller keeps it, where other runs and NCCL need that room."""
     try:
         with open(s.path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size != s.nbytes:
                 raise OSError(f"it holds {size} of {s.nbytes} bytes")
-            pages = mmap.mmap(f.fileno(), size, mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE)
+            pages = mmap.mmap(f.fileno(), size, mmap.MAP_SHARED, mmap.PROT_READ)
     except OSError as exc:
         raise ClusterError(f"a worker's result in {s.path} could not be read back: {exc}") from None
     finally:
         _remove(s.path)
-    return np.frombuffer(pages, dtype=s.dtype).reshape(s.shape)
+    out = np.empty(s.shape, dtype=s.dtype)
+    try:
+        copy_to_host(np.frombuffer(pages, dtype=np.uint8), out)
+    finally:
+        try:
+            pages.close()
+        except BufferError:  # (a failed copy's traceback still holds a view: unmapped with it)
+            pass
+    return out
 
 
 def _remove(path: str) -> None:
