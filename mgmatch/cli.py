@@ -269,7 +269,7 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
                   run_report=run_report)
     if read_on_workers:
         _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite, input_path)
-    _check_reorder(reorder, read_on_workers, b)
+    _check_reorder(reorder, read_on_workers, b, algorithm)
     with _maybe_cluster(on_cluster, cluster_opts, device, quiet, report) as client:
         run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init,
                 deterministic=deterministic, resolution=resolution,

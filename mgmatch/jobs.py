@@ -131,7 +131,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         from .algorithms.louvain import validate_louvain_params  # noqa: PLC0415
 
         validate_louvain_params(resolution, device=device)
-    reorder = _check_reorder(reorder, read_on_workers, b)
+    reorder = _check_reorder(reorder, read_on_workers, b, algorithm)
     on_cluster = client is not None if on_cluster is None else on_cluster
     if report is not None and not on_cluster:
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
@@ -169,12 +169,13 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         raise ParameterError(f"--b {b} gives one value per vertex 0 .. n-1, but the ids of {input_path} are "
                              "renumbered (they are labels or sparse integers): give one b for all vertices")
     _check_graph_kind(graph, algorithm, input_path)
+    ordered = None  # the graph numbered anew, with the map to the numbering it was read in
     if reorder is not None:
         from .ordering import reorder as numbered_anew  # noqa: PLC0415
 
         t_order = time.perf_counter()
-        read = numbered_anew(read, method=reorder)
-        graph, renumbered = read.graph, True
+        ordered = numbered_anew(graph, method=reorder)
+        graph = ordered.graph
         t_order = time.perf_counter() - t_order
     result = _run_algorithm(graph, algorithm, b=b, init=init, deterministic=deterministic, resolution=resolution,
                             device=device, partitions=partitions, quiet=quiet, client=client, trace=trace)
@@ -201,12 +202,16 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     record.setdefault("time_s", {})["read"] = t_read
     record.update(run_fields(record, graph, trace))
     options = {"all_levels": all_levels} if algorithm in COMMUNITY else {}
-    if renumbered:
+    if ordered is not None:  # back to the numbering read, in a plain run's row order, then to the input's ids
+        from .convert import result_columns  # noqa: PLC0415
+
+        table = _in_input_order(result_columns(result, ordered, **options))
+        if renumbered:
+            table = {k: read.vertices.to_original(c) if k in ("u", "v", "vertex") else c for k, c in table.items()}
+    elif renumbered:
         from .convert import result_columns  # noqa: PLC0415
 
         table = result_columns(result, read, **options)  # in the input's ids
-        if reorder is not None:
-            table = _in_input_order(table)
     else:
         table = result.to_table(**options)
     with run_report_written(run_report, record):  # (drawn here, written with the others)
@@ -248,12 +253,10 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
 
 
 def _in_input_order(table: dict) -> dict:
-    """A reordered run's table (in the input's ids) in the rows' order of a run on the input's
-    numbering: pairs as ``u < v`` ascending, vertices ascending (level by level). Ids that are
-    labels keep the rows as they come."""
+    """A reordered run's table, mapped back to the numbering the graph was read in, in the rows'
+    order of a run on that numbering: pairs as ``u < v`` ascending, vertices ascending (level
+    by level)."""
     cols = {k: np.asarray(v) for k, v in table.items()}
-    if any(cols[k].dtype.kind not in "iu" for k in ("u", "v", "vertex") if k in cols):
-        return table
     if "u" in cols and "v" in cols:
         u, v = cols["u"], cols["v"]
         cols["u"], cols["v"] = np.minimum(u, v), np.maximum(u, v)
@@ -266,16 +269,18 @@ def _in_input_order(table: dict) -> dict:
     return {k: c[order] for k, c in cols.items()}
 
 
-def _check_reorder(reorder, read_on_workers, b):
+def _check_reorder(reorder, read_on_workers, b, algorithm="auto"):
     """The order to number the vertices by (``None``: as read), checked against the job's other
-    options: the workers' own reading never has the whole graph in one place, and a file of one
-    b per vertex follows the input's numbering."""
+    options: it is for the graph algorithms, the workers' own reading never has the whole graph
+    in one place, and a file of one b per vertex follows the input's numbering."""
     if reorder is None or reorder == "none":
         return None
+    from ._options import check_options_apply  # noqa: PLC0415
     from .ordering import METHODS  # noqa: PLC0415
 
     if not (isinstance(reorder, str) and reorder in METHODS):
         raise ParameterError(f"reorder must be 'none' or one of {', '.join(map(repr, METHODS))}, not {reorder!r}")
+    check_options_apply(AUTO_ALGORITHM if algorithm == "auto" else algorithm, ["--reorder"])
     if read_on_workers:
         raise ParameterError("--reorder numbers the whole graph in this process; the workers' own reading "
                              "(--read-on-workers) never has it there")

@@ -54,9 +54,12 @@ def reorder(graph, *, method: str = "rcm"):
     -------
     GraphInput
         ``graph``: the same graph numbered anew (new vertex ``i`` is the input's
-        ``vertices.ids[i]``); run the algorithms on it (or on ``place(client, it.graph)``), and
-        map their results back with it (``to_pandas(result, it)``), or pass it to an
-        algorithm as it is, whose result then carries the map (``result.mapping``).
+        ``vertices.ids[i]``). Pass it to an algorithm or to ``place(client, it)``: the result
+        carries the map (``result.mapping``), and :func:`~mgmatch.convert.to_pandas` and the
+        other converters name the input's vertices. A result's own arrays (``mate``,
+        ``communities``) are in the new numbering, and so must be per-vertex arrays given with
+        it (b-Suitor's ``b``, :func:`~mgmatch.modularity`'s ``communities``):
+        ``values[it.vertices.ids]`` puts values in the input's order into it.
 
     Raises
     ------
@@ -121,6 +124,11 @@ def _renumbered(g: Graph, order: np.ndarray) -> Graph:
 def cut_fraction(graph: Graph, partitions: int) -> float:
     """The share of ``graph``'s stored entries whose two ends fall in different partitions when
     it is split into ``partitions`` ranges of ids, as the engine splits it."""
+    from .convert import GraphInput  # noqa: PLC0415
+
+    graph = graph.graph if isinstance(graph, GraphInput) else graph
+    if not isinstance(graph, Graph) or graph.bipartite:
+        raise ParameterError(f"cut_fraction() takes an undirected mgmatch.Graph, not {_kind(graph)}")
     if graph.nnz == 0:
         return 0.0
     g = graph.to("cpu")
@@ -128,3 +136,7 @@ def cut_fraction(graph: Graph, partitions: int) -> float:
     owner = np.searchsorted(bounds, np.arange(g.n), side="right") - 1
     rows = np.repeat(owner, np.diff(np.asarray(g.indptr)))
     return float(np.mean(rows != owner[np.asarray(g.indices)]))
+
+
+def _kind(graph) -> str:
+    return "a bipartite graph" if isinstance(graph, Graph) else type(graph).__name__

@@ -106,6 +106,13 @@ def load_pipeline(path) -> dict:
             job["summary"] = base / str(job["summary"])
         if "b" in job:
             job["b"] = _b_option(job["b"], base, f"job {i}", path)
+        if "reorder" in job:  # before any job runs, as every other check here
+            from .jobs import _check_reorder  # noqa: PLC0415
+
+            try:
+                _check_reorder(job["reorder"], False, job.get("b"), job.get("algorithm", "auto"))
+            except ParameterError as exc:
+                raise InputError(f"job {i}: {exc}", path=path) from None
         job.setdefault("name", f"job {i}")
         jobs.append(job)
     _check_pipeline_paths(path, cluster, jobs)

@@ -104,8 +104,23 @@ def test_tiny_graphs(n):
 def test_refusals(drawn):
     with pytest.raises(ParameterError, match="method must be one of 'rcm'"):
         mgmatch.reorder(drawn, method="metis")
+    bipartite = Graph.from_edges([0, 1], [1, 0], bipartite=True, shape=(2, 2))
     with pytest.raises(ParameterError, match="undirected"):
-        mgmatch.reorder(Graph.from_edges([0, 1], [1, 0], bipartite=True, shape=(2, 2)))
+        mgmatch.reorder(bipartite)
+    with pytest.raises(ParameterError, match="not a bipartite graph"):
+        cut_fraction(bipartite, 2)
+    assert cut_fraction(mgmatch.reorder(drawn), 2) == cut_fraction(mgmatch.reorder(drawn).graph, 2)
+
+
+def test_bipartite_matching_of_a_reordered_graph_maps_rows_and_columns(drawn):
+    """Bipartite matching takes an undirected graph as its double cover: rows and columns are the
+    same vertices, so both map back through the one map."""
+    it = mgmatch.reorder(drawn)
+    table = to_pandas(mgmatch.bipartite_matching(it, device="cpu"))
+    plain = mgmatch.bipartite_matching(drawn, device="cpu")
+    assert len(table) == plain.cardinality
+    edges = _edges_by_id(drawn)
+    assert all((min(r, c), max(r, c)) in edges for r, c in zip(table["row"], table["col"]))
 
 
 def test_placed_on_a_cluster(dask_client, drawn):
@@ -144,7 +159,8 @@ def test_cli_reorder_writes_the_input_ids(graph_file, tmp_path):
     assert res.exit_code == 0, res.output
     assert pq.read_table(ordered).equals(pq.read_table(plain))  # the same rows in the same order
     summary = json.loads(ordered.with_suffix(".json").read_text())
-    assert summary["reorder"] == "rcm" and summary["time_s"]["reorder"] > 0 and summary["renumbered"]
+    assert summary["reorder"] == "rcm" and summary["time_s"]["reorder"] > 0
+    assert summary["renumbered"] is False  # the ids read were 0 .. n-1, and the table names them so
     communities = tmp_path / "c.parquet"
     assert _run(graph_file, "-a", "louvain", "--all-levels", "--reorder", "rcm", "-o", communities).exit_code == 0
     table = pq.read_table(communities).to_pydict()
@@ -152,6 +168,23 @@ def test_cli_reorder_writes_the_input_ids(graph_file, tmp_path):
     for level in set(table["level"]):
         rows = [v for lv, v in zip(table["level"], table["vertex"]) if lv == level]
         assert rows == list(range(n))
+
+
+def test_cli_reorder_of_labelled_vertices(tmp_path):
+    """Labels renumbered on reading, then the vertices numbered anew: the table is a plain run's,
+    row for row, and the summary still says the ids were labels."""
+    rng = np.random.default_rng(2)
+    u, v = rng.integers(0, 400, 3000), rng.integers(0, 400, 3000)
+    path = tmp_path / "labels.csv"
+    path.write_text("".join(f"v{a},v{b},{w:.9f}\n" for a, b, w in zip(u, v, rng.random(3000)) if a != b))
+    tables = []
+    for extra in ((), ("--reorder", "rcm")):
+        out = tmp_path / f"m{len(extra)}.parquet"
+        res = _run(path, "-a", "bsuitor", "--b", "2", *extra, "-o", out)
+        assert res.exit_code == 0, res.output
+        tables.append(pq.read_table(out))
+        assert json.loads(out.with_suffix(".json").read_text())["renumbered"] is True
+    assert tables[1].equals(tables[0])
 
 
 def test_cli_reorder_refusals(graph_file, tmp_path):

@@ -494,6 +494,10 @@ def _as_bipartite(graph) -> tuple:
 
     if sp.issparse(graph):
         return Graph.from_scipy(graph, bipartite=True, weighted=False), None
+    from ..convert import GraphInput  # noqa: PLC0415
+
+    if isinstance(graph, GraphInput) and not graph.graph.bipartite:  # its rows and columns are its vertices
+        return graph.graph.bipartite_double_cover(), dataclasses.replace(graph, columns=graph.vertices)
     return coerce_input(graph, bipartite=True)
 
 
