@@ -407,8 +407,11 @@ async def _direct(client, program, parts, workers, device, progress, config):
                    workers=len(ranks))
     n_rounds = len(results[0]["messages"])
     for i in range(n_rounds):
-        slowest = max(r["compute"][i] for r in results)
-        log.add(results[0]["messages"][i], slowest, max(r["exchange"][i] for r in results),
+        # the round's critical path: the worker that computed longest, then its exchange. The
+        # others' exchange includes their wait for it, which is idle time, not exchange.
+        last = max(results, key=lambda r: r["compute"][i])
+        slowest = last["compute"][i]
+        log.add(results[0]["messages"][i], slowest, last["exchange"][i],
                 sum(slowest - r["compute"][i] for r in results) / len(results))
     log.load_s = max(r["load_s"] for r in results)
     log.finish_s = max(r["finish_s"] for r in results)
