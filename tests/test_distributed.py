@@ -212,6 +212,10 @@ def test_distributed_benchmark_rows(tmp_path):
     assert two["transport"] == "tcp" and two["rounds"] >= 2 and two["messages"] > 0
     assert 0 <= two["exchange_share"] <= 1 and 0 < two["exchange_ms_per_round"] <= two["exchange_ms_max"]
     assert two["ratio_vs"] == "dask-1w" and two["speedup"] > 0 and rows[0]["dask_1w_over_local"] > 0
+    from mgmatch.ordering import cut_fraction
+
+    assert rows[2]["cut_fraction"] == 0.0  # one worker, one partition
+    assert two["cut_fraction"] == cut_fraction(generators.kron(8, seed=1), 2) > 0.3  # ids at random
 
 
 # ----------------------------------------------------------------------------- bad clusters

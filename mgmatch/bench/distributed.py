@@ -21,6 +21,9 @@ the graph on the GPU (``local-resident``). Extra row fields:
 ``handback_bytes``
     the result bytes that came back through the host's shared memory, not through Dask
     (:mod:`mgmatch.engine.handback`);
+``cut_fraction``
+    the share of the stored entries whose ends the partitions split
+    (:func:`mgmatch.ordering.cut_fraction`): what the rounds' messages grow with;
 ``compute_s``, ``exchange_s``, ``idle_s``, ``exchange_share``
     time per phase and the share of the run's wall time spent in exchange;
 ``exchange_ms_per_round``, ``exchange_ms_max``
@@ -102,6 +105,7 @@ def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algori
     from ..algorithms.louvain import louvain  # noqa: PLC0415
     from ..algorithms.matching import match  # noqa: PLC0415
     from ..distributed import cluster, place  # noqa: PLC0415
+    from ..ordering import cut_fraction  # noqa: PLC0415
 
     def solve(graph, algorithm, b, **where):
         return louvain(graph, **where) if algorithm == "louvain" else match(graph, algorithm, b=b, **where)
@@ -138,6 +142,7 @@ def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algori
         for k in _worker_counts(dev, workers):
             with cluster(workers=k, device=dev, dashboard=False) as client:
                 for name, graph, refs in graphs:
+                    cut = cut_fraction(graph, k)
                     for where in placements:
                         announce("distributed", f"{name} on {k} worker(s), partitions in {where} memory")
                         start = time.perf_counter()
@@ -148,6 +153,7 @@ def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algori
                             t = time_call(lambda a=algorithm, bb=bb, dg=dg: solve(dg, a, bb, client=client),
                                           repeats=repeats, timeout=timeout)
                             rows.append(_cluster_row(t, name, graph, algorithm, k, where, placement, refs[algorithm]))
+                            rows[-1]["cut_fraction"] = cut
                             key = (name, algorithm, where)
                             if k == 1:
                                 one_worker[key] = t["time_s"]
