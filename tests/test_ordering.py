@@ -170,6 +170,17 @@ def test_cli_reorder_writes_the_input_ids(graph_file, tmp_path):
         assert rows == list(range(n))
 
 
+def test_cli_reorder_on_a_cluster(graph_file, tmp_path):
+    """The same table from two CPU workers as from a plain run in this process."""
+    plain, ordered = tmp_path / "m0.parquet", tmp_path / "m1.parquet"
+    assert _run(graph_file, "-a", "bsuitor", "--b", "2", "-o", plain).exit_code == 0
+    res = _run(graph_file, "-a", "bsuitor", "--b", "2", "--reorder", "rcm", "--workers", "2", "-o", ordered)
+    assert res.exit_code == 0, res.output
+    assert pq.read_table(ordered).equals(pq.read_table(plain))
+    summary = json.loads(ordered.with_suffix(".json").read_text())
+    assert summary["workers"] == 2 and summary["reorder"] == "rcm"
+
+
 def test_cli_reorder_of_labelled_vertices(tmp_path):
     """Labels renumbered on reading, then the vertices numbered anew: the table is a plain run's,
     row for row, and the summary still says the ids were labels."""
