@@ -23,6 +23,7 @@ finishes after that finds no folder and keeps its arrays.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import mmap
 import os
 import shutil
@@ -71,7 +72,8 @@ def open_run(min_bytes: int | None) -> str | None:
         folder = tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{uuid.uuid4().hex}-", dir=FOLDER)
     except OSError:
         return None
-    if not _OPEN:
+    if not _OPEN:  # (again at each first folder: the last registered runs first, before the exit
+        # handlers of a cluster started since, which may wait on workers)
         atexit.unregister(_close_all)
         atexit.register(_close_all)
     _OPEN.add(folder)
@@ -144,13 +146,8 @@ def _write(a, folder: str) -> Shared | None:
             pages = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         finally:
             os.close(fd)
-        try:
+        with _closing(pages):
             copy_to_host(a, np.frombuffer(pages, dtype=np.uint8))
-        finally:
-            try:
-                pages.close()
-            except BufferError:  # (a failed copy's traceback still holds a view: unmapped with it)
-                pass
     except OSError:  # (filled meanwhile by another process)
         _remove(path)
         return None
@@ -193,14 +190,22 @@ def _read(s: Shared) -> np.ndarray:
     finally:
         _remove(s.path)
     out = np.empty(s.shape, dtype=s.dtype)
-    try:
+    with _closing(pages):
         copy_to_host(np.frombuffer(pages, dtype=np.uint8), out)
+    return out
+
+
+@contextlib.contextmanager
+def _closing(pages: mmap.mmap):
+    """Unmap ``pages`` when the block ends; after a failed copy, whose traceback still holds a
+    view of them, they are unmapped with it."""
+    try:
+        yield pages
     finally:
         try:
             pages.close()
-        except BufferError:  # (a failed copy's traceback still holds a view: unmapped with it)
+        except BufferError:
             pass
-    return out
 
 
 def _remove(path: str) -> None:
