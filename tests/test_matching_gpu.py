@@ -168,6 +168,22 @@ def test_vertices_per_warp_does_not_change_the_result(gpu_matching, vertices_per
     _assert_greedy(g, "suitor")
 
 
+@pytest.mark.parametrize("partitions", [2, 5])
+def test_many_rounds_across_partitions(partitions):
+    # rgg in the order drawn: most entries cross between partitions, so the runs take many
+    # rounds and every round's inbox meets heaps and keys that the earlier rounds left (the GPU
+    # programs keep their keys between steps); per-vertex b with zeros
+    g = generators.rgg(12, seed=3)
+    b = np.random.default_rng(1).integers(0, 4, size=g.n)
+    eu, ev, _ = verify.greedy_b_matching(g, b)
+    r = mgmatch.b_suitor(g, b, partitions=partitions, device="gpu")
+    assert r.rounds.rounds > 3
+    np.testing.assert_array_equal(r.u, eu)
+    np.testing.assert_array_equal(r.v, ev)
+    r = _assert_greedy(g, "suitor", partitions=partitions)
+    assert r.rounds.rounds > 3
+
+
 def test_large_b_rescans():
     # b above the per-scan buffer: vertices propose in several scans
     g = generators.kron(10, edge_factor=32, seed=3)

@@ -165,7 +165,7 @@ class _MatchingProgram:
 
     name = "matching"
     #: State fields that no step writes (the partition and arrays derived from it once).
-    shared = ("part", "slot", "ghosts", "ghost_slot", "boundary", "prepared")
+    shared = ("part", "slot", "ghosts", "ghost_slot", "prepared")
     b = None
     #: The CPU kernels release the GIL: the engine steps the partitions on threads at once.
     concurrent_steps = True
@@ -212,12 +212,12 @@ class _Suitor(_MatchingProgram):
         xp = part.xp
         n_slots = part.n_owned + part.ghosts.size
         slot, ghost_slot = _slots(part)
-        if xp is np:
-            boundary = None
-        else:  # sizes every step's outbox: counted once here, not per step
-            from ..gpu.matching import _boundary_entries  # noqa: PLC0415
+        prepared, key = {}, None
+        if xp is not np:  # made once here, not per step: the outbox bound, the weight ranks, the keys
+            from ..gpu.matching import suitor_keys, suitor_prepare  # noqa: PLC0415
 
-            boundary = _boundary_entries(slot, part.n_owned, part.ghosts.size)
+            prepared = suitor_prepare(part.indices, slot, part.weights, part.n_owned, part.ghosts.size)
+            key = suitor_keys(n_slots)
         return SimpleNamespace(
             part=part,
             slot=slot,
@@ -227,13 +227,14 @@ class _Suitor(_MatchingProgram):
             target=xp.full(part.n_owned, -1, dtype=xp.int64),
             target_w=xp.zeros(part.n_owned, dtype=xp.float64),
             queue=_active_queue(part),
-            boundary=boundary,
+            prepared=prepared,
+            key=key,
             ghost_slot=ghost_slot,
         )
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
-        extra = {"ghost_slot": st.ghost_slot} if st.boundary is None else {"boundary": st.boundary}
+        extra = {**st.prepared, "key": st.key} if p.xp is not np else {"ghost_slot": st.ghost_slot}
         ints, w = _twin("suitor_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
             st.suitor, st.ws, st.target, st.target_w, st.queue, *_as_inbox(inbox, p.xp), **extra,
@@ -241,11 +242,21 @@ class _Suitor(_MatchingProgram):
         st.queue = st.queue[:0]
         return Messages(ints, w)
 
+    @staticmethod
+    def _unpack(st) -> None:
+        """The GPU keys kept between steps, written back to ``suitor`` and ``ws``."""
+        if st.key is not None:
+            from ..gpu.matching import suitor_unpack  # noqa: PLC0415
+
+            suitor_unpack(st.key, st.suitor, st.ws)
+
     def matched(self, st) -> int:
+        self._unpack(st)
         own = st.suitor[: st.part.n_owned]
         return int(((st.target >= 0) & (own == st.target)).sum())
 
     def finish(self, st) -> dict:
+        self._unpack(st)
         own = st.suitor[: st.part.n_owned]
         mate = st.target.copy()
         mate[(st.target < 0) | (own != st.target)] = -1
@@ -296,7 +307,15 @@ class _BSuitor(_MatchingProgram):
             tw=xp.full(n_ghost, -np.inf, dtype=xp.float64), ts=xp.full(n_ghost, -1, dtype=xp.int64),
             tid=xp.full(total, -1, dtype=xp.int64), tcnt=xp.zeros(n, dtype=xp.int64), toff=off[:-1].copy(),
             queue=_active_queue(part), prepared=self._prepare(part, slot), **cpu_only,
+            keys=None if xp is np else self._keys(b_eff, n_ghost, total),
         )
+
+    @staticmethod
+    def _keys(b, n_ghost: int, total: int):
+        """The GPU heaps as keys, kept between steps (``gpu.matching.bsuitor_keys``)."""
+        from ..gpu.matching import bsuitor_keys  # noqa: PLC0415
+
+        return bsuitor_keys(b, n_ghost, total)
 
     @staticmethod
     def _prepare(part: Partition, slot) -> dict:
@@ -309,8 +328,9 @@ class _BSuitor(_MatchingProgram):
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
-        extra = st.prepared if st.ghost_slot is None else {"own_w": st.own_w, "own_s": st.own_s, "ceil_w": st.ceil_w,
-                                                           "ceil_v": st.ceil_v, "ghost_slot": st.ghost_slot}
+        extra = {**st.prepared, "keys": st.keys} if p.xp is not np else {
+            "own_w": st.own_w, "own_s": st.own_s, "ceil_w": st.ceil_w, "ceil_v": st.ceil_v,
+            "ghost_slot": st.ghost_slot}
         ints, w = _twin("bsuitor_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts, st.b,
             st.hw, st.hs, st.hcnt, st.hoff, st.tw, st.ts, st.tid, st.tcnt, st.toff,
@@ -323,6 +343,10 @@ class _BSuitor(_MatchingProgram):
         return int((st.tcnt > 0).sum())
 
     def finish(self, st) -> dict:
+        if st.keys is not None:  # the GPU heaps, kept as keys between steps, back in hw/hs
+            from ..gpu.matching import bsuitor_unpack  # noqa: PLC0415
+
+            bsuitor_unpack(st.keys, st.hw, st.hs, st.prepared["ranks"])
         u, v, w = _twin("bsuitor_pairs", st.part.xp)(
             st.part.lo, st.hoff, st.hcnt, st.hs, st.hw, st.tid, st.tcnt
         )

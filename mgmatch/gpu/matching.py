@@ -247,7 +247,7 @@ class _Ranks:
 
 # --------------------------------------------------------------------------------- Suitor
 def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
-                 suitor, ws, target, target_w, queue, in_i, in_w, *, boundary=None):
+                 suitor, ws, target, target_w, queue, in_i, in_w, *, boundary=None, ranks=None, key=None):
     """Suitor on one partition until local quiescence (paper I, Algorithms 3 and 4 [2]_).
 
     GPU twin of :func:`mgmatch.cpu.matching.suitor_local`: same arguments, same state arrays
@@ -256,8 +256,14 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     (``suitor_propose``, warp per :data:`VERTICES_PER_WARP` vertices) runs every queued vertex
     and every vertex it displaces to quiescence in one launch.
 
-    ``boundary``, the number of CSR entries whose neighbour is a ghost, sizes the outbox; it is
-    counted here when not given (a partition's program counts it once, at init).
+    ``boundary``, the number of CSR entries whose neighbour is a ghost, sizes the outbox, and
+    ``ranks`` are the 64-bit keys' weight ranks; both are made here when not given (a
+    partition's program makes them once, :func:`suitor_prepare`). ``key``, with 128-bit keys,
+    is the partition's key array kept between calls (:func:`suitor_keys`): the call then works
+    on it alone and leaves ``suitor`` and ``ws`` as they were, to be read back once at the end
+    (:func:`suitor_unpack`). Without it each call builds the keys from ``suitor`` and ``ws``
+    and writes them back, two passes over every slot that a run of many short rounds would
+    pay in every round.
 
     Returns
     -------
@@ -287,8 +293,10 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     per_block = (THREADS_PER_BLOCK // 32) * VERTICES_PER_WARP
     if wide:  # keys first: the inbox claims them in parallel
         n_slots = suitor.size
-        key = cp.empty(2 * n_slots, dtype=cp.uint64)
-        k.suitor_pack_wide((_grid(n_slots),), (BLOCK,), (suitor, ws, _i64(n_slots), key))
+        kept = key is not None
+        if not kept:
+            key = cp.empty(2 * n_slots, dtype=cp.uint64)
+            k.suitor_pack_wide((_grid(n_slots),), (BLOCK,), (suitor, ws, _i64(n_slots), key))
         if n_in:
             counter = cp.array([queue.size], dtype=cp.uint64)
             k.suitor_inbox_wide((_grid(n_in),), (BLOCK,), (
@@ -299,7 +307,8 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
             k.suitor_propose_wide((_grid(n_work, per_block),), (THREADS_PER_BLOCK,), (
                 _i64(lo), _i64(n_owned), indptr, indices, weights, slot,
                 key, target, target_w, work, _i64(n_work), *out.args()))
-        k.suitor_unpack_wide((_grid(n_slots),), (BLOCK,), (key, _i64(n_slots), suitor, ws))
+        if not kept:
+            k.suitor_unpack_wide((_grid(n_slots),), (BLOCK,), (key, _i64(n_slots), suitor, ws))
         return out.result()
     if n_in:
         counter = cp.array([queue.size], dtype=cp.uint64)
@@ -308,7 +317,8 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
         n_work = int(counter.get()[0])
     if n_work == 0:
         return out.result()
-    ranks = _Ranks(weights, k)
+    if ranks is None:
+        ranks = _Ranks(weights, k)
     key = ranks.encode(ws, suitor)
     before = key.copy()
     k.suitor_propose((_grid(n_work, per_block),), (THREADS_PER_BLOCK,), (
@@ -320,6 +330,34 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
         suitor[changed] = ids
         ws[changed] = w
     return out.result()
+
+
+def suitor_prepare(indices, slot, weights, n_owned: int, n_ghosts: int) -> dict:
+    """What every :func:`suitor_local` call on a partition shares, made once per partition: the
+    boundary entry count (sizes the outbox) and, with 64-bit keys, the weight ranks (a sort of
+    the partition's distinct weights unless every weight is a float32 value)."""
+    out = {"boundary": _boundary_entries(slot, n_owned, n_ghosts)}
+    if not _wide_keys():
+        out["ranks"] = _Ranks(weights, _kernels(indices, slot, weights))
+    return out
+
+
+def suitor_keys(n_slots: int):
+    """A partition's 128-bit Suitor keys with no suitor anywhere (``key`` of :func:`suitor_local`),
+    or ``None`` where GPU-Suitor uses 64-bit keys, which are built in each call."""
+    if not _wide_keys():
+        return None
+    cp = _cp()
+    return cp.zeros(2 * int(n_slots), dtype=cp.uint64)
+
+
+def suitor_unpack(key, suitor, ws) -> None:
+    """Write kept 128-bit keys back to ``suitor`` and ``ws`` (no-op for ``key=None``)."""
+    if key is None:
+        return
+    n = int(suitor.size)
+    k = _Kernels(np.int64, np.int64, np.float64)
+    k.suitor_unpack_wide((_grid(n),), (BLOCK,), (key, _i64(n), suitor, ws))
 
 
 def _wide_keys() -> bool:
@@ -338,8 +376,41 @@ def bsuitor_prepare(indices, slot, weights, n_owned: int, n_ghosts: int) -> dict
             "ranks": _Ranks(weights, _kernels(indices, slot, weights))}
 
 
+def bsuitor_keys(b, n_ghosts: int, total: int) -> list:
+    """A partition's b-Suitor keys with every heap empty, kept between :func:`bsuitor_local`
+    calls (its ``keys``): ``[heap keys, owned thresholds, ghost thresholds, locks]``. A vertex
+    with ``b = 0`` takes no suitor (threshold all ones); the others take any (0)."""
+    cp = _cp()
+    n_owned = int(b.shape[0])
+    return [cp.zeros(int(total), dtype=cp.uint64),
+            cp.where(b == 0, _KEY_MAX, cp.uint64(0)).astype(cp.uint64),
+            cp.zeros(int(n_ghosts), dtype=cp.uint64),
+            cp.zeros(max(n_owned, 1), dtype=cp.int32)]
+
+
+def bsuitor_unpack(keys, hw, hs, ranks) -> None:
+    """Write kept heap keys back to the CPU twin's heaps ``hw`` and ``hs`` (no-op for ``None``)."""
+    if keys is None or keys[0].size == 0:
+        return
+    ids, w = ranks.decode(keys[0])
+    hs[...] = ids
+    hw[...] = _cp().where(ids < 0, 0.0, w)
+
+
+def _heap_slots(vertices, hoff, b):
+    """Heap positions of the owned ``vertices`` (local ids), every one of their ``b`` slots."""
+    cp = _cp()
+    cnt = b[vertices]
+    ends = cp.cumsum(cnt)
+    total = int(ends[-1]) if ends.size else 0
+    pos = cp.arange(total, dtype=cp.int64)
+    owner = cp.searchsorted(ends, pos, side="right")
+    return hoff[vertices][owner] + pos - (ends - cnt)[owner]
+
+
 def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
-                  hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w, *, boundary=None, ranks=None):
+                  hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w, *, boundary=None, ranks=None,
+                  keys=None):
     """b-Suitor on one partition until local quiescence (Khan et al. [3]_, Algorithm 2).
 
     GPU twin of :func:`mgmatch.cpu.matching.bsuitor_local`. Each owned vertex keeps a min-heap
@@ -347,6 +418,14 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     per active vertex. Sweeps repeat while a sweep displaced owned suitors (the count is the one
     scalar read per sweep). ``boundary`` and ``ranks`` are :func:`bsuitor_prepare`'s, made here
     when not given.
+
+    ``keys`` (:func:`bsuitor_keys`) keeps the heaps as packed keys between calls, with the
+    thresholds read from them. The call then touches only what its messages and proposals
+    touch: the heaps of the vertices that receive messages go to ``hw``/``hs`` for the inbox
+    and back, and the heaps stay keys otherwise, to be written back once at the end
+    (:func:`bsuitor_unpack`). Without it each call builds every key and threshold from
+    ``hw``/``hs``/``tw``/``ts`` and writes the heaps back, passes over the whole partition that a
+    run of many short rounds would pay in every round.
     """
     cp = _cp()
     lo, hi = int(lo), int(hi)
@@ -358,48 +437,64 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     k = _kernels(indices, slot, weights)
     if boundary is None:
         boundary = _boundary_entries(slot, n_owned, ghosts_d.size)
+    if ranks is None:
+        ranks = _Ranks(weights, k)
     out = _Outbox(2 * boundary + 2 * n_in + 64)
     queue = _as_device(queue, cp.int64)
     work = cp.empty(queue.size + n_in, dtype=cp.int64)
     work[: queue.size] = queue
     n_work = queue.size
     if n_in:
-        n_work = _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff,
-                                in_i, in_w, work, queue.size, out)
+        if keys is not None:  # the receivers' heaps as the inbox reads them
+            hk, thr, gthr, _ = keys
+            receivers = cp.unique(in_i[:, 1]) - lo
+            at = _heap_slots(receivers, hoff, b)
+            if at.size:
+                ids, w = ranks.decode(hk[at])
+                hs[at] = ids
+                hw[at] = cp.where(ids < 0, 0.0, w)
+        n_work, touched = _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, tid, tcnt,
+                                         toff, in_i, in_w, work, queue.size, out)
+        if keys is not None:  # and back, with the thresholds they and the ghosts' messages moved
+            if at.size:
+                hk[at] = ranks.encode(hw[at], hs[at])
+                root = hk[cp.minimum(hoff[receivers], hk.size - 1)]
+                rb = b[receivers]
+                thr[receivers] = cp.where(rb == 0, _KEY_MAX, cp.where(hcnt[receivers] >= rb, root, cp.uint64(0)))
+            if touched is not None:
+                gthr[touched] = cp.where(ts[touched] == -2, _KEY_MAX, ranks.encode(tw[touched], ts[touched]))
         active = cp.unique(work[:n_work])
     else:
         active = work[:n_work]
-    if active.size:
-        if ranks is None:
-            ranks = _Ranks(weights, k)
+    if not active.size:
+        return out.result()
+    if keys is None:
         hk = ranks.encode(hw, hs)
-        if hk.size:
-            root = hk[cp.minimum(hoff, hk.size - 1)]
-        else:
-            root = cp.zeros(n_owned, dtype=cp.uint64)
+        root = hk[cp.minimum(hoff, hk.size - 1)] if hk.size else cp.zeros(n_owned, dtype=cp.uint64)
         thr = cp.where(b == 0, _KEY_MAX, cp.where(hcnt >= b, root, cp.uint64(0))).astype(cp.uint64)
         gthr = cp.where(ts == -2, _KEY_MAX, ranks.encode(tw, ts)).astype(cp.uint64)
         lock = cp.zeros(max(n_owned, 1), dtype=cp.int32)
-        removed_cap = int(hk.size) + 16
-        removed = cp.empty(2 * removed_cap, dtype=cp.int64)
-        n_removed = cp.zeros(1, dtype=cp.uint64)
-        while active.size:
-            n_removed.fill(0)
-            k.bsuitor_propose((_grid(active.size),), (BLOCK,), (
-                _i64(lo), _i64(n_owned), indptr, indices, weights, _ptr(ranks.rank), _ptr(ranks.table), slot, b,
-                hk, hcnt, hoff, thr, gthr, lock, tid, tcnt, toff, active, _i64(active.size),
-                removed, n_removed, _i64(removed_cap), *out.args()))
-            nr = int(n_removed.get()[0])
-            if nr == 0:
-                break
-            if nr > removed_cap:
-                raise RuntimeError(f"b-Suitor displacement list overflow ({nr} > {removed_cap})")
-            flag = cp.zeros(n_owned, dtype=cp.int32)
-            k.bsuitor_withdraw((_grid(nr),), (BLOCK,), (_i64(lo), removed, _i64(nr), tid, tcnt, toff, lock, flag))
-            active = cp.flatnonzero(flag).astype(cp.int64) + lo
-        ids, w = ranks.decode(hk)
-        hs[...] = ids
-        hw[...] = cp.where(ids < 0, 0.0, w)
+    else:
+        hk, thr, gthr, lock = keys
+    removed_cap = int(hk.size) + 16
+    removed = cp.empty(2 * removed_cap, dtype=cp.int64)
+    n_removed = cp.zeros(1, dtype=cp.uint64)
+    while active.size:
+        n_removed.fill(0)
+        k.bsuitor_propose((_grid(active.size),), (BLOCK,), (
+            _i64(lo), _i64(n_owned), indptr, indices, weights, _ptr(ranks.rank), _ptr(ranks.table), slot, b,
+            hk, hcnt, hoff, thr, gthr, lock, tid, tcnt, toff, active, _i64(active.size),
+            removed, n_removed, _i64(removed_cap), *out.args()))
+        nr = int(n_removed.get()[0])
+        if nr == 0:
+            break
+        if nr > removed_cap:
+            raise RuntimeError(f"b-Suitor displacement list overflow ({nr} > {removed_cap})")
+        flag = cp.zeros(n_owned, dtype=cp.int32)
+        k.bsuitor_withdraw((_grid(nr),), (BLOCK,), (_i64(lo), removed, _i64(nr), tid, tcnt, toff, lock, flag))
+        active = cp.flatnonzero(flag).astype(cp.int64) + lo
+    if keys is None:
+        bsuitor_unpack([hk], hw, hs, ranks)
     return out.result()
 
 
@@ -412,10 +507,11 @@ def _segments(keys):
 
 
 def _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, in_i, in_w,
-                   work, n_queued, out) -> int:
+                   work, n_queued, out):
     """Apply a round's boundary messages (bsuitor_inbox_grouped and bsuitor_inbox_ghosts: one
     thread per receiving vertex and per ghost, each over its messages in inbox order); the new
-    length of ``work``."""
+    length of ``work`` and the ghost slots whose thresholds the messages raised (``None``: no
+    ghost's)."""
     cp = _cp()
     n_in = int(in_i.shape[0])
     position = cp.arange(n_in, dtype=cp.int64)
@@ -430,6 +526,7 @@ def _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, 
         _i64(lo), _i64(hi), b, hw, hs, hcnt, hoff, tid, tcnt, toff, in_i, in_w, order, seg, _i64(n_seg),
         work, counter, removed, n_removed, *out.args()))
     displace = cp.flatnonzero(in_i[:, 0] == DISPLACE)
+    touched = None
     if displace.size:
         g = cp.searchsorted(ghosts_d, in_i[displace, 2]).astype(cp.int64)
         by_ghost = cp.argsort(g * n_in + displace)
@@ -437,6 +534,7 @@ def _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, 
         gseg = _segments(g_sorted)
         k.bsuitor_inbox_ghosts((_grid(int(gseg.shape[0]) - 1),), (BLOCK,), (
             tw, ts, in_i, in_w, displace[by_ghost], gseg, g_sorted, _i64(int(gseg.shape[0]) - 1)))
+        touched = g_sorted[gseg[:-1]]
     nr = int(n_removed.get()[0])
     if nr:
         lock = cp.zeros(max(n_owned, 1), dtype=cp.int32)
@@ -447,7 +545,7 @@ def _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, 
     if nr and again.size:
         work[n_work : n_work + again.size] = again
         n_work += int(again.size)
-    return n_work
+    return n_work, touched
 
 
 def bsuitor_pairs(lo, hoff, hcnt, hs, hw, tid, tcnt):
