@@ -201,3 +201,25 @@ def test_memory_guard_raises_resource_error(monkeypatch):
     monkeypatch.setattr(alg, "gpu_memory_estimate", lambda *args: 2**60)  # an exabyte: never fits
     with pytest.raises(mgmatch.ResourceError, match="GiB of GPU memory"):
         mgmatch.suitor(g, device="gpu")
+
+
+@pytest.mark.parametrize("receivers", [[1], [0, 2, 3], [0, 1, 2, 3]])
+def test_device_split_matches_host_split(receivers):
+    # the engine groups a GPU outbox by receiver with one read back; the groups and the order
+    # within each must be the host's
+    import cupy as cp
+
+    from mgmatch.engine.program import Messages
+
+    rng = np.random.default_rng(5)
+    bounds = np.array([0, 10, 20, 30, 40], dtype=np.int64)
+    k = 1000
+    dst = rng.choice(np.concatenate([np.arange(bounds[p], bounds[p + 1]) for p in receivers]), size=k)
+    ints = np.stack([rng.integers(0, 3, k), dst, rng.integers(0, 40, k), np.arange(k)], axis=1).astype(np.int64)
+    w = rng.random(k)
+    host = Messages(ints, w).split(bounds)
+    device = Messages(cp.asarray(ints), cp.asarray(w)).split(bounds)
+    assert sorted(device) == sorted(host) == receivers
+    for p in receivers:
+        np.testing.assert_array_equal(device[p].ints.get(), host[p].ints)
+        np.testing.assert_array_equal(device[p].w.get(), host[p].w)

@@ -91,13 +91,19 @@ class Messages:
             cut = offsets.tolist()
             return {p: Messages(ints[cut[p] : cut[p + 1]], w[cut[p] : cut[p + 1]])
                     for p in range(len(cut) - 1) if cut[p + 1] > cut[p]}
+        # on a device: the counts per receiver are the one value read back; a batch for one
+        # receiver (every message of a two-partition run) is not reordered, others are sorted
+        # by (receiver, position), stable by construction
+        n_parts, k = len(bounds) - 1, len(self)
         owner = xp.searchsorted(xp.asarray(bounds), self.ints[:, 1], side="right") - 1
-        order = xp.argsort(owner, kind="stable")
-        owner_sorted = owner[order]
-        parts = [int(p) for p in (xp.unique(owner_sorted).tolist())]
-        cuts = xp.searchsorted(owner_sorted, xp.asarray(parts + [len(bounds)]), side="left").tolist()
+        counts = xp.bincount(owner, minlength=n_parts).get()
+        parts = np.flatnonzero(counts).tolist()
+        if len(parts) == 1:
+            return {parts[0]: self}
+        order = xp.argsort(owner * k + xp.arange(k, dtype=owner.dtype))
+        cut = np.concatenate([[0], np.cumsum(counts)]).tolist()
         ints, w = self.ints[order], self.w[order]
-        return {p: Messages(ints[cuts[k] : cuts[k + 1]], w[cuts[k] : cuts[k + 1]]) for k, p in enumerate(parts)}
+        return {p: Messages(ints[cut[p] : cut[p + 1]], w[cut[p] : cut[p + 1]]) for p in parts}
 
     def to_words(self):
         """The batch as one ``(k, 5)`` int64 array (the weight's bits in the last column): one

@@ -479,6 +479,7 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     removed_cap = int(hk.size) + 16
     removed = cp.empty(2 * removed_cap, dtype=cp.int64)
     n_removed = cp.zeros(1, dtype=cp.uint64)
+    flag = cp.zeros(n_owned, dtype=cp.int32)
     while active.size:
         n_removed.fill(0)
         k.bsuitor_propose((_grid(active.size),), (BLOCK,), (
@@ -490,12 +491,23 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
             break
         if nr > removed_cap:
             raise RuntimeError(f"b-Suitor displacement list overflow ({nr} > {removed_cap})")
-        flag = cp.zeros(n_owned, dtype=cp.int32)
         k.bsuitor_withdraw((_grid(nr),), (BLOCK,), (_i64(lo), removed, _i64(nr), tid, tcnt, toff, lock, flag))
-        active = cp.flatnonzero(flag).astype(cp.int64) + lo
+        active = _withdrawn(removed, nr, flag, lo)
     if keys is None:
         bsuitor_unpack([hk], hw, hs, ranks)
     return out.result()
+
+
+def _withdrawn(removed, nr: int, flag, lo: int):
+    """The owned suitors that ``bsuitor_withdraw`` flagged (their proposal was withdrawn), in
+    ascending order, with their flags cleared for the next sweep. It reads the ``nr``
+    displacements alone, not every owned vertex's flag: after the first round a step's sweeps
+    displace a few vertices of a large partition."""
+    cp = _cp()
+    xs = cp.unique(removed[0 : 2 * nr : 2]) - lo
+    hit = xs[flag[xs] != 0]
+    flag[xs] = 0
+    return hit + lo
 
 
 def _segments(keys):
@@ -540,7 +552,7 @@ def _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, 
         lock = cp.zeros(max(n_owned, 1), dtype=cp.int32)
         flag = cp.zeros(n_owned, dtype=cp.int32)
         k.bsuitor_withdraw((_grid(nr),), (BLOCK,), (_i64(lo), removed, _i64(nr), tid, tcnt, toff, lock, flag))
-        again = cp.flatnonzero(flag).astype(cp.int64) + lo
+        again = _withdrawn(removed, nr, flag, lo)
     n_work = int(counter.get()[0])
     if nr and again.size:
         work[n_work : n_work + again.size] = again
