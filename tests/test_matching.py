@@ -392,3 +392,29 @@ def test_shared_bsuitor_kernel_on_ties_capacities_and_threads(chunk):
         np.testing.assert_array_equal(u, eu)
         np.testing.assert_array_equal(v, ev)
         np.testing.assert_array_equal(ws, ew)
+
+
+@pytest.mark.parametrize("bad", [{"threads_per_block": 100}, {"threads_per_block": 2048}, {"vertices_per_warp": 0},
+                                 {"vertices_per_warp": 33},
+                                 {"handshake_variant": "tree"}, {"wide_keys": 1}, {"max_b_per_scan": 65}])
+def test_matching_config_refuses_bad_tunables(bad):
+    from mgmatch.algorithms.matching import matching_config
+    from mgmatch.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=next(iter(bad))):
+        with matching_config(**bad):
+            pass
+
+
+def test_a_program_carries_the_tunables_in_force_when_made():
+    # the workers of a cluster get the program pickled: its tunables travel with it
+    import pickle
+
+    from mgmatch.algorithms.matching import _BSuitor, _Suitor, get_matching_config, matching_config
+
+    with matching_config(vertices_per_warp=4, max_b_per_scan=8):
+        made = [_Suitor(), _BSuitor(2)]
+    assert get_matching_config().vertices_per_warp != 4
+    for program in made:
+        tune = pickle.loads(pickle.dumps(program)).tune
+        assert (tune.vertices_per_warp, tune.max_b_per_scan) == (4, 8)

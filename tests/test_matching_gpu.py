@@ -9,20 +9,11 @@ import pytest
 
 import mgmatch
 from mgmatch import generators, verify
-from mgmatch.algorithms.matching import match
+from mgmatch.algorithms.matching import match, matching_config
 
 pytestmark = pytest.mark.gpu
 
 ONE_MATCHINGS = ["suitor", "ld", "handshake"]
-
-
-@pytest.fixture
-def gpu_matching():
-    from mgmatch.gpu import matching as gm
-
-    saved = (gm.HANDSHAKE_VARIANT, gm.VERTICES_PER_WARP, gm.WIDE_KEYS)
-    yield gm
-    gm.HANDSHAKE_VARIANT, gm.VERTICES_PER_WARP, gm.WIDE_KEYS = saved
 
 
 def _assert_greedy(graph, algorithm, partitions=1, b=2):
@@ -94,50 +85,50 @@ def test_float32_graph():
 
 
 @pytest.mark.parametrize("partitions", [1, 3])
-def test_handshake_variants_agree(gpu_matching, partitions):
+def test_handshake_variants_agree(partitions):
     g = generators.kron(11, edge_factor=8, seed=5, weights="unit")
     results = {}
     for variant in ("warp", "scan"):
-        gpu_matching.HANDSHAKE_VARIANT = variant
-        results[variant] = match(g, "handshake", partitions=partitions, device="gpu")
+        with matching_config(handshake_variant=variant):
+            results[variant] = match(g, "handshake", partitions=partitions, device="gpu")
     np.testing.assert_array_equal(results["warp"].mate, results["scan"].mate)
     np.testing.assert_array_equal(results["warp"].mate, verify.greedy_matching(g))
 
 
-def test_strongest_neighbour_variants(gpu_matching):
+def test_strongest_neighbour_variants():
     g = mgmatch.Graph.from_edges(*np.random.default_rng(9).integers(0, 500, (2, 3000)),
                                  np.random.default_rng(9).integers(1, 4, 3000) * 1.0, n=600)
     expected = mgmatch.strongest_neighbour(g, device="cpu")
     for variant in ("warp", "scan"):
-        gpu_matching.HANDSHAKE_VARIANT = variant
-        np.testing.assert_array_equal(mgmatch.strongest_neighbour(g, device="gpu"), expected)
+        with matching_config(handshake_variant=variant):
+            np.testing.assert_array_equal(mgmatch.strongest_neighbour(g, device="gpu"), expected)
 
 
 @pytest.mark.parametrize("wide", [None, False])
 @pytest.mark.parametrize("weights", ["random", "unit"])
 @pytest.mark.parametrize("partitions", [1, 4])
-def test_suitor_key_widths(gpu_matching, wide, weights, partitions):
+def test_suitor_key_widths(wide, weights, partitions):
     # 128-bit (weight bits, id) keys where the GPU has them, 64-bit (rank, id) keys everywhere:
     # both are the greedy matching, ties included
-    gpu_matching.WIDE_KEYS = wide
     g = generators.kron(12, edge_factor=16, seed=11, weights=weights)
-    _assert_greedy(g, "suitor", partitions=partitions)
     zero = mgmatch.Graph.from_edges(np.array([0, 1, 2, 0]), np.array([1, 2, 3, 3]), np.array([0.0, -0.0, 0.0, 1.0]))
-    _assert_greedy(zero, "suitor", partitions=partitions if partitions < 4 else 2)
+    with matching_config(wide_keys=wide):
+        _assert_greedy(g, "suitor", partitions=partitions)
+        _assert_greedy(zero, "suitor", partitions=partitions if partitions < 4 else 2)
 
 
 @pytest.mark.parametrize("wide", [None, False])
 @pytest.mark.parametrize("partitions", [2, 3])
-def test_suitor_outbox_bound_on_all_boundary_graphs(gpu_matching, wide, partitions):
+def test_suitor_outbox_bound_on_all_boundary_graphs(wide, partitions):
     # every edge crosses partitions (complete bipartite halves, a star of remote leaves): each
     # step sends as many messages as the outbox bound allows for; an overflow raises
-    gpu_matching.WIDE_KEYS = wide
     rng = np.random.default_rng(3)
     left, right = np.meshgrid(np.arange(60), np.arange(60, 120), indexing="ij")
     kb = mgmatch.Graph.from_edges(left.ravel(), right.ravel(), rng.random(left.size))
-    _assert_greedy(kb, "suitor", partitions=partitions)
     star = mgmatch.Graph.from_edges(np.zeros(299, np.int64), np.arange(1, 300), rng.random(299))
-    _assert_greedy(star, "suitor", partitions=partitions)
+    with matching_config(wide_keys=wide):
+        _assert_greedy(kb, "suitor", partitions=partitions)
+        _assert_greedy(star, "suitor", partitions=partitions)
 
 
 def test_to_device_pins_large_arrays_for_the_copy():
@@ -162,10 +153,10 @@ def test_to_device_pins_large_arrays_for_the_copy():
 
 
 @pytest.mark.parametrize("vertices_per_warp", [1, 32])
-def test_vertices_per_warp_does_not_change_the_result(gpu_matching, vertices_per_warp):
-    gpu_matching.VERTICES_PER_WARP = vertices_per_warp
+def test_vertices_per_warp_does_not_change_the_result(vertices_per_warp):
     g = generators.kron(11, edge_factor=8, seed=7)
-    _assert_greedy(g, "suitor")
+    with matching_config(vertices_per_warp=vertices_per_warp, threads_per_block=64):
+        _assert_greedy(g, "suitor")
 
 
 @pytest.mark.parametrize("partitions", [2, 5])
@@ -184,11 +175,13 @@ def test_many_rounds_across_partitions(partitions):
     assert r.rounds.rounds > 3
 
 
-def test_large_b_rescans():
+@pytest.mark.parametrize("max_b_per_scan", [16, 3])
+def test_large_b_rescans(max_b_per_scan):
     # b above the per-scan buffer: vertices propose in several scans
     g = generators.kron(10, edge_factor=32, seed=3)
     eu, ev, _ = verify.greedy_b_matching(g, 40)
-    r = mgmatch.b_suitor(g, 40, device="gpu")
+    with matching_config(max_b_per_scan=max_b_per_scan):
+        r = mgmatch.b_suitor(g, 40, partitions=2, device="gpu")
     np.testing.assert_array_equal(r.u, eu)
     np.testing.assert_array_equal(r.v, ev)
 
@@ -223,3 +216,22 @@ def test_device_split_matches_host_split(receivers):
     for p in receivers:
         np.testing.assert_array_equal(device[p].ints.get(), host[p].ints)
         np.testing.assert_array_equal(device[p].w.get(), host[p].w)
+
+
+def test_tunables_reach_the_launches(monkeypatch):
+    # the values in force when a run starts are the ones its launches use
+    from mgmatch._kernels import compute_capability
+    from mgmatch.algorithms.matching import _Suitor
+    from mgmatch.gpu import matching as gm
+
+    seen = []
+    real = gm._strongest_free
+    monkeypatch.setattr(gm, "_strongest_free", lambda *a: (seen.append(a[-1]), real(*a))[1])
+    g = generators.kron(8, seed=1)
+    with matching_config(handshake_variant="scan"):
+        _assert_greedy(g, "handshake", partitions=2)
+    assert seen and set(seen) == {"scan"}
+    part = g.to("gpu").partition(1)[0]
+    with matching_config(wide_keys=False):
+        assert _Suitor().init(part).key is None  # 64-bit keys: built in each step
+    assert (_Suitor().init(part).key is not None) == (compute_capability() >= 90)

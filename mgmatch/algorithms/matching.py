@@ -26,6 +26,8 @@ import numpy as np
 from .._array import concat_to_host, resolve_device, to_numpy
 from ..cpu import matching as cpu
 from ..engine import Messages, RoundLog, execute, fork_state, is_distributed_graph
+from ..engine.config import ConfigScope, check_count
+from ..gpu import matching as _gpu_defaults
 from ..engine.warmup import register as _register_warm_up
 from ..errors import ParameterError
 from ..convert import attach_mapping, coerce_input
@@ -34,8 +36,77 @@ from ._rounds import round_fields
 
 __all__ = [
     "MatchingResult", "suitor", "b_suitor", "locally_dominant", "handshake", "strongest_neighbour",
-    "match", "ALGORITHMS",
+    "match", "ALGORITHMS", "MatchingConfig", "get_matching_config", "matching_config",
 ]
+
+
+# ---------------------------------------------------------------------------- tunables
+@dataclass(frozen=True)
+class MatchingConfig:
+    """Tunables of the GPU matching kernels, validated once and passed down: a run reads the
+    object in force when it starts (:func:`matching_config`) and hands it to every launch, on
+    a cluster's workers too. None of them changes a result.
+
+    Attributes
+    ----------
+    vertices_per_warp : int
+        GPU-Suitor: vertices a warp takes per chunk, at most 32 (a lane each). [2]_ found 8 best on Kepler; on a recent
+        GPU the count matters little, with 8 among the fastest (docs/performance.md, section
+        "GPU Suitor: warps and blocks"), since lanes are idle only while a warp's vertices
+        differ in how often they retry. A compile-time value of the kernels.
+    threads_per_block : int
+        GPU-Suitor: threads per block, a multiple of 32 up to 1024 (default 4 warps); the block
+        size matters little (the same section).
+    handshake_variant : {"warp", "scan"}
+        The strongest-neighbour step of handshaking: a warp per row, or the segmented max-scan
+        (one stride per launch), then collate.
+    wide_keys : bool or None
+        GPU-Suitor keys: ``None`` takes 128-bit keys on GPUs of compute capability 9.0 and newer
+        (no weight-rank sort), ``False`` the 64-bit rank keys (any GPU); ``True`` asks for wide
+        keys where the GPU has them.
+    max_b_per_scan : int
+        b-Suitor: most proposals chosen per row scan, at most 64 (a vertex with more free slots
+        scans again). A compile-time value of the kernels.
+
+    >>> with matching_config(handshake_variant="scan"):
+    ...     get_matching_config().handshake_variant
+    'scan'
+    """
+
+    vertices_per_warp: int = _gpu_defaults.VERTICES_PER_WARP
+    threads_per_block: int = _gpu_defaults.THREADS_PER_BLOCK
+    handshake_variant: str = _gpu_defaults.HANDSHAKE_VARIANT
+    wide_keys: bool | None = _gpu_defaults.WIDE_KEYS
+    max_b_per_scan: int = _gpu_defaults.MAX_B_PER_SCAN
+
+    def __post_init__(self):
+        check_count("vertices_per_warp", self.vertices_per_warp)
+        if self.vertices_per_warp > 32:  # a lane holds one of the warp's vertices
+            raise ParameterError(f"vertices_per_warp must be at most 32, not {self.vertices_per_warp}")
+        check_count("threads_per_block", self.threads_per_block)
+        if self.threads_per_block % 32 or self.threads_per_block > 1024:
+            raise ParameterError(f"threads_per_block must be a multiple of 32 up to 1024, not {self.threads_per_block}")
+        if self.handshake_variant not in ("warp", "scan"):
+            raise ParameterError(f"handshake_variant must be 'warp' or 'scan', not {self.handshake_variant!r}")
+        if not (self.wide_keys is None or isinstance(self.wide_keys, bool)):
+            raise ParameterError(f"wide_keys must be True, False or None, not {self.wide_keys!r}")
+        check_count("max_b_per_scan", self.max_b_per_scan)
+        if self.max_b_per_scan > 64:
+            raise ParameterError(f"max_b_per_scan must be at most 64, not {self.max_b_per_scan}")
+
+
+_SCOPE = ConfigScope("mgmatch_matching_config", MatchingConfig())
+
+
+def get_matching_config() -> MatchingConfig:
+    """The configuration in force (the innermost :func:`matching_config`, else the defaults)."""
+    return _SCOPE.get()
+
+
+def matching_config(**changes):
+    """Run the block with some matching tunables changed (validated on entry); a run takes the
+    values in force when it starts."""
+    return _SCOPE.changed(**changes)
 
 
 # ------------------------------------------------------------------------------ results
@@ -173,6 +244,14 @@ class _MatchingProgram:
     #: is split into one partition per thread.
     split_by_threads = True
 
+    def __init__(self, tune: MatchingConfig | None = None):
+        # the tunables in force when the run starts, carried to the workers with the program
+        self.tune = get_matching_config() if tune is None else tune
+
+    def _gpu(self, **kw) -> dict:
+        """Keyword arguments of a GPU launch wrapper: ``kw`` and the run's tunables."""
+        return {**kw, "tune": self.tune}
+
     def fork(self, st):
         return fork_state(st, self.shared)
 
@@ -216,8 +295,8 @@ class _Suitor(_MatchingProgram):
         if xp is not np:  # made once here, not per step: the outbox bound, the weight ranks, the keys
             from ..gpu.matching import suitor_keys, suitor_prepare  # noqa: PLC0415
 
-            prepared = suitor_prepare(part.indices, slot, part.weights, part.n_owned, part.ghosts.size)
-            key = suitor_keys(n_slots)
+            prepared = suitor_prepare(part.indices, slot, part.weights, part.n_owned, part.ghosts.size, self.tune)
+            key = suitor_keys(n_slots, self.tune)
         return SimpleNamespace(
             part=part,
             slot=slot,
@@ -234,7 +313,7 @@ class _Suitor(_MatchingProgram):
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
-        extra = {**st.prepared, "key": st.key} if p.xp is not np else {"ghost_slot": st.ghost_slot}
+        extra = self._gpu(**st.prepared, key=st.key) if p.xp is not np else {"ghost_slot": st.ghost_slot}
         ints, w = _twin("suitor_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
             st.suitor, st.ws, st.target, st.target_w, st.queue, *_as_inbox(inbox, p.xp), **extra,
@@ -242,13 +321,12 @@ class _Suitor(_MatchingProgram):
         st.queue = st.queue[:0]
         return Messages(ints, w)
 
-    @staticmethod
-    def _unpack(st) -> None:
+    def _unpack(self, st) -> None:
         """The GPU keys kept between steps, written back to ``suitor`` and ``ws``."""
         if st.key is not None:
             from ..gpu.matching import suitor_unpack  # noqa: PLC0415
 
-            suitor_unpack(st.key, st.suitor, st.ws)
+            suitor_unpack(st.key, st.suitor, st.ws, (st.part.indices, st.slot, st.part.weights), self.tune)
 
     def matched(self, st) -> int:
         self._unpack(st)
@@ -273,7 +351,8 @@ class _BSuitor(_MatchingProgram):
     #: (:meth:`single_device`), so a run that names no partition count is not split.
     split_by_threads = False
 
-    def __init__(self, b):
+    def __init__(self, b, tune: MatchingConfig | None = None):
+        super().__init__(tune)
         self.b = b  # int or global array
 
     def single_device(self, graph):
@@ -306,7 +385,7 @@ class _BSuitor(_MatchingProgram):
             hcnt=xp.zeros(n, dtype=xp.int64), hoff=off[:-1].copy(),
             tw=xp.full(n_ghost, -np.inf, dtype=xp.float64), ts=xp.full(n_ghost, -1, dtype=xp.int64),
             tid=xp.full(total, -1, dtype=xp.int64), tcnt=xp.zeros(n, dtype=xp.int64), toff=off[:-1].copy(),
-            queue=_active_queue(part), prepared=self._prepare(part, slot), **cpu_only,
+            queue=_active_queue(part), prepared=self._prepare(part, slot, self.tune), **cpu_only,
             keys=None if xp is np else self._keys(b_eff, n_ghost, total),
         )
 
@@ -318,17 +397,17 @@ class _BSuitor(_MatchingProgram):
         return bsuitor_keys(b, n_ghost, total)
 
     @staticmethod
-    def _prepare(part: Partition, slot) -> dict:
+    def _prepare(part: Partition, slot, tune) -> dict:
         """What every GPU step of the partition shares (see ``gpu.matching.bsuitor_prepare``)."""
         if part.xp is np:
             return {}
         from ..gpu.matching import bsuitor_prepare  # noqa: PLC0415
 
-        return bsuitor_prepare(part.indices, slot, part.weights, part.n_owned, part.ghosts.size)
+        return bsuitor_prepare(part.indices, slot, part.weights, part.n_owned, part.ghosts.size, tune)
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
-        extra = {**st.prepared, "keys": st.keys} if p.xp is not np else {
+        extra = self._gpu(**st.prepared, keys=st.keys) if p.xp is not np else {
             "own_w": st.own_w, "own_s": st.own_s, "ceil_w": st.ceil_w, "ceil_v": st.ceil_v,
             "ghost_slot": st.ghost_slot}
         ints, w = _twin("bsuitor_local", p.xp)(
@@ -348,7 +427,7 @@ class _BSuitor(_MatchingProgram):
 
             bsuitor_unpack(st.keys, st.hw, st.hs, st.prepared["ranks"])
         u, v, w = _twin("bsuitor_pairs", st.part.xp)(
-            st.part.lo, st.hoff, st.hcnt, st.hs, st.hw, st.tid, st.tcnt
+            st.part.lo, st.hoff, st.hcnt, st.hs, st.hw, st.tid, st.tcnt, **({} if st.part.xp is np else self._gpu())
         )
         return _sorted_pairs(st.part, u, v, w)
 
@@ -374,6 +453,11 @@ class _PointerProgram(_MatchingProgram):
             passes=0,
         )
 
+    def _extra(self, st) -> dict:
+        """The twin's extra arguments: the ghosts' id-to-slot table on the CPU, the tunables on
+        the GPU."""
+        return _cpu_lookup(st) if st.part.xp is np else self._gpu()
+
     def matched(self, st) -> int:
         return int((st.mate >= 0).sum())
 
@@ -391,7 +475,7 @@ class _LocallyDominant(_PointerProgram):
         p = st.part
         ints, w = _twin("ld_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
-            st.matched, st.cand, st.mate, st.mate_w, st.first, *_as_inbox(inbox, p.xp), **_cpu_lookup(st),
+            st.matched, st.cand, st.mate, st.mate_w, st.first, *_as_inbox(inbox, p.xp), **self._extra(st),
         )
         st.first = False
         return Messages(ints, w)
@@ -407,7 +491,7 @@ class _Handshake(_PointerProgram):
         p = st.part
         ints, w, passes = _twin("handshake_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
-            st.matched, st.cand, st.mate, st.mate_w, st.sent, *_as_inbox(inbox, p.xp), **_cpu_lookup(st),
+            st.matched, st.cand, st.mate, st.mate_w, st.sent, *_as_inbox(inbox, p.xp), **self._extra(st),
         )
         st.passes += int(passes)
         return Messages(ints, w)
@@ -688,7 +772,7 @@ def strongest_neighbour(graph: Graph, *, device: str = "auto"):
         return cpu.strongest_neighbour(g.n, g.indptr, g.indices, g.weights, g.indices, np.zeros(g.n, np.bool_), free)
     from ..gpu import matching as gpu  # noqa: PLC0415
 
-    return to_numpy(gpu.strongest_neighbour_all(g))
+    return to_numpy(gpu.strongest_neighbour_all(g, tune=get_matching_config()))
 
 
 def _warm_up() -> None:

@@ -8,7 +8,7 @@ reads only the scalars that decide whether another sweep is needed and the outbo
 Suitor and b-Suitor compare ``(edge weight, proposer id)`` pairs as one key, so that one atomic
 operation decides a vertex's suitor [2]_. On sm_90 and newer GPU-Suitor uses 128-bit keys ``{~u,
 bits(w)}`` claimed with a 128-bit compare-and-swap: the bit pattern of a non-negative float64
-orders like the weight, so nothing is sorted and ids keep 64 bits (:data:`WIDE_KEYS`). Otherwise
+orders like the weight, so nothing is sorted and ids keep 64 bits (``tune.wide_keys``). Otherwise
 (and in b-Suitor) the key is the 64-bit ``rank(w) << 32 | (2**32 - 1 - u)`` claimed with
 ``atomicMax``; ``rank`` is exact: when every weight of the partition is a float32 value it is read
 from the float32 bit pattern, otherwise it is the dense rank of the weight among the partition's
@@ -18,10 +18,13 @@ keys are built at the start of a call and read back at its end.
 Boundary messages (inboxes) are applied by one-thread kernels that follow the CPU twins' loops
 message by message; outboxes are filled with an atomic counter.
 
-Tunables: :data:`VERTICES_PER_WARP` and :data:`THREADS_PER_BLOCK` of GPU-Suitor, and
-:data:`HANDSHAKE_VARIANT` (``"warp"``: a warp reduces each row; ``"scan"``: the segmented
-max-scan and collate kernels of the handshaking description, one stride per launch). Both
-variants give the same matching.
+Tunables arrive as ``tune``, an object with the fields of
+:class:`mgmatch.algorithms.matching.MatchingConfig` (the one in force when the run started,
+passed down by the matching programs; ``None``: the defaults below): GPU-Suitor's vertices per
+warp and threads per block, the key width, b-Suitor's proposals per row scan, and handshaking's
+variant (``"warp"``: a warp reduces each row; ``"scan"``: the segmented max-scan and collate
+kernels of the handshaking description, one stride per launch). Both variants give the same
+matching.
 
 References
 ----------
@@ -46,7 +49,10 @@ from ..errors import ResourceError
 __all__ = [
     "suitor_local", "bsuitor_local", "bsuitor_pairs", "ld_local", "handshake_local",
     "strongest_neighbour_all", "VERTICES_PER_WARP", "THREADS_PER_BLOCK", "HANDSHAKE_VARIANT", "WIDE_KEYS",
+    "MAX_B_PER_SCAN",
 ]
+
+# The tunables' defaults (MatchingConfig's; read here only for a call given no ``tune``).
 
 #: GPU-Suitor: vertices a warp takes per chunk. [2]_ found 8 best on Kepler; on a recent GPU
 #: the count matters little, with 8 among the fastest (docs/performance.md, section "GPU Suitor:
@@ -64,6 +70,20 @@ HANDSHAKE_VARIANT = "warp"
 WIDE_KEYS = None
 #: b-Suitor: most proposals chosen per row scan (a vertex with more free slots scans again).
 MAX_B_PER_SCAN = 16
+
+
+class _Defaults:
+    """The tunables of a call given no ``tune`` (the fields of ``MatchingConfig``)."""
+
+    vertices_per_warp = VERTICES_PER_WARP
+    threads_per_block = THREADS_PER_BLOCK
+    handshake_variant = HANDSHAKE_VARIANT
+    wide_keys = WIDE_KEYS
+    max_b_per_scan = MAX_B_PER_SCAN
+
+
+def _tune(tune):
+    return _Defaults if tune is None else tune
 
 BLOCK = 256
 _MAX_GRID = 65535 * 16
@@ -89,18 +109,19 @@ def _cp():
 class _Kernels:
     """The kernels of one (index, slot, weight) type combination, compiled once per device."""
 
-    def __init__(self, idx_dtype, slot_dtype, w_dtype):
+    def __init__(self, idx_dtype, slot_dtype, w_dtype, tune=None):
         t = ",".join(_CTYPES[np.dtype(d)] for d in (idx_dtype, slot_dtype, w_dtype))
         self._names = {k: f"{k}<{t}>" for k in _KERNELS}
         self._exprs = tuple(self._names.values())
-        self._defines = {"MGM_VERTICES_PER_WARP": int(VERTICES_PER_WARP), "MGM_MAX_B": int(MAX_B_PER_SCAN)}
+        tune = _tune(tune)  # compile-time values: part of the kernel cache key
+        self._defines = {"MGM_VERTICES_PER_WARP": int(tune.vertices_per_warp), "MGM_MAX_B": int(tune.max_b_per_scan)}
 
     def __getattr__(self, name):
         return get_kernel("matching", self._names[name], defines=self._defines, name_expressions=self._exprs)
 
 
-def _kernels(indices, slot, weights) -> _Kernels:
-    return _Kernels(indices.dtype, slot.dtype, weights.dtype)
+def _kernels(indices, slot, weights, tune=None) -> _Kernels:
+    return _Kernels(indices.dtype, slot.dtype, weights.dtype, tune)
 
 
 def _grid(n: int, block: int = BLOCK) -> int:
@@ -247,13 +268,14 @@ class _Ranks:
 
 # --------------------------------------------------------------------------------- Suitor
 def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
-                 suitor, ws, target, target_w, queue, in_i, in_w, *, boundary=None, ranks=None, key=None):
+                 suitor, ws, target, target_w, queue, in_i, in_w, *, boundary=None, ranks=None, key=None,
+                 tune=None):
     """Suitor on one partition until local quiescence (paper I, Algorithms 3 and 4 [2]_).
 
     GPU twin of :func:`mgmatch.cpu.matching.suitor_local`: same arguments, same state arrays
     (updated in place), same final matching. The inbox is applied by a thread per message with
     128-bit keys (by one thread, message by message, with 64-bit rank keys); then GPU-Suitor
-    (``suitor_propose``, warp per :data:`VERTICES_PER_WARP` vertices) runs every queued vertex
+    (``suitor_propose``, a warp per ``tune.vertices_per_warp`` vertices) runs every queued vertex
     and every vertex it displaces to quiescence in one launch.
 
     ``boundary``, the number of CSR entries whose neighbour is a ghost, sizes the outbox, and
@@ -273,13 +295,14 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     cp = _cp()
     lo, hi = int(lo), int(hi)
     n_owned = hi - lo
-    wide = _wide_keys()
+    tune = _tune(tune)
+    wide = _wide_keys(tune)
     if not wide:
         _check_ids(max(hi, int(ghosts[-1]) + 1 if len(ghosts) else 0))
     in_i, in_w = _inbox(in_i, in_w)
     n_in = int(in_i.shape[0])
     ghosts_d = _as_device(ghosts, cp.int64)
-    k = _kernels(indices, slot, weights)
+    k = _kernels(indices, slot, weights, tune)
     if boundary is None:
         boundary = _boundary_entries(slot, n_owned, ghosts_d.size)
     out = _Outbox(_suitor_outbox_cap(boundary, n_owned, ghosts_d.size, n_in))
@@ -290,7 +313,8 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     else:
         work = queue  # read only: no copy
     n_work = queue.size
-    per_block = (THREADS_PER_BLOCK // 32) * VERTICES_PER_WARP
+    threads = int(tune.threads_per_block)
+    per_block = (threads // 32) * int(tune.vertices_per_warp)
     if wide:  # keys first: the inbox claims them in parallel
         n_slots = suitor.size
         kept = key is not None
@@ -304,7 +328,7 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
                 work, counter, *out.args()))
             n_work = int(counter.get()[0])
         if n_work:
-            k.suitor_propose_wide((_grid(n_work, per_block),), (THREADS_PER_BLOCK,), (
+            k.suitor_propose_wide((_grid(n_work, per_block),), (threads,), (
                 _i64(lo), _i64(n_owned), indptr, indices, weights, slot,
                 key, target, target_w, work, _i64(n_work), *out.args()))
         if not kept:
@@ -321,7 +345,7 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
         ranks = _Ranks(weights, k)
     key = ranks.encode(ws, suitor)
     before = key.copy()
-    k.suitor_propose((_grid(n_work, per_block),), (THREADS_PER_BLOCK,), (
+    k.suitor_propose((_grid(n_work, per_block),), (threads,), (
         _i64(lo), _i64(n_owned), indptr, indices, weights, _ptr(ranks.rank), _ptr(ranks.table), slot,
         key, target, target_w, work, _i64(n_work), *out.args()))
     changed = cp.flatnonzero(key != before)
@@ -332,48 +356,51 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     return out.result()
 
 
-def suitor_prepare(indices, slot, weights, n_owned: int, n_ghosts: int) -> dict:
+def suitor_prepare(indices, slot, weights, n_owned: int, n_ghosts: int, tune=None) -> dict:
     """What every :func:`suitor_local` call on a partition shares, made once per partition: the
     boundary entry count (sizes the outbox) and, with 64-bit keys, the weight ranks (a sort of
     the partition's distinct weights unless every weight is a float32 value)."""
     out = {"boundary": _boundary_entries(slot, n_owned, n_ghosts)}
-    if not _wide_keys():
-        out["ranks"] = _Ranks(weights, _kernels(indices, slot, weights))
+    if not _wide_keys(_tune(tune)):
+        out["ranks"] = _Ranks(weights, _kernels(indices, slot, weights, tune))
     return out
 
 
-def suitor_keys(n_slots: int):
+def suitor_keys(n_slots: int, tune=None):
     """A partition's 128-bit Suitor keys with no suitor anywhere (``key`` of :func:`suitor_local`),
     or ``None`` where GPU-Suitor uses 64-bit keys, which are built in each call."""
-    if not _wide_keys():
+    if not _wide_keys(_tune(tune)):
         return None
     cp = _cp()
     return cp.zeros(2 * int(n_slots), dtype=cp.uint64)
 
 
-def suitor_unpack(key, suitor, ws) -> None:
-    """Write kept 128-bit keys back to ``suitor`` and ``ws`` (no-op for ``key=None``)."""
+def suitor_unpack(key, suitor, ws, kernels_of=None, tune=None) -> None:
+    """Write kept 128-bit keys back to ``suitor`` and ``ws`` (no-op for ``key=None``);
+    ``kernels_of``, the partition's ``(indices, slot, weights)``, picks the kernels its steps
+    compiled (default: those of 64-bit arrays)."""
     if key is None:
         return
     n = int(suitor.size)
-    k = _Kernels(np.int64, np.int64, np.float64)
+    k = _kernels(*kernels_of, tune) if kernels_of is not None else _Kernels(np.int64, np.int64, np.float64, tune)
     k.suitor_unpack_wide((_grid(n),), (BLOCK,), (key, _i64(n), suitor, ws))
 
 
-def _wide_keys() -> bool:
-    """Whether GPU-Suitor uses 128-bit keys on the current device (see :data:`WIDE_KEYS`)."""
-    if WIDE_KEYS is not None:
-        return bool(WIDE_KEYS) and compute_capability() >= 90
+def _wide_keys(tune) -> bool:
+    """Whether GPU-Suitor uses 128-bit keys on the current device: ``tune.wide_keys``, where
+    the device has them (compute capability 9.0 and newer); ``None`` there means yes."""
+    if tune.wide_keys is not None:
+        return bool(tune.wide_keys) and compute_capability() >= 90
     return compute_capability() >= 90
 
 
 # ------------------------------------------------------------------------------- b-Suitor
-def bsuitor_prepare(indices, slot, weights, n_owned: int, n_ghosts: int) -> dict:
+def bsuitor_prepare(indices, slot, weights, n_owned: int, n_ghosts: int, tune=None) -> dict:
     """What every :func:`bsuitor_local` call on a partition shares, made once per partition:
     the boundary entry count (sizes the outbox) and the weight ranks (a sort of the partition's
     distinct weights: made per call, it was most of a multi-round run's time)."""
     return {"boundary": _boundary_entries(slot, n_owned, n_ghosts),
-            "ranks": _Ranks(weights, _kernels(indices, slot, weights))}
+            "ranks": _Ranks(weights, _kernels(indices, slot, weights, tune))}
 
 
 def bsuitor_keys(b, n_ghosts: int, total: int) -> list:
@@ -410,7 +437,7 @@ def _heap_slots(vertices, hoff, b):
 
 def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
                   hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w, *, boundary=None, ranks=None,
-                  keys=None):
+                  keys=None, tune=None):
     """b-Suitor on one partition until local quiescence (Khan et al. [3]_, Algorithm 2).
 
     GPU twin of :func:`mgmatch.cpu.matching.bsuitor_local`. Each owned vertex keeps a min-heap
@@ -434,7 +461,7 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     in_i, in_w = _inbox(in_i, in_w)
     n_in = int(in_i.shape[0])
     ghosts_d = _as_device(ghosts, cp.int64)
-    k = _kernels(indices, slot, weights)
+    k = _kernels(indices, slot, weights, tune)
     if boundary is None:
         boundary = _boundary_entries(slot, n_owned, ghosts_d.size)
     if ranks is None:
@@ -560,7 +587,7 @@ def _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, 
     return n_work, touched
 
 
-def bsuitor_pairs(lo, hoff, hcnt, hs, hw, tid, tcnt):
+def bsuitor_pairs(lo, hoff, hcnt, hs, hw, tid, tcnt, tune=None):
     """Edges of the b-matching seen from the owned vertices (GPU twin of
     :func:`mgmatch.cpu.matching.bsuitor_pairs`); thread per owned vertex, arbitrary order."""
     cp = _cp()
@@ -572,7 +599,7 @@ def bsuitor_pairs(lo, hoff, hcnt, hs, hw, tid, tcnt):
     if total == 0:
         return us, vs, ws
     count = cp.zeros(1, dtype=cp.uint64)
-    k = _Kernels(np.int64, np.int64, np.float64)
+    k = _Kernels(np.int64, np.int64, np.float64, tune)
     k.bsuitor_pairs_kernel((_grid(n),), (BLOCK,), (_i64(lo), _i64(n), hoff, hcnt, hs, hw, tid, tcnt, us, vs, ws, count))
     m = int(count.get()[0])
     return us[:m], vs[:m], ws[:m]
@@ -593,7 +620,7 @@ def _pointer_inbox(k, lo, hi, ghosts_d, matched, cand, mate, mate_w, in_i, in_w,
 
 
 def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
-             first, in_i, in_w):
+             first, in_i, in_w, tune=None):
     """Locally-dominant matching on one partition until local quiescence (GPU-LD: paper I,
     Algorithm 1 with ProcessVertex [2]_; thread per vertex, queues of newly matched vertices).
 
@@ -607,7 +634,7 @@ def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate
     in_i, in_w = _inbox(in_i, in_w)
     n_in = int(in_i.shape[0])
     ghosts_d = _as_device(ghosts, cp.int64)
-    k = _kernels(indices, slot, weights)
+    k = _kernels(indices, slot, weights, tune)
     out = _Outbox(2 * _boundary_entries(slot, n_owned, ghosts_d.size) + 2 * n_in + 64)
     fresh, queue = _pointer_inbox(k, lo, hi, ghosts_d, matched, cand, mate, mate_w, in_i, in_w, out)
     if first and n_owned:
@@ -678,11 +705,11 @@ def _strongest_free(k, n_rows, indptr, indices, weights, slot, matched, cand_out
 
 
 def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
-                    sent, in_i, in_w):
+                    sent, in_i, in_w, tune=None):
     """One-way handshaking on one partition until local quiescence [4]_.
 
     GPU twin of :func:`mgmatch.cpu.matching.handshake_local`. Each pass finds every free
-    vertex's strongest free neighbour (:data:`HANDSHAKE_VARIANT`) and matches mutual pointers
+    vertex's strongest free neighbour (``tune.handshake_variant``) and matches mutual pointers
     (``hs_collate``); the count of new matches is the one scalar read per pass.
 
     Returns
@@ -698,7 +725,8 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
     in_i, in_w = _inbox(in_i, in_w)
     n_in = int(in_i.shape[0])
     ghosts_d = _as_device(ghosts, cp.int64)
-    k = _kernels(indices, slot, weights)
+    tune = _tune(tune)
+    k = _kernels(indices, slot, weights, tune)
     out = _Outbox(3 * _boundary_entries(slot, n_owned, ghosts_d.size) + 2 * n_in + 64)
     fresh, _ = _pointer_inbox(k, lo, hi, ghosts_d, matched, cand, mate, mate_w, in_i, in_w, out)
     if fresh.size:
@@ -706,7 +734,7 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
                                                      fresh, _i64(fresh.size), *out.args()))
     passes = 0
     made = cp.zeros(1, dtype=cp.uint64)
-    variant = HANDSHAKE_VARIANT
+    variant = tune.handshake_variant
     while True:
         passes += 1
         if n_owned == 0:
@@ -727,7 +755,7 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
     return ints, w, passes
 
 
-def strongest_neighbour_all(graph, variant: str | None = None):
+def strongest_neighbour_all(graph, variant: str | None = None, tune=None):
     """Every vertex's strongest neighbour (heaviest edge, ties to the smaller id; -1 when
     isolated) on the GPU: one handshaking scan over the whole graph [4]_.
 
@@ -736,7 +764,9 @@ def strongest_neighbour_all(graph, variant: str | None = None):
     graph : Graph
         A graph whose arrays are CuPy arrays.
     variant : {"warp", "scan"}, optional
-        Defaults to :data:`HANDSHAKE_VARIANT`.
+        Defaults to ``tune.handshake_variant``.
+    tune : optional
+        The matching tunables (see the module notes).
 
     Returns
     -------
@@ -748,7 +778,8 @@ def strongest_neighbour_all(graph, variant: str | None = None):
     out = cp.full(n, -1, dtype=cp.int64)
     if n == 0:
         return out
-    k = _kernels(graph.indices, graph.indices, graph.weights)
+    tune = _tune(tune)
+    k = _kernels(graph.indices, graph.indices, graph.weights, tune)
     _strongest_free(k, n, graph.indptr, graph.indices, graph.weights, graph.indices, None, out,
-                    variant or HANDSHAKE_VARIANT)
+                    variant or tune.handshake_variant)
     return out
