@@ -91,9 +91,9 @@ class Messages:
             cut = offsets.tolist()
             return {p: Messages(ints[cut[p] : cut[p + 1]], w[cut[p] : cut[p + 1]])
                     for p in range(len(cut) - 1) if cut[p + 1] > cut[p]}
-        # on a device: the counts per receiver are the one value read back; a batch for one
-        # receiver (every message of a two-partition run) is not reordered, others are sorted
-        # by (receiver, position), stable by construction
+        # on a device: the counts per receiver come back to the host (no list of receivers, no
+        # second search); a batch for one receiver (every batch of a two-partition run) is not
+        # reordered, others are sorted by (receiver, position), stable by construction
         n_parts, k = len(bounds) - 1, len(self)
         owner = xp.searchsorted(xp.asarray(bounds), self.ints[:, 1], side="right") - 1
         counts = xp.bincount(owner, minlength=n_parts).get()
