@@ -544,6 +544,9 @@ class Partition:
     bipartite: bool = False
     #: The partition owns every row of a :attr:`Graph.symmetric` graph: its rows are its columns.
     symmetric: bool = False
+    #: The partition stays on a worker between runs (placed on a cluster): a program may keep
+    #: tables with it that pay for themselves over several runs (:meth:`derived`).
+    placed: bool = False
     #: Tables a program derives from the arrays above (:meth:`derived`); not pickled.
     _derived: dict = field(default_factory=dict, init=False, repr=False)
 

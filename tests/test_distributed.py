@@ -130,6 +130,7 @@ class SlowSuitor(_Suitor):
     """Suitor whose every step takes at least ``delay`` seconds, so that a fault lands mid-run."""
 
     def __init__(self, delay):
+        super().__init__()
         self.delay = delay
 
     def step(self, st, inbox):
@@ -159,15 +160,16 @@ def test_placed_graph_serves_several_runs(dask_client, graph):
 
     dg = place(dask_client, graph, partitions=3)
     assert (dg.n, dg.m, dg.n_parts) == (graph.n, graph.m, 3) and dg.path == ""
-    for algorithm in ("suitor", "ld", "suitor"):  # the second Suitor takes the slots the first built
+    for algorithm in ("suitor", "ld", "suitor"):  # the second Suitor takes the tables the first built
         r = match(dg, algorithm, client=dask_client, device="cpu")
         np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
         assert r.n_parts == 3
-    # the slot tables stay with the partitions on their workers
+    # the slot tables and Suitor's lists of each row's best entries stay with the partitions on
+    # their workers
     kept = dask_client.gather([dask_client.submit(lambda part: sorted(part._derived), f, pure=False,
                                                   workers=[dg.workers[p]], allow_other_workers=False)
                                for p, f in dg.parts.items()])
-    assert all(k == ["matching.slots"] for k in kept)
+    assert all(k == ["matching.slots", "matching.top8"] for k in kept)
     eu, ev, _ = verify.greedy_b_matching(graph, 2)
     r = mgmatch.b_suitor(dg, 2, client=dask_client, device="cpu")
     np.testing.assert_array_equal(r.u, eu)

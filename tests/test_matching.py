@@ -418,3 +418,30 @@ def test_a_program_carries_the_tunables_in_force_when_made():
     for program in made:
         tune = pickle.loads(pickle.dumps(program)).tune
         assert (tune.vertices_per_warp, tune.max_b_per_scan) == (4, 8)
+
+
+@pytest.mark.parametrize("k", [1, 3, 8])
+@pytest.mark.parametrize("weights", ["random", "unit", "few"])
+def test_suitor_on_placed_partitions_reads_each_rows_best_entries_first(k, weights):
+    # a partition placed on a worker keeps each row's k best entries in rank order, and Suitor's
+    # searches read them first: the result is still the greedy matching, ties included (unit
+    # weights: every edge ties; "few": three weights)
+    from dataclasses import replace
+
+    from mgmatch.algorithms.matching import _assemble, _Suitor, matching_config
+    from mgmatch.engine.local import run_local
+
+    if weights == "few":
+        rng = np.random.default_rng(8)
+        g = mgmatch.Graph.from_edges(*rng.integers(0, 700, (2, 9000)), rng.integers(1, 4, 9000) * 1.0, n=720)
+    else:
+        g = generators.kron(11, edge_factor=16, seed=4, weights=weights)
+    expected = verify.greedy_matching(g)
+    for parts in (1, 3):
+        placed = [replace(p, placed=True) for p in g.partition(parts)]
+        with matching_config(top_edges=k):
+            program = _Suitor()
+        for _ in range(2):  # the second run finds the lists the first one made
+            pieces, log = run_local(program, placed)
+            np.testing.assert_array_equal(_assemble(g, "suitor", pieces, log).mate, expected)
+        assert all(f"matching.top{k}" in p._derived for p in placed)

@@ -43,9 +43,9 @@ __all__ = [
 # ---------------------------------------------------------------------------- tunables
 @dataclass(frozen=True)
 class MatchingConfig:
-    """Tunables of the GPU matching kernels, validated once and passed down: a run reads the
-    object in force when it starts (:func:`matching_config`) and hands it to every launch, on
-    a cluster's workers too. None of them changes a result.
+    """Tunables of the matching kernels, validated once and passed down: a run reads the object
+    in force when it starts (:func:`matching_config`) and hands it to every launch, on a
+    cluster's workers too. None of them changes a result.
 
     Attributes
     ----------
@@ -67,6 +67,12 @@ class MatchingConfig:
     max_b_per_scan : int
         b-Suitor: most proposals chosen per row scan, at most 64 (a vertex with more free slots
         scans again). A compile-time value of the kernels.
+    top_edges : int
+        Suitor on a CPU partition placed on a worker: each row's best entries listed in rank
+        order, which a search reads first (see :func:`mgmatch.cpu.matching.suitor_local`). The
+        list is made in the first run on the partition and kept with it. 0: none.
+        docs/performance.md, section "Suitor on placed CPU partitions: each row's best
+        entries", gives the measurements behind the default.
 
     >>> with matching_config(handshake_variant="scan"):
     ...     get_matching_config().handshake_variant
@@ -78,6 +84,7 @@ class MatchingConfig:
     handshake_variant: str = _gpu_defaults.HANDSHAKE_VARIANT
     wide_keys: bool | None = _gpu_defaults.WIDE_KEYS
     max_b_per_scan: int = _gpu_defaults.MAX_B_PER_SCAN
+    top_edges: int = 8
 
     def __post_init__(self):
         check_count("vertices_per_warp", self.vertices_per_warp)
@@ -93,6 +100,7 @@ class MatchingConfig:
         check_count("max_b_per_scan", self.max_b_per_scan)
         if self.max_b_per_scan > 64:
             raise ParameterError(f"max_b_per_scan must be at most 64, not {self.max_b_per_scan}")
+        check_count("top_edges", self.top_edges, 0)
 
 
 _SCOPE = ConfigScope("mgmatch_matching_config", MatchingConfig())
@@ -224,6 +232,10 @@ def _as_inbox(inbox: Messages, xp):
     return inbox.ints, inbox.w
 
 
+#: No list of each row's best entries (the CPU Suitor then reads its rows whole).
+_NO_TOP = np.empty((0, 1), dtype=np.int64)
+
+
 def _cpu_lookup(st) -> dict:
     """The CPU twins' extra argument: the ghosts' id-to-slot table (none on the GPU)."""
     return {} if st.ghost_slot is None else {"ghost_slot": st.ghost_slot}
@@ -236,7 +248,7 @@ class _MatchingProgram:
 
     name = "matching"
     #: State fields that no step writes (the partition and arrays derived from it once).
-    shared = ("part", "slot", "ghosts", "ghost_slot", "prepared")
+    shared = ("part", "slot", "ghosts", "ghost_slot", "prepared", "top")
     b = None
     #: The CPU kernels release the GIL: the engine steps the partitions on threads at once.
     concurrent_steps = True
@@ -291,7 +303,12 @@ class _Suitor(_MatchingProgram):
         xp = part.xp
         n_slots = part.n_owned + part.ghosts.size
         slot, ghost_slot = _slots(part)
-        prepared, key = {}, None
+        prepared, key, top = {}, None, _NO_TOP
+        if xp is np and part.placed and self.tune.top_edges:  # kept with the partition between runs
+            from ..cpu.graph_build import top_edges  # noqa: PLC0415
+
+            k = self.tune.top_edges
+            top = part.derived(f"matching.top{k}", lambda: top_edges(part.indptr, part.indices, part.weights, k))
         if xp is not np:  # made once here, not per step: the outbox bound, the weight ranks, the keys
             from ..gpu.matching import suitor_keys, suitor_prepare  # noqa: PLC0415
 
@@ -308,12 +325,13 @@ class _Suitor(_MatchingProgram):
             queue=_active_queue(part),
             prepared=prepared,
             key=key,
+            top=top,
             ghost_slot=ghost_slot,
         )
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part
-        extra = self._gpu(**st.prepared, key=st.key) if p.xp is not np else {"ghost_slot": st.ghost_slot}
+        extra = self._gpu(**st.prepared, key=st.key) if p.xp is not np else {"ghost_slot": st.ghost_slot, "top": st.top}
         ints, w = _twin("suitor_local", p.xp)(
             p.lo, p.hi, p.indptr, p.indices, p.weights, st.slot, st.ghosts,
             st.suitor, st.ws, st.target, st.target_w, st.queue, *_as_inbox(inbox, p.xp), **extra,

@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = ["sort_pairs", "row_pointer", "balanced_cuts", "transpose_csr", "transpose_chunks", "copy_parallel",
-           "remote_ids", "ghost_lookup", "ghost_slots", "permute_csr"]
+           "remote_ids", "ghost_lookup", "ghost_slots", "permute_csr", "top_edges"]
 
 
 @njit(parallel=True, cache=True)
@@ -290,3 +290,41 @@ def _permute_rows(indptr, indices, weights, order, new_id, new_ptr, out_ids, out
             ws = out_w[start:start + k][by_id]
             out_ids[start:start + k] = ids
             out_w[start:start + k] = ws
+
+
+def top_edges(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, k: int) -> np.ndarray:
+    """Each row's ``k`` highest-ranked entries, in rank order: ``(rows, k)`` entry positions,
+    heaviest first and equal weights by ascending id (the order matchings rank a vertex's
+    edges), ``-1`` after the last entry of a shorter row. One pass over each row, keeping its
+    best ``k`` by insertion.
+
+    >>> top_edges(np.array([0, 4, 5]), np.array([1, 2, 3, 4, 0]), np.array([1., 3., 3., 2., 1.]), 2).tolist()
+    [[1, 2], [4, -1]]
+    """
+    out = np.full((indptr.shape[0] - 1, max(int(k), 1)), -1, dtype=np.int64)
+    _top_edges(indptr, indices, weights, out)
+    return out
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _top_edges(indptr, indices, weights, out):  # pragma: no cover - compiled
+    k = out.shape[1]
+    for r in prange(indptr.shape[0] - 1):
+        n = 0
+        for e in range(indptr[r], indptr[r + 1]):
+            w, v = weights[e], indices[e]
+            if n == k:  # full: e must outrank the last kept entry
+                last = out[r, k - 1]
+                if w < weights[last] or (w == weights[last] and v > indices[last]):
+                    continue
+                t = k - 1
+            else:
+                t = n
+                n += 1
+            while t > 0:
+                prev = out[r, t - 1]
+                if weights[prev] > w or (weights[prev] == w and indices[prev] < v):
+                    break
+                out[r, t] = prev
+                t -= 1
+            out[r, t] = e

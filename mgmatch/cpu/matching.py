@@ -114,7 +114,7 @@ def _slot_of(v, lo, hi, ghost_slot):
 # --------------------------------------------------------------------------------- Suitor
 @njit(cache=True, nogil=True)
 def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
-                 suitor, ws, target, target_w, queue, in_i, in_w, ghost_slot):
+                 suitor, ws, target, target_w, queue, in_i, in_w, ghost_slot, top):
     """Suitor on one partition until local quiescence (paper I, Algorithm 3; [1]).
 
     ``suitor[s]``/``ws[s]`` hold, for every slot, the current suitor and its edge weight (exact
@@ -130,6 +130,14 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     only below the last proposal (the ceiling ``(target_w[i], -2 - target[i])``), a test on the
     row's own weights and ids; above it no threshold is read. This skips no eligible edge, so
     every proposal, and the result, is what a search of the whole row gives.
+
+    ``top`` (:func:`~mgmatch.cpu.graph_build.top_edges`, or an empty ``(0, 1)`` array) lists
+    each owned row's best entries in rank order. A search reads that list first and ends at the
+    first eligible edge below the ceiling, or at u's own suitor, as the edges after it rank
+    lower; only when the whole list is ineligible does it read the rest of the row, below the
+    list's last entry. A search of the row alone reads it whole at every proposal, and on a
+    skewed graph most of a run goes to the long rows of vertices that propose again and again.
+    The same edge is chosen either way.
 
     Thread mapping of the GPU twin: a warp per vertex scanning its neighbourhood; here one
     sequential sweep in queue order.
@@ -185,7 +193,42 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
             if target[i] <= -2:
                 ceil_w = target_w[i]
                 ceil_v = -2 - target[i]
-            for e in range(indptr[i], indptr[i + 1]):
+            scan = True  # the row is read (whole, or below the top list)
+            if top.shape[0] != 0:  # the row's best entries first, in rank order
+                scan = False
+                last = -1
+                for j in range(top.shape[1]):
+                    e = top[i, j]
+                    if e < 0:
+                        break
+                    last = e
+                    w = weights[e]
+                    v = indices[e]
+                    if w > ceil_w or (w == ceil_w and v <= ceil_v):
+                        if j == top.shape[1] - 1:
+                            scan = True
+                        continue
+                    if w < best_w:
+                        break
+                    if best_v >= 0 and w == best_w and v >= best_v:
+                        if v == best_v:
+                            best_s = slot[e]
+                        break
+                    s = slot[e]
+                    tw = ws[s]
+                    if w > tw or (w == tw and _beats_threshold(w, u, v, tw, suitor[s])):
+                        best_v, best_s, best_w = v, s, w
+                        break
+                    if j == top.shape[1] - 1:
+                        scan = True  # every listed entry was ineligible
+                if scan:
+                    if indptr[i + 1] - indptr[i] <= top.shape[1]:
+                        scan = False  # the list was the whole row
+                    elif weights[last] < ceil_w or (weights[last] == ceil_w and indices[last] > ceil_v):
+                        ceil_w = weights[last]  # the rest of the row: below the list
+                        ceil_v = indices[last]
+            end = indptr[i + 1] if scan else indptr[i]
+            for e in range(indptr[i], end):
                 w = weights[e]
                 if w < best_w or w > ceil_w:
                     continue

@@ -26,6 +26,7 @@ partitions, spread over the workers (``mgmatch bench --family distributed`` time
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import uuid
 from dataclasses import dataclass, field
@@ -400,7 +401,7 @@ def _partition_of(rows, p: int, bounds: np.ndarray, idx: np.dtype, dtype: str) -
         ghosts = _sorted_unique(indices[(indices < lo) | (indices >= hi)])
     return Partition(index=p, lo=lo, hi=hi, bounds=np.asarray(bounds, dtype=np.int64), indptr=indptr.astype(idx),
                      indices=indices, weights=weights.astype(np.dtype(dtype)), ghosts=ghosts, n_global=n,
-                     n_cols=n, bipartite=False)
+                     n_cols=n, bipartite=False, placed=True)
 
 
 def _sorted_unique(x: np.ndarray) -> np.ndarray:
@@ -634,7 +635,7 @@ async def _scatter_async(client, parts: list, workers: list[str]):
     owner = {p: workers[p % len(workers)] for p in range(len(parts))}
     futures = {}
     for p, part in enumerate(parts):
-        futures[p] = await client.scatter(part, workers=[owner[p]], hash=False)
+        futures[p] = await client.scatter(dataclasses.replace(part, placed=True), workers=[owner[p]], hash=False)
     return futures, owner
 
 
