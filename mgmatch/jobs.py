@@ -202,15 +202,13 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     record.setdefault("time_s", {})["read"] = t_read
     record.update(run_fields(record, graph, trace))
     options = {"all_levels": all_levels} if algorithm in COMMUNITY else {}
-    if ordered is not None:  # back to the numbering read, in a plain run's row order, then to the input's ids
-        from .convert import result_columns  # noqa: PLC0415
+    from .convert import result_columns  # noqa: PLC0415
 
+    if ordered is not None:  # back to the numbering read, in a plain run's row order, then to the input's ids
         table = _in_input_order(result_columns(result, ordered, **options))
         if renumbered:
             table = {k: read.vertices.to_original(c) if k in ("u", "v", "vertex") else c for k, c in table.items()}
     elif renumbered:
-        from .convert import result_columns  # noqa: PLC0415
-
         table = result_columns(result, read, **options)  # in the input's ids
     else:
         table = result.to_table(**options)

@@ -236,11 +236,6 @@ def _as_inbox(inbox: Messages, xp):
 _NO_TOP = np.empty((0, 1), dtype=np.int64)
 
 
-def _cpu_lookup(st) -> dict:
-    """The CPU twins' extra argument: the ghosts' id-to-slot table (none on the GPU)."""
-    return {} if st.ghost_slot is None else {"ghost_slot": st.ghost_slot}
-
-
 # ------------------------------------------------------------------------------ programs
 class _MatchingProgram:
     """What the four matching programs share: how a state is copied, the GPU memory estimate
@@ -474,7 +469,7 @@ class _PointerProgram(_MatchingProgram):
     def _extra(self, st) -> dict:
         """The twin's extra arguments: the ghosts' id-to-slot table on the CPU, the tunables on
         the GPU."""
-        return _cpu_lookup(st) if st.part.xp is np else self._gpu()
+        return {"ghost_slot": st.ghost_slot} if st.part.xp is np else self._gpu()
 
     def matched(self, st) -> int:
         return int((st.mate >= 0).sum())

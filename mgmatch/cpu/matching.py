@@ -76,6 +76,13 @@ def _beats_threshold(w, u, v, tw, ts):
     return _edge_beats(w, u, v, tw, ts, v)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _eligible(w, u, v, tw, ts):
+    """Edge (u, v) of weight w beats v's suitor threshold ``(tw, ts)``: a proposal along it can
+    stand (a heavier edge, or an equal one that wins the tie)."""
+    return w > tw or (w == tw and _beats_threshold(w, u, v, tw, ts))
+
+
 @njit(cache=True, nogil=True)
 def _push(ob_i, ob_w, cnt, kind, dst, src, w, aux):
     if cnt == ob_i.shape[0]:
@@ -215,8 +222,7 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
                             best_s = slot[e]
                         break
                     s = slot[e]
-                    tw = ws[s]
-                    if w > tw or (w == tw and _beats_threshold(w, u, v, tw, suitor[s])):
+                    if _eligible(w, u, v, ws[s], suitor[s]):
                         best_v, best_s, best_w = v, s, w
                         break
                     if j == top.shape[1] - 1:
@@ -240,8 +246,7 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
                         best_s = slot[e]  # the suitor itself: its eligibility is checked below
                     continue
                 s = slot[e]
-                tw = ws[s]
-                if w > tw or (w == tw and _beats_threshold(w, u, v, tw, suitor[s])):
+                if _eligible(w, u, v, ws[s], suitor[s]):
                     best_v, best_s, best_w = v, s, w
             if best_v < 0 or best_s < 0:
                 break
