@@ -230,6 +230,61 @@ def test_move_batches_interleave_buckets(slices, slice_min):
                 pass
 
 
+@pytest.mark.parametrize("bad", [
+    {"table_budget_bytes": 0}, {"range_steps": 0}, {"range_steps": 2.0}, {"fused_max_vertices": -1},
+    {"fused_cluster": 1}, {"fused_cluster": 17}, {"fused_threads": 128}, {"fused_threads": 320},
+    {"fused_threads": 2048}, {"fused_range_steps": 0}, {"fused_solo_edges": -1}, {"fused_solo_threads": 200},
+    {"fused_mid_vertices": None}, {"fused_solo_bytes": -16}, {"fused_level_bytes": -1}, {"fused_level_rows": 0},
+    {"fused_view_bytes": 1.5}, {"fused_table_slots": -1.0}, {"fused_table_slots": float("nan")},
+    {"fused_table_min_slots": -1}, {"fused_hub_bytes": float("inf")}, {"fused_hub_bytes": True},
+    {"fused_hub_min_bytes": -1}, {"fused_hub_max_edges": "many"},
+])
+def test_louvain_config_refuses_bad_gpu_tunables(bad):
+    name = next(iter(bad))
+    with pytest.raises(ParameterError, match=name):
+        LouvainConfig(**bad)
+    with pytest.raises(ParameterError, match=name):
+        with louvain_config(**bad):
+            pass
+
+
+def test_louvain_config_takes_the_gpu_tunables_at_their_bounds():
+    # the smallest cluster and block, None where it means the default rule, 0 where it turns a
+    # stage off; the defaults are the GPU module's
+    from mgmatch.gpu import louvain as gl
+
+    LouvainConfig(fused_cluster=2, fused_threads=256, fused_solo_threads=None, fused_solo_bytes=0, fused_solo_edges=0,
+                  fused_mid_vertices=0, fused_table_slots=0, fused_hub_bytes=0, fused_level_bytes=0)
+    LouvainConfig(fused_cluster=16, fused_threads=1024, fused_solo_threads=1024, fused_table_slots=np.float32(0.5))
+    default = LouvainConfig()
+    assert (default.table_budget_bytes, default.range_steps, default.fused_threads, default.fused_solo_bytes) == (
+        gl.GLOBAL_TABLE_BUDGET, gl.RANGE_STEPS, gl.FUSED_THREADS, gl.FUSED_SOLO_BYTES)
+
+
+def test_a_program_carries_the_tunables_in_force_when_made(monkeypatch):
+    # louvain() builds its program with the configuration in force; the workers of a cluster get
+    # the program pickled, so the GPU tunables travel with it, and a state on a GPU hands them to
+    # every call of the GPU twin (the CPU twin takes none)
+    import pickle
+
+    from mgmatch import engine
+
+    made = []
+    monkeypatch.setattr(engine, "execute", lambda program, *args, **kwargs: made.append(program))
+    changes = {"range_steps": 4, "table_budget_bytes": 1 << 20, "fused_cluster": 8, "fused_threads": 512,
+               "fused_solo_threads": None, "fused_solo_bytes": 0, "fused_table_slots": 0.5, "fused_hub_max_edges": 7}
+    with louvain_config(**changes):
+        louvain(_planted(seed=0), device="cpu")
+    assert get_louvain_config() == LouvainConfig()
+    (program,) = made
+    config = pickle.loads(pickle.dumps(program)).config
+    assert config == program.config and {k: getattr(config, k) for k in changes} == changes
+    common = {"part": None, "params": program.params, "config": config, "twin": None, "xp": np, "n_parts": 1,
+              "index": 0}
+    assert LP.LouvainState(device="gpu", **common).twin_kw == {"tune": config}
+    assert LP.LouvainState(device="cpu", **common).twin_kw == {}
+
+
 def test_threshold_defaults():
     # large levels: 2.5e-3 of the modularity reached, at least 1e-6; small ones: 1e-6
     p = L.validate_louvain_params()
@@ -417,10 +472,11 @@ def test_cpu_and_gpu_agree_edge_balanced(budget, steps, monkeypatch):
     # small table budget cuts them into many chunks (4 KiB: one item per chunk)
     from mgmatch.gpu import louvain as gl
 
+    tunables = {}
     if budget is not None:
-        monkeypatch.setattr(gl, "GLOBAL_TABLE_BUDGET", budget)
+        tunables["table_budget_bytes"] = budget
     if steps is not None:
-        monkeypatch.setattr(gl, "RANGE_STEPS", steps)
+        tunables["range_steps"] = steps
     calls = {"move": 0, "merge": 0}
     for name, key in (("_move_edge_balanced", "move"), ("_merge_plan", "merge")):
         def spy(*args, _f=getattr(gl, name), _k=key):
@@ -430,7 +486,7 @@ def test_cpu_and_gpu_agree_edge_balanced(budget, steps, monkeypatch):
     u, v, _ = generators.kron(15, seed=2).edges()
     u, v = np.asarray(u), np.asarray(v)
     g = Graph.from_edges(u, v, 1.0 + 2.5 * ((u + v) % 7 == 0), n=2**15)  # weighted
-    with louvain_config(fused_max_edges=0):  # the phase driver's kernels
+    with louvain_config(fused_max_edges=0, **tunables):  # the phase driver's kernels
         c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
     assert calls["move"] > 0 and calls["merge"] > 0
     assert len(c.levels) == len(d.levels) >= 2
@@ -522,15 +578,14 @@ def test_fused_table_cap_bounds_every_partition(n, nnz):
 @pytest.mark.gpu
 @pytest.mark.parametrize("slices", [2, 4, 1, 3])
 @pytest.mark.parametrize("solo", [None, 0])
-def test_fused_equals_cpu(data_dir, slices, solo, monkeypatch):
+def test_fused_equals_cpu(data_dir, slices, solo):
     # one cluster running every phase in one kernel decides as the CPU twin does, move for move;
     # so does one block on the last, small levels (solo None), or with every level kept on the
     # cluster (solo 0)
     from mgmatch.gpu import louvain as gl
 
-    monkeypatch.setattr(gl, "FUSED_SOLO_BYTES", solo)
-    cluster = gl._fused_cluster()
-    cfg = LouvainConfig(move_slices=slices)
+    cfg = LouvainConfig(move_slices=slices, fused_solo_bytes=solo)
+    cluster = gl._fused_cluster(cfg)
     for name, g in _fused_graphs(data_dir).items():
         for resolution in ((1.0, 0.5, 2.0) if name == "netscience" else (1.0,)):
             c, d = louvain(g, resolution, device="cpu", config=cfg), louvain(g, resolution, device="gpu", config=cfg)
@@ -559,7 +614,7 @@ def test_fused_memory_under_48_bytes_a_stored_edge(data_dir, monkeypatch):
     louvain(g, device="gpu")  # the kernels and the cached table sizes outside the measured call
     tries = _spy_fused_tries(gl, monkeypatch)
     peak = gpu_peak_bytes(lambda: louvain(g, device="gpu"), device_bytes(g.indptr, g.indices, g.weights))
-    assert tries == [(gl._fused_table_first(g.n, g.nnz), "done")]  # one run, within the first tables
+    assert tries == [(gl._fused_table_first(g.n, g.nnz, LouvainConfig()), "done")]  # one run, within the first tables
     assert peak["peak_bytes"] / g.nnz < 48
 
 
@@ -568,8 +623,8 @@ def _spy_fused_tries(gl, monkeypatch) -> list:
     tries = []
     real = gl._fused_try
 
-    def spy(*args):
-        out = real(*args)
+    def spy(*args, **kw):
+        out = real(*args, **kw)
         tries.append((args[7], out[0]))
         return out
 
@@ -584,7 +639,7 @@ def test_fused_reruns_with_the_bound_when_tables_overflow(data_dir, monkeypatch)
     # CPU twin does
     from mgmatch.gpu import louvain as gl
 
-    monkeypatch.setattr(gl, "_fused_table_first", lambda n, nnz: 16)
+    monkeypatch.setattr(gl, "_fused_table_first", lambda n, nnz, tune: 16)
     graphs = _fused_graphs(data_dir)
     tries = _spy_fused_tries(gl, monkeypatch)
     for name in ("4elt", "dense100", "netscience"):
@@ -601,12 +656,14 @@ def test_fused_first_tables_stay_within_the_bound():
     # never above the bound of every partition
     from mgmatch.gpu import louvain as gl
 
+    tune = LouvainConfig()
+    least = tune.fused_table_min_slots
     for n, nnz in [(1, 0), (34, 156), (1589, 5484), (15606, 91756), (16384, 1090896), (10**6, 25 * 10**5)]:
-        first, cap = gl._fused_table_first(n, nnz), gl._fused_table_cap(n, nnz)
-        assert min(max(nnz, gl.FUSED_TABLE_MIN_SLOTS), cap) <= first <= cap
-        if first > max(nnz, gl.FUSED_TABLE_MIN_SLOTS) and first < cap:  # the free room: no more scratch
+        first, cap = gl._fused_table_first(n, nnz, tune), gl._fused_table_cap(n, nnz)
+        assert min(max(nnz, least), cap) <= first <= cap
+        if first > max(nnz, least) and first < cap:  # the free room: no more scratch
             assert gl._fused_work_bytes(n, first, 16) == gl._fused_work_bytes(n, 0, 16)
-    assert gl._fused_table_first(10**6, 25 * 10**5) > 25 * 10**5  # 2.5 edges per vertex: room to spare
+    assert gl._fused_table_first(10**6, 25 * 10**5, tune) > 25 * 10**5  # 2.5 edges per vertex: room to spare
 
 
 @pytest.mark.gpu
@@ -624,19 +681,16 @@ def test_fused_takes_either_offset_width(data_dir):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("solo", [16 << 10, 64 << 10])
-def test_fused_one_block_takes_over(data_dir, solo, monkeypatch):
+def test_fused_one_block_takes_over(data_dir, solo):
     # with the shared memory alone deciding (no bound on the edges), one block takes over at a
     # later level for less of it, the cluster's state handed on through global memory; the
     # communities stay the CPU twin's
-    from mgmatch.gpu import louvain as gl
-
-    monkeypatch.setattr(gl, "FUSED_SOLO_BYTES", solo)
-    monkeypatch.setattr(gl, "FUSED_SOLO_EDGES", 1 << 30)
     graphs = _fused_graphs(data_dir)
     graphs["delaunay14"] = generators.delaunay(14, seed=4)
     switched = 0
     for name in ("4elt", "delaunay", "weighted", "dense100", "delaunay14", "netscience"):
-        c, d = louvain(graphs[name], device="cpu"), louvain(graphs[name], device="gpu")
+        with louvain_config(fused_solo_bytes=solo, fused_solo_edges=1 << 30):
+            c, d = louvain(graphs[name], device="cpu"), louvain(graphs[name], device="gpu")
         _assert_same(c, d)
         blocks = _fused_blocks(d)
         assert blocks == sorted(blocks, reverse=True), (name, blocks)
@@ -646,34 +700,33 @@ def test_fused_one_block_takes_over(data_dir, solo, monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("mid", [None, 10**9])
-def test_fused_second_cluster_kernel_takes_over(data_dir, mid, monkeypatch):
-    # after level 0, the first level of at most FUSED_MID_VERTICES vertices that one block does
-    # not take goes on in the cluster kernel of FUSED_SOLO_THREADS threads, the run's state handed
+def test_fused_second_cluster_kernel_takes_over(data_dir, mid):
+    # after level 0, the first level of at most fused_mid_vertices vertices that one block does
+    # not take goes on in the cluster kernel of fused_solo_threads threads, the run's state handed
     # on through global memory: 4elt's level 1 (3,187 vertices) by default, every level after the
     # first that one block does not take with no bound; the communities stay the CPU twin's
     from mgmatch.gpu import louvain as gl
 
-    if mid is not None:
-        monkeypatch.setattr(gl, "FUSED_MID_VERTICES", mid)
-    cluster, big, small = gl._fused_cluster(), gl.FUSED_THREADS, gl.FUSED_SOLO_THREADS
+    cfg = LouvainConfig() if mid is None else LouvainConfig(fused_mid_vertices=mid)
+    cluster, big, small = gl._fused_cluster(cfg), cfg.fused_threads, cfg.fused_solo_threads
     assert small < big
     graphs = _fused_graphs(data_dir)
     graphs["kron14"] = generators.kron(14, seed=1)  # hubs: the kernels built with their code
     for name in ("4elt", "delaunay", "netscience", "dense100", "kron14"):
-        c, d = louvain(graphs[name], device="cpu"), louvain(graphs[name], device="gpu")
+        c, d = louvain(graphs[name], device="cpu"), louvain(graphs[name], device="gpu", config=cfg)
         _assert_same(c, d)
         fused = [lv for lv in d.timings["levels"] if "blocks" in lv]  # (not the phase driver's)
         teams = [(lv["blocks"], lv["threads"]) for lv in fused]
         assert teams[0] == (cluster, big), name
-        cut = gl.FUSED_MID_VERTICES
+        cut = cfg.fused_mid_vertices
         for lv, team in zip(fused[1:], teams[1:]):
             if team[0] > 1:  # on a cluster: the second kernel from the first level it may take
                 assert team == ((cluster, small) if lv["n"] <= cut else (cluster, big)), (name, teams)
         assert teams == sorted(teams, key=lambda t: (-t[0], -t[1])), (name, teams)  # no way back
         if name == "4elt":
             assert teams[:2] == [(cluster, big), (cluster, small)] and teams[-1] == (1, small)
-    monkeypatch.setattr(gl, "FUSED_MID_VERTICES", 0)  # 0: the first kernel keeps the cluster's levels
-    d = louvain(graphs["4elt"], device="gpu")
+    with louvain_config(fused_mid_vertices=0):  # 0: the first kernel keeps the cluster's levels
+        d = louvain(graphs["4elt"], device="gpu")
     assert {(lv["blocks"], lv["threads"]) for lv in d.timings["levels"]} == {(cluster, big), (1, small)}
 
 
@@ -686,12 +739,11 @@ def test_fused_kernels_after_the_first_launch_early_or_plain(data_dir, mid, monk
     # is the one the kernel before it wrote (not a stale one in scratch from an earlier run)
     from mgmatch.gpu import louvain as gl
 
-    if mid is not None:
-        monkeypatch.setattr(gl, "FUSED_MID_VERTICES", mid)
+    cfg = LouvainConfig() if mid is None else LouvainConfig(fused_mid_vertices=mid)
     graphs = _fused_graphs(data_dir)
     cpu = {name: louvain(graphs[name], device="cpu") for name in ("4elt", "delaunay", "karate")}
     for name, c in cpu.items():
-        _assert_same(c, louvain(graphs[name], device="gpu"))
+        _assert_same(c, louvain(graphs[name], device="gpu", config=cfg))
     if gl._launch_ex() is not None:  # the early launches were taken, not refused
         assert not gl._AFTER_REFUSED
     plain = []
@@ -701,7 +753,7 @@ def test_fused_kernels_after_the_first_launch_early_or_plain(data_dir, mid, monk
         lambda h, *a: plain.append(h) or real(h, *a))}))
     for name, c in cpu.items():
         plain.clear()
-        _assert_same(c, louvain(graphs[name], device="gpu"))
+        _assert_same(c, louvain(graphs[name], device="gpu", config=cfg))
         assert len(plain) == (3 if mid is None else 2), name  # every kernel, now by the plain path
 
 
@@ -726,29 +778,25 @@ def test_fused_early_launch_refused_goes_plain_on_that_device(data_dir, monkeypa
 
 @pytest.mark.gpu
 @pytest.mark.parametrize(("cluster", "threads"), [(8, 1024), (16, 1024), (16, 512), (8, 256)])
-def test_fused_cluster_shapes(data_dir, cluster, threads, monkeypatch):
-    from mgmatch.gpu import louvain as gl
-
-    monkeypatch.setattr(gl, "FUSED_CLUSTER", cluster)
-    monkeypatch.setattr(gl, "FUSED_THREADS", threads)
-    monkeypatch.setattr(gl, "FUSED_SOLO_THREADS", threads)  # the one-block kernel's shape too
+def test_fused_cluster_shapes(data_dir, cluster, threads):
+    cfg = LouvainConfig(fused_cluster=cluster, fused_threads=threads,
+                        fused_solo_threads=threads)  # the one-block kernel's shape too
     graphs = _fused_graphs(data_dir)
     # delaunay k=15: batches of several rounds per group, whose later moves are read back
     graphs["delaunay15"] = generators.delaunay(15, seed=2)
     for name in ("netscience", "4elt", "weighted", "weighted13", "delaunay15"):
-        c, d = louvain(graphs[name], device="cpu"), louvain(graphs[name], device="gpu")
+        c, d = louvain(graphs[name], device="cpu"), louvain(graphs[name], device="gpu", config=cfg)
         assert "fused_kernel_s" in d.timings
         _assert_same(c, d)
         assert _fused_blocks(d)[-1] == 1
 
 
 @pytest.mark.gpu
-def test_fused_small_rows_stay_in_the_pinned_buffer(data_dir, monkeypatch):
+def test_fused_small_rows_stay_in_the_pinned_buffer(data_dir):
     # 4elt's rows (32 of 15,606 vertices: 4.0 MB) are views of the buffer the kernel wrote, which
     # goes back to the pinned pool with the result; with a smaller limit they are copies
     import cupy as cp
 
-    from mgmatch.gpu import louvain as gl
     from mgmatch.io import read_graph
 
     g = read_graph(data_dir / "4elt.graph").to("gpu")
@@ -760,8 +808,8 @@ def test_fused_small_rows_stay_in_the_pinned_buffer(data_dir, monkeypatch):
     free = pool.n_free_blocks()
     del kept
     assert pool.n_free_blocks() == free + 1
-    monkeypatch.setattr(gl, "FUSED_VIEW_BYTES", 32 * 8 * g.n - 1)
-    copied = louvain(g, device="gpu")
+    with louvain_config(fused_view_bytes=32 * 8 * g.n - 1):
+        copied = louvain(g, device="gpu")
     assert all(x.base is copied.levels[0].base for x in copied.levels) and copied.levels[0].base.flags.owndata
     _assert_same(louvain(g, device="cpu"), copied)
 
@@ -776,14 +824,14 @@ def test_fused_hands_over_to_the_phase_driver(data_dir, why, monkeypatch):
 
     calls = []
     real = gl.move_sweep
-    monkeypatch.setattr(gl, "move_sweep", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(gl, "move_sweep", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     if why == "degree":
         g = _hub_graph()
-        monkeypatch.setattr(gl, "FUSED_HUB_BYTES", 0)  # no tables for hubs
+        cfg = LouvainConfig(fused_hub_bytes=0)  # no tables for hubs
     else:
         g = read_graph(data_dir / "4elt.graph")
-        monkeypatch.setattr(gl, "FUSED_LEVEL_BYTES", 8 * g.n)  # a row for one level
-    c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
+        cfg = LouvainConfig(fused_level_bytes=8 * g.n)  # a row for one level
+    c, d = louvain(g, device="cpu"), louvain(g, device="gpu", config=cfg)
     assert "fused_kernel_s" in d.timings and calls
     assert [lv["n"] for lv in d.timings["levels"]] == [lv["n"] for lv in c.timings["levels"]]
     _assert_same(c, d)
@@ -817,7 +865,7 @@ def test_fused_takes_hubs(monkeypatch):
 
     calls = []
     real = gl.move_sweep
-    monkeypatch.setattr(gl, "move_sweep", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(gl, "move_sweep", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     for name, g in _hub_graphs().items():
         assert int(np.diff(np.asarray(g.indptr)).max()) > 319 or name == "hub at level 1"
         c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
@@ -835,8 +883,8 @@ def test_fused_goes_again_with_room_for_hubs(monkeypatch):
     tries = []
     real_try = gl._fused_try
 
-    def spy(*a):
-        out = real_try(*a)
+    def spy(*a, **kw):
+        out = real_try(*a, **kw)
         tries.append((a[8], out[0], int(out[1][8]), a[7]))  # hub slots, status, the slots a level needed, tables
         return out
 
@@ -902,9 +950,9 @@ def test_fused_takes_no_graph_beyond_its_packed_ids(monkeypatch):
     # kernels/louvain.cu): larger graphs go to the phase driver whatever the tunables say
     from mgmatch.gpu import louvain as gl
 
-    monkeypatch.setattr(gl, "FUSED_MAX_VERTICES", 1 << 30)
     monkeypatch.setattr(gl, "compute_capability", lambda: 90)  # a device with clusters
-    kw = {"move_buckets": LP.MOVE_BUCKETS, "slices": 2, "max_edges": 1 << 40}
+    kw = {"move_buckets": LP.MOVE_BUCKETS, "slices": 2, "max_edges": 1 << 40,
+          "tune": LouvainConfig(fused_max_vertices=1 << 30)}
     assert gl.fused_eligible(1 << 20, (1 << 32) - 1, **kw)
     assert not gl.fused_eligible((1 << 20) + 1, 1 << 21, **kw)
     assert not gl.fused_eligible(1 << 20, 1 << 32, **kw)
@@ -939,49 +987,82 @@ def test_fused_pack_fills_this_threads_buffer():
     assert other and other[0] != kp
 
 
-def test_fused_level_rows_within_their_budget(monkeypatch):
-    # a row of 8 bytes per input vertex for each written level: FUSED_LEVEL_ROWS of them within
-    # FUSED_LEVEL_BYTES, and always one (the first level's)
+def test_fused_level_rows_within_their_budget():
+    # a row of 8 bytes per input vertex for each written level: fused_level_rows of them within
+    # fused_level_bytes, and always one (the first level's)
     from mgmatch.gpu import louvain as gl
 
-    assert gl._fused_level_rows(15606) == gl.FUSED_LEVEL_ROWS
-    assert gl._fused_level_rows(gl.FUSED_LEVEL_BYTES // 8 // 5) == 5
-    assert gl._fused_level_rows(gl.FUSED_LEVEL_BYTES) == 1
-    monkeypatch.setattr(gl, "FUSED_LEVEL_BYTES", 8 * 1000)
-    assert gl._fused_level_rows(1000) == 1 and gl._fused_level_rows(100) == 10
+    tune = LouvainConfig()
+    assert gl._fused_level_rows(15606, tune) == tune.fused_level_rows
+    assert gl._fused_level_rows(tune.fused_level_bytes // 8 // 5, tune) == 5
+    assert gl._fused_level_rows(tune.fused_level_bytes, tune) == 1
+    tune = LouvainConfig(fused_level_bytes=8 * 1000)
+    assert gl._fused_level_rows(1000, tune) == 1 and gl._fused_level_rows(100, tune) == 10
 
 
-def test_fused_hub_tables_within_their_budget(monkeypatch):
+def test_fused_hub_tables_within_their_budget():
     # twice the need, within the budget; nothing when not even the need fits
     from mgmatch.gpu import louvain as gl
 
-    monkeypatch.setattr(gl, "FUSED_HUB_MIN_BYTES", 0)
+    tune = LouvainConfig(fused_hub_min_bytes=0)
     n, nnz, table_cap = 3001, 6000, 16  # no free room beside the move phase's arrays
-    assert gl._fused_hub_slots(n, table_cap, 16) == 0  # no hubs met: the kernel without hub code
+    assert gl._fused_hub_slots(n, table_cap, 16, tune=tune) == 0  # no hubs met: the kernel without hub code
     assert gl._fused_work_bytes(n, table_cap, 16, 1) > gl._fused_work_bytes(n, table_cap, 16)
-    budget = int(gl.FUSED_HUB_BYTES * nnz) // 12
-    assert gl._fused_hub_slots(n, table_cap, 16, 1000, nnz) == min(2000, budget)
-    assert gl._fused_hub_slots(n, table_cap, 16, budget, nnz) == budget
-    assert gl._fused_hub_slots(n, table_cap, 16, budget + 1, nnz) == 0
+    budget = int(tune.fused_hub_bytes * nnz) // 12
+    assert gl._fused_hub_slots(n, table_cap, 16, 1000, nnz, tune=tune) == min(2000, budget)
+    assert gl._fused_hub_slots(n, table_cap, 16, budget, nnz, tune=tune) == budget
+    assert gl._fused_hub_slots(n, table_cap, 16, budget + 1, nnz, tune=tune) == 0
     # the bound's tables leave the move phase's arrays room to spare: at least that much
     bound = gl._fused_table_cap(n, nnz)
     _, move, aggregate, _ = gl._fused_regions(n, bound, 16)
-    assert gl._fused_hub_slots(n, bound, 16, 10, nnz) == (aggregate - move - 32) // 12 > 20
-    assert gl._fused_hub_slots(n, bound, 16, 10, gl.FUSED_HUB_MAX_EDGES + 1) == 0  # the driver's
-    monkeypatch.setattr(gl, "FUSED_HUB_BYTES", 0)
-    assert gl._fused_hub_slots(n, table_cap, 16, 10, nnz) == 0
+    assert gl._fused_hub_slots(n, bound, 16, 10, nnz, tune=tune) == (aggregate - move - 32) // 12 > 20
+    assert gl._fused_hub_slots(n, bound, 16, 10, tune.fused_hub_max_edges + 1, tune=tune) == 0  # the driver's
+    tune = dataclasses.replace(tune, fused_hub_bytes=0)
+    assert gl._fused_hub_slots(n, table_cap, 16, 10, nnz, tune=tune) == 0
 
 
 @pytest.mark.gpu
-def test_fused_hands_hubs_over_past_their_budget(monkeypatch):
+def test_fused_hands_hubs_over_past_their_budget():
     # a hub whose table would pass the budget: the phase driver runs the graph
-    from mgmatch.gpu import louvain as gl
-
-    monkeypatch.setattr(gl, "FUSED_HUB_MIN_BYTES", 0)
     g = _star(3000)  # a table of 4,507 slots (54 KB) for 6,000 stored edges (48 KB at 8 B each)
-    c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
+    with louvain_config(fused_hub_min_bytes=0):
+        c, d = louvain(g, device="cpu"), louvain(g, device="gpu")
     assert "fused_kernel_s" not in d.timings
     _assert_same(c, d)
+
+
+@pytest.mark.gpu
+def test_tunables_reach_the_launches(monkeypatch):
+    # the values in force when a run starts are the ones its launches use: the phase driver's
+    # kernels are compiled with range_steps, the fused kernels in the shape asked for
+    import mgmatch._kernels
+    from mgmatch.gpu import louvain as gl
+
+    defines = []
+    real_get = mgmatch._kernels.get_kernel
+
+    def get_kernel(family, name, **kw):
+        defines.append((family, kw.get("defines") or {}))
+        return real_get(family, name, **kw)
+
+    monkeypatch.setattr(mgmatch._kernels, "get_kernel", get_kernel)
+    shapes = []
+    real_fused = gl._configured_fused_kernel
+    monkeypatch.setattr(gl, "_configured_fused_kernel", lambda *a: shapes.append(a) or real_fused(*a))
+    g = generators.kron(12, seed=3)  # hubs: the phase driver's edge-balanced kernels too
+    c = louvain(g, device="cpu")
+    with louvain_config(fused_max_edges=0, range_steps=3, table_budget_bytes=64 * 2**10):
+        d = louvain(g, device="gpu")
+    _assert_same(c, d)
+    assert {found["RANGE_STEPS"] for family, found in defines if family == "louvain"} == {3} and not shapes
+    with louvain_config(fused_cluster=8, fused_threads=512, fused_solo_threads=256, fused_range_steps=2):
+        d = louvain(g, device="gpu")
+    assert "fused_kernel_s" in d.timings
+    _assert_same(c, d)
+    # (device, cluster, threads, range steps, solo bytes, solo threads, hubs)
+    assert shapes and {a[1:6] for a in shapes} == {(8, 512, 2, None, 256)}
+    teams = {(lv["blocks"], lv["threads"]) for lv in d.timings["levels"] if "blocks" in lv}
+    assert (8, 512) in teams and teams <= {(8, 512), (8, 256), (1, 256)}
 
 
 @pytest.mark.gpu

@@ -377,7 +377,8 @@ def louvain(
         one launch, which reports only the levels it hands back to the host.
     config : LouvainConfig, optional
         Tunables (batches per bucket, the gather threshold of several partitions, the fused
-        kernel's size limit); default: :func:`get_louvain_config` (see :func:`louvain_config`).
+        kernel's size limit, the GPU kernels' shapes and budgets); default:
+        :func:`get_louvain_config` (see :func:`louvain_config`).
     t_bin, t_final, max_levels
         Former names of ``threshold`` (the thresholds above and below 100,000 vertices) and
         ``max_level``; deprecated.

@@ -29,14 +29,15 @@ def run_fused_single(program, g):
     """
     from .louvain import _result  # noqa: PLC0415
 
-    cfg = program.config
+    cfg = program.config  # the run's tunables, the GPU kernels' among them
     twin = _twin("gpu")
     if not twin.fused_eligible(g.n, g.nnz, move_buckets=MOVE_BUCKETS, slices=cfg.move_slices,
-                               max_edges=cfg.fused_max_edges):
+                               max_edges=cfg.fused_max_edges, tune=cfg):
         return None
     params = dict(program.params, device="gpu")
     out = twin.run_fused(g.indptr, g.indices, g.weights, params, slices=cfg.move_slices,
-                         slice_min=cfg.move_slice_min, bin_vertices=cfg.bin_vertices, fixed_bits=FIXED_BITS)
+                         slice_min=cfg.move_slice_min, bin_vertices=cfg.bin_vertices, fixed_bits=FIXED_BITS,
+                         tune=cfg)
     if out["status"] == "no_room" or (out["status"] == "handover" and out["level"] == 0):
         return None
     timings = {"levels": out["level_timings"], "fused_kernel_s": out["kernel_s"]}

@@ -70,7 +70,8 @@ import numpy as np
 from .._array import get_namespace, to_numpy, to_numpy_rows
 from ..engine.config import ConfigScope, check_count
 from ..engine.program import Messages, fork_state
-from ..errors import InputError, ResourceError
+from ..errors import InputError, ParameterError, ResourceError
+from ..gpu import louvain as _gpu_defaults
 
 __all__ = ["LouvainConfig", "LouvainProgram", "LouvainState", "MOVE_BUCKETS", "FIXED_BITS", "modularity_of",
            "get_louvain_config", "louvain_config"]
@@ -94,7 +95,9 @@ _SLOT = 8  # all-gather slots per partition
 
 @dataclass(frozen=True)
 class LouvainConfig:
-    """Louvain's tunables, validated once and passed down.
+    """Louvain's tunables, validated once and passed down: a run reads the object in force when
+    it starts (:func:`louvain_config`) and hands it to every step and GPU launch, on a cluster's
+    workers too. The GPU fields (from ``table_budget_bytes`` on) change no result.
 
     Attributes
     ----------
@@ -128,6 +131,92 @@ class LouvainConfig:
     fused_max_edges : int
         On one GPU, graphs of at most this many stored entries run every level in one fused
         kernel launch when the device allows it (0: never).
+    table_budget_bytes : int
+        GPU phase driver: bytes of global memory the hash tables of the edge-balanced kernels
+        (vertices of degree above 319, communities of degree above 479) may take at once; the
+        items of a bucket are cut into chunks whose tables fit (plus one item's table).
+    range_steps : int
+        GPU phase driver: an edge-balanced warp takes 32 x this many consecutive edges or table
+        slots. A compile-time value of the kernels.
+    fused_max_vertices : int
+        Graphs of more vertices than this never take the fused kernel (0: none does). The
+        kernel packs a vertex id in 20 bits, so graphs of more than ``2**20`` vertices never
+        take it, whatever this says.
+    fused_cluster : int
+        Blocks of the fused kernel's thread-block cluster, 2 to 16: 8 is the portable maximum;
+        16, the most an H100/H200 takes, needs the non-portable attribute, and a device that
+        refuses it gets 8. A compile-time value of the kernel.
+    fused_threads : int
+        Threads per block of the fused kernel, a multiple of 128 (its computeMove groups of 128
+        threads each have a table in shared memory) from 256 (a block's reductions give each of
+        their eight values a warp) to 1024. A compile-time value of the kernel.
+    fused_range_steps : int
+        An edge-balanced warp of the fused kernel's aggregation takes at least 32 x this many
+        edges or slots (more where the team's warps split a level's evenly). 1 rather than 2: on
+        the last levels, of a few hundred edges, twice as many warps share them, and those
+        aggregations run faster (docs/performance.md, section "Fused kernel:
+        FUSED_RANGE_STEPS"). A compile-time value of the kernel.
+    fused_solo_edges : int
+        From the first level of at most this many stored edges whose graph and state fit
+        ``fused_solo_bytes`` of shared memory on, the levels run on one block
+        (``louvain_fused_solo``, launched after the cluster's kernel), out of its shared memory
+        with __syncthreads for barriers: levels of a few thousand edges or fewer run faster
+        there than on the cluster, larger ones slower, hence the bound (docs/performance.md,
+        section "Fused kernel: FUSED_SOLO_EDGES"). 0 keeps every level on the cluster.
+    fused_solo_threads : int or None
+        Threads of that block, as ``fused_threads`` allows (``None``: ``fused_threads``). A
+        compile-time value of the kernel.
+    fused_mid_vertices : int
+        Before that, from the first level after level 0 of at most this many vertices that one
+        block does not take, the cluster's levels run in a second cluster kernel of
+        ``fused_solo_threads`` threads a block (the one-block kernel's build), whose registers
+        spill less: levels of a few thousand vertices move faster there, level 0 of the same
+        graph slower, hence the bound (docs/performance.md, section "Fused kernel:
+        FUSED_MID_VERTICES"). 0 keeps them on the first kernel.
+    fused_solo_bytes : int or None
+        Shared memory for that block's copy of a level (0: no level fits it); ``None``: all the
+        device lets a block have beside the computeMove tables and the kernel's own arrays
+        (docs/performance.md, section "Fused kernel: FUSED_SOLO_BYTES", gives the size on one
+        device).
+    fused_level_bytes : int
+        Most bytes for the levels' communities that the fused kernel writes (a row of 8 bytes
+        per vertex of the input for each level, at most ``fused_level_rows`` rows, and always
+        one); a level without a row left stops the kernel there, and the phase-per-kernel driver
+        goes on. The rows lie in pinned host memory, which the kernel writes directly.
+    fused_level_rows : int
+        Most rows of the levels' communities (see ``fused_level_bytes``).
+    fused_view_bytes : int
+        Rows of the levels (every row the buffer has, written or not) of at most this many
+        bytes are handed to the result as they lie in the pinned buffer, as views of it, and
+        the buffer goes back to its pool when they are gone; larger ones are copied out.
+    fused_table_slots : float
+        Slots per stored edge the fused kernel's aggregation tables get at first (at least
+        ``fused_table_min_slots``). A community's table holds its edges to other communities,
+        and those need 0.39 (rgg k=14), 0.72 (delaunay k=14) and 0.87 (4elt) slots per stored
+        edge on the first level, far less on later ones. A run that needs more (random graphs
+        without community structure) goes again with the bound of every partition (1.7 to 2.6
+        slots per stored edge), which would otherwise take about half the run's device memory
+        on sparse graphs; only graphs that need the bound pay for the try that stopped
+        (docs/performance.md, section "Fused kernel: FUSED_TABLE_SLOTS").
+    fused_table_min_slots : int
+        The fewest slots of the first try's aggregation tables.
+    fused_hub_bytes : float
+        Vertices of degree above 319 ("hubs") take a block each in the fused kernel, with a
+        table in global memory: ``ts[largest degree]`` slots (12 bytes each) for as many blocks
+        as a batch has hubs, up to the cluster's. A run starts on the kernel built without them
+        (``FUSED_HUBS=0``: the hub code in its sweep loop slows the kernel on graphs without
+        hubs too; docs/performance.md, section "Fused kernel: hubs"); a level with hubs stops
+        it, and the run goes again on the kernel with them, with twice the table room that
+        level needed (or the room the aggregation's region leaves free beside the move phase's
+        arrays, if more), within this many bytes per stored edge, ``fused_hub_min_bytes`` or
+        the free room, whichever is most. If not even the need fits, the phase-per-kernel
+        driver goes on from that level. 0 sends every level with hubs to the driver.
+    fused_hub_min_bytes : int
+        The hubs' tables may always take this many bytes (see ``fused_hub_bytes``).
+    fused_hub_max_edges : int
+        Graphs of more stored edges than this with hubs go to the phase driver: the fused
+        kernel's 16 SMs lose to the driver's whole GPU there (docs/performance.md, section
+        "Fused kernel: FUSED_HUB_MAX_EDGES").
     """
 
     move_slices: int = 2
@@ -135,13 +224,50 @@ class LouvainConfig:
     bin_vertices: int = 100_000
     gather_edges: int | None = None
     fused_max_edges: int = 1 << 22
+    table_budget_bytes: int = _gpu_defaults.GLOBAL_TABLE_BUDGET
+    range_steps: int = _gpu_defaults.RANGE_STEPS
+    fused_max_vertices: int = _gpu_defaults.FUSED_MAX_VERTICES
+    fused_cluster: int = _gpu_defaults.FUSED_CLUSTER
+    fused_threads: int = _gpu_defaults.FUSED_THREADS
+    fused_range_steps: int = _gpu_defaults.FUSED_RANGE_STEPS
+    fused_solo_edges: int = _gpu_defaults.FUSED_SOLO_EDGES
+    fused_solo_threads: int | None = _gpu_defaults.FUSED_SOLO_THREADS
+    fused_mid_vertices: int = _gpu_defaults.FUSED_MID_VERTICES
+    fused_solo_bytes: int | None = _gpu_defaults.FUSED_SOLO_BYTES
+    fused_level_bytes: int = _gpu_defaults.FUSED_LEVEL_BYTES
+    fused_level_rows: int = _gpu_defaults.FUSED_LEVEL_ROWS
+    fused_view_bytes: int = _gpu_defaults.FUSED_VIEW_BYTES
+    fused_table_slots: float = _gpu_defaults.FUSED_TABLE_SLOTS
+    fused_table_min_slots: int = _gpu_defaults.FUSED_TABLE_MIN_SLOTS
+    fused_hub_bytes: float = _gpu_defaults.FUSED_HUB_BYTES
+    fused_hub_min_bytes: int = _gpu_defaults.FUSED_HUB_MIN_BYTES
+    fused_hub_max_edges: int = _gpu_defaults.FUSED_HUB_MAX_EDGES
 
     def __post_init__(self):
-        for name, least in (("move_slices", 1), ("move_slice_min", 0), ("bin_vertices", 0), ("gather_edges", 0),
-                            ("fused_max_edges", 0)):
+        for name, least in (("move_slices", 1), ("move_slice_min", 0), ("bin_vertices", 0), ("fused_max_edges", 0),
+                            ("table_budget_bytes", 1), ("range_steps", 1), ("fused_max_vertices", 0),
+                            ("fused_range_steps", 1), ("fused_solo_edges", 0), ("fused_mid_vertices", 0),
+                            ("fused_level_bytes", 0), ("fused_level_rows", 1), ("fused_view_bytes", 0),
+                            ("fused_table_min_slots", 0), ("fused_hub_min_bytes", 0), ("fused_hub_max_edges", 0)):
+            check_count(name, getattr(self, name), least)
+        for name, none in (("gather_edges", "by the device"), ("fused_solo_bytes", "all a block may have")):
+            if getattr(self, name) is not None:
+                check_count(name, getattr(self, name), 0, also=f" or None ({none})")
+        check_count("fused_cluster", self.fused_cluster)
+        if not 2 <= self.fused_cluster <= 16:  # (the code for a team of one block is the one-block kernel's)
+            raise ParameterError(f"fused_cluster must be from 2 to 16, not {self.fused_cluster}")
+        for name in ("fused_threads", "fused_solo_threads"):
             value = getattr(self, name)
-            if not (name == "gather_edges" and value is None):
-                check_count(name, value, least)
+            if value is None and name == "fused_solo_threads":
+                continue
+            check_count(name, value, also=" or None (fused_threads)" if name == "fused_solo_threads" else "")
+            if value % 128 or not 256 <= value <= 1024:  # groups of 128 threads; a warp per reduced value
+                raise ParameterError(f"{name} must be a multiple of 128 from 256 to 1024, not {value}")
+        for name in ("fused_table_slots", "fused_hub_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not 0 <= value < math.inf:
+                raise ParameterError(f"{name} must be a non-negative finite number, not {value!r}")
 
 
 _SCOPE = ConfigScope("mgmatch_louvain_config", LouvainConfig())
@@ -255,6 +381,12 @@ class LouvainState:
     @property
     def done(self) -> bool:
         return self.phase == "done"
+
+    @property
+    def twin_kw(self) -> dict:
+        """Keyword arguments of the twin's calls that read tunables: the GPU twin takes the run's
+        (``tune``, this state's configuration), the CPU twin none."""
+        return {"tune": self.config} if self.device == "gpu" else {}
 
     def threshold(self, q: float) -> float:
         """The gain below which the level's sweeps, or the levels, stop at modularity ``q``
@@ -578,7 +710,7 @@ class LouvainProgram:
         n, nnz = part.n_owned, part.nnz
         indptr = part.indptr.astype(xp.int64, copy=False)
         degrees = indptr[1:] - indptr[:-1]
-        twin.check_memory(n, nnz, int(degrees.max()) if n else 0)
+        twin.check_memory(n, nnz, int(degrees.max()) if n else 0, **state.twin_kw)
         weights = part.weights.astype(xp.float64, copy=False)
         wfix = _fixed_point(twin, weights, state.shift) if nnz and state.shift is not None else \
             xp.zeros(nnz, dtype=xp.int64)
@@ -625,7 +757,7 @@ class LouvainProgram:
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
         n, N = hi - lo, state.n_level
         state.level_timing = {"level": state.level, "n": N, "move_s": 0.0, "first_round": state.steps - 1}
-        state.kfix = state.twin.strengths(g.indptr, g.wfix, g.loop_fix)
+        state.kfix = state.twin.strengths(g.indptr, g.wfix, g.loop_fix, **state.twin_kw)
         deg = g.indptr[1:] - g.indptr[:-1]
         # the kernels index rows, strengths and communities by level vertex id: global-shaped
         # offsets (empty rows outside [lo, hi)) and strengths
@@ -695,7 +827,7 @@ class LouvainProgram:
         b, j = state.batches[state.batch_t]
         gm = state.params["resolution"] / float(state.two_m_fix)
         verts = state.twin.decide_moves(state.indptr_g, state.graph.indices, state.graph.wfix, state.kfix_g, state.comm,
-                                        state.csize, state.afix, gm, state.workspace, b, j)
+                                        state.csize, state.afix, gm, state.workspace, b, j, **state.twin_kw)
         out = _Outbox(xp, state.n_parts)
         if verts.shape[0]:
             new = state.workspace["new_comm"][verts]
@@ -751,7 +883,7 @@ class LouvainProgram:
         self._apply_batch(state, inbox)
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
         internal = state.twin.internal_weight(state.indptr_g, state.graph.indices, state.graph.wfix, state.loop_g,
-                                              state.comm)
+                                              state.comm, **state.twin_kw)
         state.red_out[0:2] = _limbs(int(internal), 2)
         state.red_out[2:6] = _limbs(_square_sum(state.afix[lo:hi], state.xp), 4)
         state.phase = "decide"
@@ -1071,7 +1203,7 @@ def _move_slices(config: LouvainConfig, buckets) -> list:
 def _start_local(state: LouvainState) -> None:
     """Every vertex of the level graph alone in its community; k_i, a_c, buckets, Q."""
     xp, g = state.xp, state.graph
-    state.kfix = state.twin.strengths(g.indptr, g.wfix, g.loop_fix)  # k_i, Algorithm 1 line 2
+    state.kfix = state.twin.strengths(g.indptr, g.wfix, g.loop_fix, **state.twin_kw)  # k_i, Algorithm 1 line 2
     state.kfix_g = state.kfix
     state.two_m_fix = int(state.kfix.sum()) if g.n else 0
     state.n_level = g.n
@@ -1109,7 +1241,7 @@ def _local_modularity(state: LouvainState, internal: int | None = None) -> float
         return 0.0
     g, xp = state.graph, state.xp
     if internal is None:
-        internal = int(state.twin.internal_weight(g.indptr, g.indices, g.wfix, g.loop_fix, state.comm))
+        internal = int(state.twin.internal_weight(g.indptr, g.indices, g.wfix, g.loop_fix, state.comm, **state.twin_kw))
     state.internal = internal
     return modularity_of(internal, _square_sum(state.afix, xp), state.two_m_fix, state.params["resolution"])
 
@@ -1121,7 +1253,7 @@ def _local_sweep(state: LouvainState) -> None:
     gamma_over_2m = state.params["resolution"] / float(state.two_m_fix)
     # (the CPU twin returns the change of the internal weight; the GPU twin, None: counted anew)
     change = state.twin.move_sweep(g.indptr, g.indices, g.wfix, state.kfix, state.comm, state.csize, state.afix,
-                                   state.buckets, gamma_over_2m, state.workspace)
+                                   state.buckets, gamma_over_2m, state.workspace, **state.twin_kw)
     q = _local_modularity(state, None if change is None else state.internal + int(change))  # read back per sweep
     state.iteration += 1
     gain = q - state.q_current
@@ -1155,7 +1287,7 @@ def _local_aggregate(state: LouvainState) -> None:
     # the move phase's state is rebuilt for the next level: free it before the edge lists grow
     state.workspace, state.buckets, state.kfix, state.kfix_g, state.csize, state.afix = None, [], None, None, None, None
     new_indptr, new_indices, new_wfix, new_loop, new_id = state.twin.aggregate(
-        g.indptr, g.indices, g.wfix, g.loop_fix, state.comm
+        g.indptr, g.indices, g.wfix, g.loop_fix, state.comm, **state.twin_kw
     )
     if state.compose:
         if xp is np:  # one parallel gather into a new array

@@ -12,7 +12,7 @@ edges, then of all their slots (``kernels/louvain.cu`` says how). On R-MAT graph
 holds three quarters of the edges on 4% of the vertices, and one block per hub left most of
 the GPU idle, those two kernels taking most of the run (docs/performance.md, section "GPU
 Louvain: the largest buckets"). Their
-tables are filled chunk by chunk within :data:`GLOBAL_TABLE_BUDGET`. A sweep launches its
+tables are filled chunk by chunk within ``tune.table_budget_bytes``. A sweep launches its
 kernels back to back; nothing is read back until its modularity.
 
 Like the CPU twin, and unlike the paper's Algorithm 1 (which applies the moves once per
@@ -22,6 +22,13 @@ buckets below its ``move_slice_min``): on R-MAT graphs after aggregation most ve
 one bucket, and moving them all from one snapshot overshoots. Each batch is one computeMove
 launch (the bucket's kernel) and one apply_moves launch; the batches are contiguous copies
 made once per level.
+
+Tunables arrive as ``tune``, an object with the fields of
+:class:`mgmatch.algorithms.louvain_program.LouvainConfig` (the one the run started with, passed
+down by the Louvain program, to a cluster's workers too): the edge-balanced kernels' table budget
+and range width, and the fused kernel's shape, thresholds and budgets. The module constants
+below are their defaults only; the values that change compilation are part of the kernels'
+cache key (their defines).
 """
 
 from __future__ import annotations
@@ -47,10 +54,13 @@ __all__ = [
 BLOCK = 128
 #: Upper community-degree bounds of the mergeCommunity buckets (warp, block, edge-balanced).
 MERGE_BUCKETS = (127, 479)
-#: Bytes of global memory the edge-balanced kernels' hash tables may take at once: the items of
-#: a bucket are cut into chunks whose tables fit (plus one item's table).
+
+# The tunables' defaults (LouvainConfig's, which documents them; a run reads its ``tune``).
+
+#: Bytes of global memory the edge-balanced kernels' hash tables may take at once
+#: (``table_budget_bytes``).
 GLOBAL_TABLE_BUDGET = 512 * 2**20
-#: An edge-balanced warp takes 32 x RANGE_STEPS consecutive edges or table slots.
+#: An edge-balanced warp takes 32 x this many consecutive edges or table slots (``range_steps``).
 RANGE_STEPS = 8
 _SLOT_BYTES = 12  # int32 key + int64 weight
 _NO_COMM = 0x7FFFFFFF  # best_c before any candidate (atomicMin)
@@ -73,11 +83,14 @@ def _driver():
     return driver
 
 
-def _kernel(name: str):
+def _kernel(name: str, tune):
+    """Kernel ``name`` of the phase driver, compiled with ``tune.range_steps`` (a define: part of
+    the kernel cache key)."""
     from .._kernels import get_kernel  # noqa: PLC0415
 
     return get_kernel(
-        "louvain", name, defines={"LOUVAIN_BLOCK": BLOCK, "RANGE_STEPS": RANGE_STEPS}, name_expressions=_NAMES
+        "louvain", name, defines={"LOUVAIN_BLOCK": BLOCK, "RANGE_STEPS": int(tune.range_steps)},
+        name_expressions=_NAMES,
     )
 
 
@@ -85,13 +98,13 @@ def _grid(work: int, per_block: int) -> int:
     return max(1, min(-(-work // per_block), sm_count() * 32))
 
 
-def _ranged_grid(work: int) -> int:
-    """Blocks of an edge-balanced kernel over ``work`` indices (32 x RANGE_STEPS per warp)."""
-    return _grid(work, BLOCK * RANGE_STEPS)
+def _ranged_grid(work: int, tune) -> int:
+    """Blocks of an edge-balanced kernel over ``work`` indices (32 x ``tune.range_steps`` per warp)."""
+    return _grid(work, BLOCK * int(tune.range_steps))
 
 
-def _chunks(tpre, *also) -> tuple[list, int]:
-    """Cut items ``0 .. k-1`` into runs whose hash tables fit :data:`GLOBAL_TABLE_BUDGET`.
+def _chunks(tpre, *also, tune) -> tuple[list, int]:
+    """Cut items ``0 .. k-1`` into runs whose hash tables fit ``tune.table_budget_bytes``.
 
     ``tpre`` is the prefix sum of the items' table sizes (a device array of ``k + 1``). Returns
     ``[(lo, hi, slots, *spans)]`` (``spans`` the widths of ``[lo, hi)`` in each prefix array of
@@ -101,7 +114,7 @@ def _chunks(tpre, *also) -> tuple[list, int]:
     k = int(tpre.shape[0]) - 1
     if k <= 0:
         return [], 0
-    budget = max(1, GLOBAL_TABLE_BUDGET // _SLOT_BYTES)
+    budget = max(1, int(tune.table_budget_bytes) // _SLOT_BYTES)
     total = int(tpre[-1])
     starts = cp.searchsorted(tpre[:-1], cp.arange(max(1, -(-total // budget)), dtype=cp.int64) * budget)
     bounds = np.unique(np.append(cp.asnumpy(starts), k))
@@ -160,21 +173,21 @@ def free_bytes(need: int = 0) -> int:
     return int(free) + cached
 
 
-def estimate_bytes(n: int, nnz: int, max_degree: int) -> int:
+def estimate_bytes(n: int, nnz: int, max_degree: int, *, tune) -> int:
     """Peak device bytes of a Louvain run besides the input graph.
 
     Level graph (indices, fixed-point weights: 12 bytes per entry), the aggregation's new
     edge lists (at most 12 per entry), per-vertex state (about 96 bytes) and the hash tables
-    of the edge-balanced kernels.
+    of the edge-balanced kernels (within ``tune.table_budget_bytes``).
     """
     table = _SLOT_BYTES * (3 * max(max_degree, 1) // 2 + 64)
-    return int(24 * nnz + 96 * (n + 1) + min(GLOBAL_TABLE_BUDGET, 18 * nnz) + table)
+    return int(24 * nnz + 96 * (n + 1) + min(int(tune.table_budget_bytes), 18 * nnz) + table)
 
 
-def check_memory(n: int, nnz: int, max_degree: int, need: int | None = None) -> int:
+def check_memory(n: int, nnz: int, max_degree: int, need: int | None = None, *, tune) -> int:
     """Raise :class:`~mgmatch.errors.ResourceError` unless a run of this size fits the device
     (``need`` bytes, by default :func:`estimate_bytes`)."""
-    need = estimate_bytes(n, nnz, max_degree) if need is None else int(need)
+    need = estimate_bytes(n, nnz, max_degree, tune=tune) if need is None else int(need)
     have = free_bytes(need)
     if need > have:
         raise ResourceError(
@@ -201,7 +214,7 @@ def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=Non
     return ws
 
 
-def _move_plan(indptr, workspace) -> list:
+def _move_plan(indptr, workspace, tune) -> list:
     """Per batch of the > 319 bucket: prefix sums of its degrees and table sizes, and its chunks.
 
     Also allocates the tables (empty keys, zero weights) and the per-vertex scratch of the
@@ -217,7 +230,7 @@ def _move_plan(indptr, workspace) -> list:
         deg = indptr[verts + 1] - indptr[verts]
         vpre = _prefix(deg)
         tpre = _prefix(workspace["table_sizes"][deg])
-        runs, most = _chunks(tpre, vpre)
+        runs, most = _chunks(tpre, vpre, tune=tune)
         plan.append((verts, vpre, tpre, runs))
         slots = max(slots, most)
         width = max(width, max((hi - lo for lo, hi, *_ in runs), default=0))
@@ -229,7 +242,7 @@ def _move_plan(indptr, workspace) -> list:
     return plan
 
 
-def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace) -> None:
+def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace, *, tune) -> None:
     """One iteration of Algorithm 1 on the GPU: per batch of a bucket, computeMove then apply (no host sync).
 
     ``buckets`` are the buckets ``workspace`` was made for. Batch ``j`` of bucket ``b`` is
@@ -238,16 +251,18 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
     CPU twin, so both take the same decisions. The paper applies them once per bucket; see the
     module notes for why we do not.
     """
-    apply = _kernel("apply_moves")
+    apply = _kernel("apply_moves", tune)
     for b, batches in enumerate(workspace["batches"]):
         for j, verts in enumerate(batches):
             nv = int(verts.shape[0])  # host metadata: no read-back
             if nv:
-                decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b, j)
+                decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b, j,
+                             tune=tune)
                 apply((_grid(nv, BLOCK),), (BLOCK,), (verts, np.int32(nv), workspace["new_comm"], comm, csize, afix, kfix))
 
 
-def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int):
+def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int, *,
+                 tune):
     """computeMove (Algorithm 2) for batch ``j`` of bucket ``b`` (the bucket's kernel):
     ``workspace["new_comm"][v]`` becomes the community each vertex ``v`` of the batch moves to
     (its own if it stays). Nothing is applied; returns the batch's vertices."""
@@ -257,34 +272,35 @@ def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, 
         return verts
     last = len(workspace["batches"]) - 1
     if b == last and "plan" not in workspace:
-        workspace["plan"] = _move_plan(indptr, workspace)
+        workspace["plan"] = _move_plan(indptr, workspace, tune)
     ts, new_comm = workspace["table_sizes"], workspace["new_comm"]
     gm = np.float64(gamma_over_2m)
     common = (indptr, indices, wfix, kfix, comm, csize, afix, verts, np.int32(nv), ts, gm, new_comm)
     if b < len(_GROUP_CONFIG):
         g, t = _GROUP_CONFIG[b]
-        _kernel(f"compute_move_group<{g}, {t}>")((_grid(nv, BLOCK // g),), (BLOCK,), common)
+        _kernel(f"compute_move_group<{g}, {t}>", tune)((_grid(nv, BLOCK // g),), (BLOCK,), common)
     elif b < last:
-        _kernel("compute_move_block")((_grid(nv, 1),), (BLOCK,), common)
+        _kernel("compute_move_block", tune)((_grid(nv, 1),), (BLOCK,), common)
     else:
-        _move_edge_balanced(indptr, indices, wfix, kfix, comm, csize, afix, gm, workspace, j)
+        _move_edge_balanced(indptr, indices, wfix, kfix, comm, csize, afix, gm, workspace, j, tune)
     return verts
 
 
-def _move_edge_balanced(indptr, indices, wfix, kfix, comm, csize, afix, gm, ws, j) -> None:
+def _move_edge_balanced(indptr, indices, wfix, kfix, comm, csize, afix, gm, ws, j, tune) -> None:
     """computeMove for batch ``j`` of the > 319 bucket, chunk by chunk (see kernels/louvain.cu)."""
     verts, vpre, tpre, runs = ws["plan"][j]
     keys, vals = ws["g_keys"], ws["g_vals"]
     best_key, best_c, e_own = ws["best_key"], ws["best_c"], ws["e_own"]
     for lo, hi, slots, edges in runs:
         lo64, hi64 = np.int64(lo), np.int64(hi)
-        _kernel("move_hash_edges")(
-            (_ranged_grid(edges),), (BLOCK,), (indptr, indices, wfix, comm, verts, vpre, tpre, lo64, hi64, keys, vals)
+        _kernel("move_hash_edges", tune)(
+            (_ranged_grid(edges, tune),), (BLOCK,),
+            (indptr, indices, wfix, comm, verts, vpre, tpre, lo64, hi64, keys, vals),
         )
         slot_args = (verts, tpre, lo64, hi64, keys, vals, comm, csize, afix, kfix, gm)
-        _kernel("move_best_score")((_ranged_grid(slots),), (BLOCK,), slot_args + (best_key, e_own))
-        _kernel("move_best_comm")((_ranged_grid(slots),), (BLOCK,), slot_args + (best_key, best_c))
-        _kernel("move_decide")(
+        _kernel("move_best_score", tune)((_ranged_grid(slots, tune),), (BLOCK,), slot_args + (best_key, e_own))
+        _kernel("move_best_comm", tune)((_ranged_grid(slots, tune),), (BLOCK,), slot_args + (best_key, best_c))
+        _kernel("move_decide", tune)(
             (_grid(hi - lo, BLOCK),), (BLOCK,),
             (verts, lo64, hi64, comm, kfix, afix, gm, best_key, best_c, e_own, ws["new_comm"]),
         )
@@ -301,25 +317,25 @@ def fixed_point(weights, scale: float):
     return _fixed_point_kernel()(weights, np.float64(scale))
 
 
-def strengths(indptr, wfix, loop_fix):
+def strengths(indptr, wfix, loop_fix, *, tune):
     """``k_i`` (Algorithm 1, line 2), a warp per vertex (no prefix sum over the edges)."""
-    return _vertex_weight(False, indptr, None, wfix, loop_fix, None)
+    return _vertex_weight(False, indptr, None, wfix, loop_fix, None, tune)
 
 
-def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
+def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune) -> int:
     """Sum over vertices of the weight to their own community, self-loops included (fixed point)."""
     n = int(indptr.shape[0]) - 1
-    return int(_vertex_weight(True, indptr, indices, wfix, loop_fix, comm).sum()) if n > 0 else 0
+    return int(_vertex_weight(True, indptr, indices, wfix, loop_fix, comm, tune).sum()) if n > 0 else 0
 
 
-def _vertex_weight(own_only: bool, indptr, indices, wfix, loop_fix, comm):
+def _vertex_weight(own_only: bool, indptr, indices, wfix, loop_fix, comm, tune):
     """Per vertex: its self-loop plus its edges' weights, all or only those inside its community."""
     cp = _cp()
     n = int(indptr.shape[0]) - 1
     out = cp.empty(max(n, 0), dtype=cp.int64)
     if n > 0:
         unused = cp.empty(1, dtype=cp.int32)  # vertex_weight<false> reads neither
-        _kernel(f"vertex_weight<{'true' if own_only else 'false'}>")(
+        _kernel(f"vertex_weight<{'true' if own_only else 'false'}>", tune)(
             (_grid(n, BLOCK // 32),), (BLOCK,),
             (indptr, unused if indices is None else indices, wfix, loop_fix, unused if comm is None else comm,
              np.int32(n), out),
@@ -327,7 +343,7 @@ def _vertex_weight(own_only: bool, indptr, indices, wfix, loop_fix, comm):
     return out
 
 
-def aggregate(indptr, indices, wfix, loop_fix, comm):
+def aggregate(indptr, indices, wfix, loop_fix, comm, *, tune):
     """Aggregation phase, Algorithm 3, on the GPU; returns what the CPU twin returns.
 
     mergeCommunity runs twice, counting and then writing (see ``kernels/louvain.cu``), so the
@@ -339,7 +355,7 @@ def aggregate(indptr, indices, wfix, loop_fix, comm):
     com_size = cp.zeros(n, dtype=cp.int32)
     com_degree = cp.zeros(n, dtype=cp.int64)
     grid_n = _grid(n, BLOCK)
-    _kernel("community_sizes")((grid_n,), (BLOCK,), (indptr, comm, np.int32(n), com_size, com_degree))
+    _kernel("community_sizes", tune)((grid_n,), (BLOCK,), (indptr, comm, np.int32(n), com_size, com_degree))
     nonempty = com_size > 0
     new_id = cp.where(nonempty, cp.cumsum(nonempty, dtype=cp.int64) - 1, -1).astype(cp.int32)  # prefixSum(newID)
     communities = cp.flatnonzero(nonempty).astype(cp.int32)
@@ -350,7 +366,7 @@ def aggregate(indptr, indices, wfix, loop_fix, comm):
     vertex_start = _prefix(com_size)  # prefixSum(vertexStart)
     del nonempty
     members = cp.empty(max(n, 1), dtype=cp.int32)
-    _kernel("order_by_community")((grid_n,), (BLOCK,), (comm, np.int32(n), vertex_start, com_size, members))
+    _kernel("order_by_community", tune)((grid_n,), (BLOCK,), (comm, np.int32(n), vertex_start, com_size, members))
     del com_size  # counted down to zero
     counts = cp.zeros(n_new, dtype=cp.int64)
     new_loop = cp.zeros(n_new, dtype=cp.int64)
@@ -363,34 +379,34 @@ def aggregate(indptr, indices, wfix, loop_fix, comm):
         comms = communities[mask]
         if comms.shape[0]:
             sizes = sizes_all[cp.minimum(deg[mask], sizes_all.shape[0] - 1)]
-            plan = _merge_plan(deg[mask], sizes, n, indptr, members) if b == 2 else None
+            plan = _merge_plan(deg[mask], sizes, n, indptr, members, tune) if b == 2 else None
             buckets.append((b, comms, sizes, plan))
     graph = (indptr, indices, wfix, comm, new_id, members, vertex_start)
-    _merge_pass(buckets, graph, edge_pos, 0, None, None, None, counts, new_loop)
+    _merge_pass(buckets, graph, edge_pos, 0, None, None, None, counts, new_loop, tune)
     new_indptr = _prefix(counts)
     nnz_new = int(new_indptr[-1])
     new_indices = cp.empty(nnz_new, dtype=cp.int32)
     new_wfix = cp.empty(nnz_new, dtype=cp.int64)
-    _merge_pass(buckets, graph, edge_pos, 1, new_indptr, new_indices, new_wfix, counts, new_loop)
+    _merge_pass(buckets, graph, edge_pos, 1, new_indptr, new_indices, new_wfix, counts, new_loop, tune)
     if n:  # the members' own self-loops, for every community
-        _kernel("merge_member_loops")(
+        _kernel("merge_member_loops", tune)(
             (_grid(n, BLOCK),), (BLOCK,), (members, np.int32(n), comm, new_id, loop_fix, new_loop)
         )
     return new_indptr, new_indices, new_wfix, new_loop, new_id
 
 
-def _merge_plan(deg, sizes, n, indptr, members) -> dict:
+def _merge_plan(deg, sizes, n, indptr, members, tune) -> dict:
     """Prefix sums, chunks and hash tables of the edge-balanced mergeCommunity (degree > 479)."""
     cp = _cp()
     plan = {"bep": _prefix(deg), "btp": _prefix(sizes)}
     plan["mpre"] = _prefix(indptr[1:][members[:n]] - indptr[:-1][members[:n]])
-    plan["runs"], slots = _chunks(plan["btp"], plan["bep"])
+    plan["runs"], slots = _chunks(plan["btp"], plan["bep"], tune=tune)
     plan["keys"] = cp.full(max(slots, 1), -1, dtype=cp.int32)  # emptied again by every chunk
     plan["vals"] = cp.zeros(max(slots, 1), dtype=cp.int64)
     return plan
 
 
-def _merge_pass(buckets, graph, edge_pos, write, out_pos, out_idx, out_w, counts, new_loop) -> None:
+def _merge_pass(buckets, graph, edge_pos, write, out_pos, out_idx, out_w, counts, new_loop, tune) -> None:
     """One pass of mergeCommunity over the buckets: counting (``write = 0``) or writing (``1``)."""
     cp = _cp()
     if out_pos is None:  # the counting pass writes no edges
@@ -402,96 +418,61 @@ def _merge_pass(buckets, graph, edge_pos, write, out_pos, out_idx, out_w, counts
         if b < 2:
             args = (comms, np.int32(nb), *graph, sizes, w32, out_pos, out_idx, out_w, counts, new_loop)
             if b == 0:
-                _kernel("merge_community_warp")((_grid(nb, BLOCK // 32),), (BLOCK,), args)
+                _kernel("merge_community_warp", tune)((_grid(nb, BLOCK // 32),), (BLOCK,), args)
             else:
-                _kernel("merge_community_block")((_grid(nb, 1),), (BLOCK,), args)
+                _kernel("merge_community_block", tune)((_grid(nb, 1),), (BLOCK,), args)
             continue
         bep, btp, keys, vals = plan["bep"], plan["btp"], plan["keys"], plan["vals"]
         for lo, hi, n_slots, edges in plan["runs"]:
             lo64, hi64 = np.int64(lo), np.int64(hi)
-            _kernel("merge_hash_edges")(
-                (_ranged_grid(edges),), (BLOCK,),
+            _kernel("merge_hash_edges", tune)(
+                (_ranged_grid(edges, tune),), (BLOCK,),
                 (comms, bep, btp, lo64, hi64, indptr, indices, wfix, comm, new_id, members, vertex_start, edge_pos,
                  plan["mpre"], keys, vals, w32, new_loop),
             )
-            _kernel("merge_write_tables")(
-                (_ranged_grid(n_slots),), (BLOCK,),
+            _kernel("merge_write_tables", tune)(
+                (_ranged_grid(n_slots, tune),), (BLOCK,),
                 (comms, btp, lo64, hi64, new_id, keys, vals, w32, counts, out_pos, out_idx, out_w),
             )
 
 
 # ------------------------------------------------------------------------ fused small graphs
-#: Graphs of at most ``LouvainConfig.fused_max_edges`` stored edges (and this many vertices) run
-#: as one fused kernel on a thread-block cluster (``louvain_fused`` in ``kernels/louvain.cu``) when
-#: the device has clusters (compute capability 9.0 or newer): on them the launches and
-#: read-backs of the phase-per-kernel driver cost more than the work.
+# Graphs of at most ``LouvainConfig.fused_max_edges`` stored edges (and ``tune.fused_max_vertices``
+# vertices) run as one fused kernel on a thread-block cluster (``louvain_fused`` in
+# ``kernels/louvain.cu``) when the device has clusters (compute capability 9.0 or newer): on them
+# the launches and read-backs of the phase-per-kernel driver cost more than the work.
+#
+# The fused kernel's tunables' defaults follow (LouvainConfig's fields of the same names in lower
+# case, which say what each does and why its default).
+
+#: ``fused_max_vertices``: most vertices of a graph that the fused kernel takes.
 FUSED_MAX_VERTICES = 1 << 20
-#: Blocks of the cluster (8 is the portable maximum; 16, the most an H100/H200 takes, needs the
-#: non-portable attribute, and a device that refuses it gets 8) and threads per block of the
-#: fused kernel (at least 256: a block's reductions give each of their eight values a warp).
+#: ``fused_cluster`` and ``fused_threads``: blocks of the cluster and threads per block.
 FUSED_CLUSTER = 16
 FUSED_THREADS = 1024
-#: An edge-balanced warp of the fused kernel's aggregation takes at least 32 x this many edges
-#: or slots (more where the team's warps split a level's evenly). 1 rather than 2: on the last
-#: levels, of a few hundred edges, twice as many warps share them, and those aggregations run
-#: faster (docs/performance.md, section "Fused kernel: FUSED_RANGE_STEPS").
+#: ``fused_range_steps``: an edge-balanced warp of the aggregation takes at least 32 x this many
+#: edges or slots.
 FUSED_RANGE_STEPS = 1
-#: From the first level of at most this many stored edges whose graph and state fit
-#: :data:`FUSED_SOLO_BYTES` of shared memory on, the levels run on one block
-#: (``louvain_fused_solo``, launched after the cluster's kernel), out of its shared memory with
-#: __syncthreads for barriers: levels of a few thousand edges or fewer run faster there than on
-#: the cluster, larger ones slower, hence the bound (docs/performance.md, section "Fused
-#: kernel: FUSED_SOLO_EDGES"). 0 keeps every level on the cluster.
+#: ``fused_solo_edges``: the levels of at most this many stored edges run on one block.
 FUSED_SOLO_EDGES = 4096
-#: Threads of that block (``None``: :data:`FUSED_THREADS`).
+#: ``fused_solo_threads``: threads of that block (``None``: ``fused_threads``).
 FUSED_SOLO_THREADS = 512
-#: Before that, from the first level after level 0 of at most this many vertices that one block
-#: does not take, the cluster's levels run in a second cluster kernel of
-#: :data:`FUSED_SOLO_THREADS` threads a block (the one-block kernel's build), whose registers
-#: spill less: levels of a few thousand vertices move faster there, level 0 of the same graph
-#: slower, hence the bound (docs/performance.md, section "Fused kernel: FUSED_MID_VERTICES").
-#: 0 keeps them on the first kernel.
+#: ``fused_mid_vertices``: levels after level 0 of at most this many vertices run in the second
+#: cluster kernel.
 FUSED_MID_VERTICES = 8192
-#: Shared memory for that block's copy of a level; ``None``: all the device lets a block have
-#: beside the computeMove tables and the kernel's own arrays (docs/performance.md, section
-#: "Fused kernel: FUSED_SOLO_BYTES", gives the size on one device).
+#: ``fused_solo_bytes``: shared memory for the one block's copy of a level (``None``: all there is).
 FUSED_SOLO_BYTES = None
-#: Most bytes for the levels' communities that the fused kernel writes (a row of 8 bytes per
-#: vertex of the input for each level, at most :data:`FUSED_LEVEL_ROWS` rows); a level without a
-#: row left stops the kernel there, and the phase-per-kernel driver goes on. The rows lie in
-#: pinned host memory, which the kernel writes directly.
+#: ``fused_level_bytes`` and ``fused_level_rows``: the levels' rows that the kernel writes.
 FUSED_LEVEL_BYTES = 64 << 20
-#: Most rows of the levels' communities (see :data:`FUSED_LEVEL_BYTES`).
 FUSED_LEVEL_ROWS = 32
-#: Rows of the levels (every row the buffer has, written or not) of at most this many bytes are
-#: handed to the result as they lie in the pinned buffer, as views of it, and the buffer goes back
-#: to its pool when they are gone; larger ones are copied out.
+#: ``fused_view_bytes``: rows of at most this many bytes stay in the pinned buffer.
 FUSED_VIEW_BYTES = 4 << 20
-#: Slots per stored edge the fused kernel's aggregation tables get at first (at least
-#: :data:`FUSED_TABLE_MIN_SLOTS`). A community's table holds its edges to other communities, and
-#: those need 0.39 (rgg k=14), 0.72 (delaunay k=14) and 0.87 (4elt) slots per stored edge on the
-#: first level, far less on later ones. A run that needs more (random graphs without community
-#: structure) goes again with the bound of every partition (:func:`_fused_table_cap`, 1.7 to 2.6
-#: slots per stored edge), which would otherwise take about half the run's device memory on
-#: sparse graphs; only graphs that need the bound pay for the try that stopped
-#: (docs/performance.md, section "Fused kernel: FUSED_TABLE_SLOTS").
+#: ``fused_table_slots`` and ``fused_table_min_slots``: the first try's aggregation tables.
 FUSED_TABLE_SLOTS = 1.0
 FUSED_TABLE_MIN_SLOTS = 1 << 12
-#: Vertices of degree above 319 ("hubs") take a block each in the fused kernel, with a table in
-#: global memory: ``ts[largest degree]`` slots (12 bytes each) for as many blocks as a batch has
-#: hubs, up to the cluster's. A run starts on the kernel built without them (``FUSED_HUBS=0``:
-#: the hub code in its sweep loop slows the kernel on graphs without hubs too; docs/performance.md,
-#: section "Fused kernel: hubs"); a level
-#: with hubs stops it, and the run goes again on the kernel with them, with twice the table
-#: room that level needed (or the room the aggregation's region leaves free beside the move
-#: phase's arrays, if more), within this many bytes per stored edge, :data:`FUSED_HUB_MIN_BYTES`
-#: or the free room, whichever is most. If not even the need fits, the phase-per-kernel driver
-#: goes on from that level. 0 sends every level with hubs to the driver.
+#: ``fused_hub_bytes``, ``fused_hub_min_bytes`` and ``fused_hub_max_edges``: the hubs' tables.
 FUSED_HUB_BYTES = 8.0
 FUSED_HUB_MIN_BYTES = 4 << 20
-#: Graphs of more stored edges than this with hubs go to the phase driver: the fused kernel's
-#: 16 SMs lose to the driver's whole GPU there (docs/performance.md, section "Fused kernel:
-#: FUSED_HUB_MAX_EDGES").
 FUSED_HUB_MAX_EDGES = 1 << 21
 _FUSED_MAX_RECORDS = 256  # levels processed, each with a record in the stats
 _FUSED_BUCKETS = (4, 8, 16, 32, 84, 319)  # the kernel's computeMove buckets (its move_bucket)
@@ -507,29 +488,33 @@ _NON_PORTABLE_CLUSTER = 14  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWE
 _FUSED_STATUS = {1: "done", 2: "handover", 3: "no_room"}  # 4 "solo", 5 "mid": never outlive the kernels after
 
 
-def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int, max_edges: int) -> bool:
+def fused_eligible(n: int, nnz: int, *, move_buckets, slices: int, max_edges: int, tune) -> bool:
     """Whether :func:`run_fused` takes a graph of this size with these move parameters (at most
-    ``max_edges`` stored edges: ``LouvainConfig.fused_max_edges``)."""
+    ``max_edges`` stored edges: ``LouvainConfig.fused_max_edges``, and ``tune.fused_max_vertices``
+    vertices)."""
     return (
         0 < nnz <= min(max_edges, (1 << 32) - 1)  # the kernel's 32-bit edge offsets (BatchVertex)
         # its 20-bit vertex ids (BatchVertex; the 40-bit limbs of sum a_c^2 take up to 2^23 - 1)
-        and n <= min(FUSED_MAX_VERTICES, 1 << 20)
+        and n <= min(int(tune.fused_max_vertices), 1 << 20)
         and tuple(move_buckets) == _FUSED_BUCKETS
         and (len(_FUSED_BUCKETS) + 1) * int(slices) <= _FUSED_MAX_BATCHES
         and compute_capability() >= 90
     )
 
 
-def _fused_kernel(cluster: int, hubs: bool = False, device: int | None = None):
+def _fused_kernel(cluster: int, hubs: bool = False, device: int | None = None, *, tune):
     """``(driver handles of the cluster kernel, of the cluster kernel that goes on from its
     FUSED_MID handover (0: none) and of the one-block kernel; the one-block kernel's threads, its
     dynamic shared bytes, where its level copy starts and how many bytes it may take)``, built
-    with code for hubs or without;
-    the cluster kernel's dynamic shared memory is :func:`_fused_smem` of :data:`FUSED_THREADS`;
+    with code for hubs or without and the shape ``tune`` gives (``fused_threads``,
+    ``fused_range_steps``, ``fused_solo_bytes``, ``fused_solo_threads``);
+    the cluster kernel's dynamic shared memory is :func:`_fused_smem` of ``tune.fused_threads``;
     ``device`` the current device's id, if the caller has it."""
+    threads = int(tune.fused_threads)
+    solo = tune.fused_solo_bytes
     return _configured_fused_kernel(
-        _device_id(device), cluster, FUSED_THREADS, FUSED_RANGE_STEPS, FUSED_SOLO_BYTES,
-        FUSED_SOLO_THREADS or FUSED_THREADS, bool(hubs),
+        _device_id(device), cluster, threads, int(tune.fused_range_steps), None if solo is None else int(solo),
+        int(tune.fused_solo_threads or threads), bool(hubs),
     )
 
 
@@ -537,9 +522,9 @@ def _fused_kernel(cluster: int, hubs: bool = False, device: int | None = None):
 def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_steps: int, solo, solo_threads: int,
                              hubs: bool):
     """The fused kernels for one shape, with their shared-memory and cluster attributes set
-    (once). The one-block kernel's dynamic shared memory is the computeMove tables, then the
-    level copy (``solo`` bytes, or all the device lets a block have beside them and the static
-    arrays)."""
+    (once: every argument, the compile-time ones among them, is part of the cache key). The
+    one-block kernel's dynamic shared memory is the computeMove tables, then the level copy
+    (``solo`` bytes, or all the device lets a block have beside them and the static arrays)."""
     from .._kernels import get_kernel  # noqa: PLC0415
 
     cp = _cp()
@@ -570,13 +555,15 @@ def _configured_fused_kernel(device_id: int, cluster: int, threads: int, range_s
     return handles, solo_threads, solo_off + solo_cap, solo_off, solo_cap
 
 
-#: (device, FUSED_CLUSTER) pairs whose device refused that cluster size (they get the portable 8).
+#: (device, cluster size) pairs whose device refused that cluster size (they get the portable 8).
 _CLUSTER_REFUSED: set = set()
 
 
-def _fused_cluster(device: int | None = None) -> int:
-    key = (_device_id(device), FUSED_CLUSTER)
-    return min(FUSED_CLUSTER, 8) if key in _CLUSTER_REFUSED else FUSED_CLUSTER
+def _fused_cluster(tune, device: int | None = None) -> int:
+    """The cluster size of a fused launch on ``device`` (default: the current one):
+    ``tune.fused_cluster``, or the portable 8 where the device refused it."""
+    cluster = int(tune.fused_cluster)
+    return min(cluster, 8) if (_device_id(device), cluster) in _CLUSTER_REFUSED else cluster
 
 
 @functools.cache
@@ -586,9 +573,9 @@ def _fused_smem(threads: int) -> int:
     return max(threads // g * t for g, t in _FUSED_TABLES) * _SLOT_BYTES
 
 
-def _fused_level_rows(n: int) -> int:
-    """Rows of the levels' buffer for a graph of ``n`` vertices: :data:`FUSED_LEVEL_ROWS`, within
-    :data:`FUSED_LEVEL_BYTES`, at least one.
+def _fused_level_rows(n: int, tune) -> int:
+    """Rows of the levels' buffer for a graph of ``n`` vertices: ``tune.fused_level_rows``, within
+    ``tune.fused_level_bytes``, at least one.
 
     The kernel composes each written level's communities of the original vertices itself (the
     host, composing the levels' maps with NumPy, took a sizeable share of a small graph's run:
@@ -596,7 +583,7 @@ def _fused_level_rows(n: int) -> int:
     stops at a level without a row (the check comes before its sweeps, so the last level, which
     writes none, counts too). Runs write few levels: 4elt writes 5.
     """
-    return max(1, min(FUSED_LEVEL_ROWS, FUSED_LEVEL_BYTES // (8 * max(n, 1))))
+    return max(1, min(int(tune.fused_level_rows), int(tune.fused_level_bytes) // (8 * max(n, 1))))
 
 
 @functools.lru_cache(maxsize=64)
@@ -618,11 +605,12 @@ def _fused_table_cap(n: int, nnz: int) -> int:
     return int(1.5 * nnz + n * excess[0] + tail) + 16
 
 
-def _fused_table_first(n: int, nnz: int) -> int:
-    """Slots of the fused kernel's first try: :data:`FUSED_TABLE_SLOTS` per stored edge, or all
-    that fit beside the aggregation's other arrays in the move phase's region, if more (on graphs
-    of few edges per vertex); within the bound of every partition."""
-    return _table_first(n, nnz, FUSED_TABLE_SLOTS, FUSED_TABLE_MIN_SLOTS)
+def _fused_table_first(n: int, nnz: int, tune) -> int:
+    """Slots of the fused kernel's first try: ``tune.fused_table_slots`` per stored edge (at least
+    ``tune.fused_table_min_slots``), or all that fit beside the aggregation's other arrays in the
+    move phase's region, if more (on graphs of few edges per vertex); within the bound of every
+    partition."""
+    return _table_first(n, nnz, float(tune.fused_table_slots), int(tune.fused_table_min_slots))
 
 
 @functools.lru_cache(maxsize=64)
@@ -643,18 +631,20 @@ def _layout(sizes) -> tuple[list, int]:
     return offsets, total
 
 
-def _fused_hub_slots(n: int, table_cap: int, cluster: int, need: int = 0, nnz: int = 0) -> int:
-    """Slots, all tables together, for the hubs (:data:`FUSED_HUB_BYTES`): 0 without ``need``
-    (the kernel without hub code), else twice ``need`` (the slots a level found too few) within
-    the budget, or the room the aggregation's region leaves free beside the move phase's arrays
-    if that is more; 0 when not even ``need`` fits, when the graph has more than
-    :data:`FUSED_HUB_MAX_EDGES` stored edges, and always when :data:`FUSED_HUB_BYTES` is 0.
+def _fused_hub_slots(n: int, table_cap: int, cluster: int, need: int = 0, nnz: int = 0, *, tune) -> int:
+    """Slots, all tables together, for the hubs (``tune.fused_hub_bytes`` a stored edge, at least
+    ``tune.fused_hub_min_bytes``): 0 without ``need`` (the kernel without hub code), else twice
+    ``need`` (the slots a level found too few) within the budget, or the room the aggregation's
+    region leaves free beside the move phase's arrays if that is more; 0 when not even ``need``
+    fits, when the graph has more than ``tune.fused_hub_max_edges`` stored edges, and always when
+    ``tune.fused_hub_bytes`` is 0.
     """
-    if FUSED_HUB_BYTES <= 0 or not need or nnz > FUSED_HUB_MAX_EDGES:
+    per_edge = float(tune.fused_hub_bytes)
+    if per_edge <= 0 or not need or nnz > tune.fused_hub_max_edges:
         return 0
     _, move, aggregate, _ = _fused_regions(n, table_cap, cluster)
     free = max(0, aggregate - move - 32) // _SLOT_BYTES
-    budget = max(free, int(max(FUSED_HUB_BYTES * nnz, FUSED_HUB_MIN_BYTES)) // _SLOT_BYTES)
+    budget = max(free, int(max(per_edge * nnz, int(tune.fused_hub_min_bytes))) // _SLOT_BYTES)
     return max(free, min(2 * int(need), budget)) if need <= budget else 0
 
 
@@ -683,9 +673,9 @@ def _fused_work_bytes(n: int, table_cap: int, cluster: int, hub_cap: int = 0) ->
 
 
 def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min: int, bin_vertices: int,
-              fixed_bits: int) -> dict:
+              fixed_bits: int, tune) -> dict:
     """Louvain on one thread-block cluster, every level in one kernel launch (``louvain_fused``;
-    from the first level after level 0 of at most :data:`FUSED_MID_VERTICES` vertices, the
+    from the first level after level 0 of at most ``tune.fused_mid_vertices`` vertices, the
     cluster's levels in a second build of it with fewer threads, and the last, small levels in a
     third launch on one block, ``louvain_fused_solo``).
 
@@ -718,20 +708,20 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
         weights = weights.astype(cp.float64)
     device = _device_id()
     record_cap = min(int(params["max_level"]), _FUSED_MAX_RECORDS)
-    rows = _fused_level_rows(n)
+    rows = _fused_level_rows(n, tune)
     ts = _device_table_array(max(n, 320), device)
-    blocks = max(FUSED_CLUSTER, 8)  # the scratch has room for either cluster size
-    table_cap, bound = _fused_table_first(n, nnz), _fused_table_cap(n, nnz)
+    blocks = max(int(tune.fused_cluster), 8)  # the scratch has room for either cluster size
+    table_cap, bound = _fused_table_first(n, nnz, tune), _fused_table_cap(n, nnz)
     hub_need = 0  # the kernel without hub code until a level meets hubs
     while True:
-        hub_cap = _fused_hub_slots(n, table_cap, blocks, hub_need, nnz)
+        hub_cap = _fused_hub_slots(n, table_cap, blocks, hub_need, nnz, tune=tune)
         out = None  # a try's memory goes back before the next takes its own
         out = _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, rows,
-                         (slices, slice_min, bin_vertices, fixed_bits), device)
+                         (slices, slice_min, bin_vertices, fixed_bits), device, tune=tune)
         need = int(out[1][8])  # the hub table slots a level found too few
         if out[0] == "no_room" and table_cap < bound:
             table_cap = bound
-        elif out[0] == "handover" and need > hub_cap and _fused_hub_slots(n, table_cap, blocks, need, nnz):
+        elif out[0] == "handover" and need > hub_cap and _fused_hub_slots(n, table_cap, blocks, need, nnz, tune=tune):
             # A graph with hubs is one whose first levels leave most vertices alone, so that its
             # aggregations need nearly the tables' bound: with the first try's tables, small kron
             # graphs ran out of them only after a whole first level, a large share of their run
@@ -744,10 +734,10 @@ def run_fused(indptr, indices, weights, params: dict, *, slices: int, slice_min:
     q = recs[:, 3].view(np.float64).tolist()
     recs = recs.tolist()
     rows_written = level_rows[: written * n].reshape(written, n)
-    # small rows stay in the pinned buffer, which the result then holds (FUSED_VIEW_BYTES): copying
-    # them out is a visible share of a small graph's run (docs/performance.md, section "Fused
-    # kernel: level rows")
-    levels = list(rows_written if level_rows.nbytes <= FUSED_VIEW_BYTES else np.array(rows_written))
+    # small rows stay in the pinned buffer, which the result then holds (tune.fused_view_bytes):
+    # copying them out is a visible share of a small graph's run (docs/performance.md, section
+    # "Fused kernel: level rows")
+    levels = list(rows_written if level_rows.nbytes <= tune.fused_view_bytes else np.array(rows_written))
     out = {
         "status": status,
         "levels": levels,
@@ -924,21 +914,22 @@ def _launch_after(handle: int, grid: int, threads: int, smem: int, stream: int, 
 
 
 def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap, record_cap, rows, ints,
-               device) -> tuple:
+               device, *, tune) -> tuple:
     """One run of the fused kernels on ``device`` (the current one) with ``table_cap`` slots of
-    aggregation tables, ``hub_cap`` for the hub tables (0: the kernel without hub code) and
-    ``rows`` rows for the levels: ``(status, stats header, records, the levels' rows (host,
-    flat), a function giving the level graph's buffers)``."""
+    aggregation tables, ``hub_cap`` for the hub tables (0: the kernel without hub code), ``rows``
+    rows for the levels and the shape and thresholds of ``tune``: ``(status, stats header,
+    records, the levels' rows (host, flat), a function giving the level graph's buffers)``."""
     driver = _driver()
     cp = _cp()
     # room for the fallback cluster size too
-    level_graph, offsets, total, work_bytes = _fused_allocation(n, nnz, table_cap, max(FUSED_CLUSTER, 8), hub_cap)
+    level_graph, offsets, total, work_bytes = _fused_allocation(n, nnz, table_cap, max(int(tune.fused_cluster), 8),
+                                                                hub_cap)
     # one allocation, passed as pointers (arrays over it cost more than a small graph's level);
     # the free memory is looked up only when it fails, for the message
     try:
         mem = cp.cuda.alloc(max(total, 1))
     except cp.cuda.memory.OutOfMemoryError:
-        check_memory(n, nnz, 0, need=total)
+        check_memory(n, nnz, 0, need=total, tune=tune)
         raise
     # the stats and the levels' rows in pinned host memory, which is mapped at the same address on
     # every device with unified addressing: the kernels write them, the host reads them in place
@@ -960,27 +951,29 @@ def _fused_try(indptr, indices, weights, params, n, nnz, ts, table_cap, hub_cap,
                 ts.data.ptr, base + offsets[4], at + 8 * head, at)
     stream = cp.cuda.get_current_stream()
 
+    threads = int(tune.fused_threads)
+    solo_edges, mid_vertices = int(tune.fused_solo_edges), int(tune.fused_mid_vertices)
+
     def launch(cluster):
-        handles, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster, hub_cap > 0, device)
-        solo_edges = FUSED_SOLO_EDGES if solo_cap > 0 and FUSED_SOLO_EDGES > 0 else -1  # -1: none
-        mid = FUSED_MID_VERTICES if handles[1] and FUSED_MID_VERTICES > 0 else -1  # -1: none
+        handles, solo_threads, solo_smem, solo_off, solo_cap = _fused_kernel(cluster, hub_cap > 0, device, tune=tune)
+        solo = solo_edges if solo_cap > 0 and solo_edges > 0 else -1  # -1: none
+        mid = mid_vertices if handles[1] and mid_vertices > 0 else -1  # -1: none
         kp = _fused_pack(_fused_slots(values + (("solo_off", solo_off), ("solo_cap", solo_cap),
-                                                 ("solo_edges", solo_edges), ("mid_vertices", mid))), pointers)
-        driver.launchKernel(handles[0], cluster, 1, 1, FUSED_THREADS, 1, 1, _fused_smem(FUSED_THREADS), stream.ptr,
-                            kp, 0)
+                                                 ("solo_edges", solo), ("mid_vertices", mid))), pointers)
+        driver.launchKernel(handles[0], cluster, 1, 1, threads, 1, 1, _fused_smem(threads), stream.ptr, kp, 0)
         # each of the next does nothing unless the kernel before it handed its levels over
         if mid >= 0:
             _launch_after(handles[1], cluster, solo_threads, _fused_smem(solo_threads), stream.ptr, kp, device)
-        if solo_edges >= 0:
+        if solo >= 0:
             _launch_after(handles[2], 1, solo_threads, solo_smem, stream.ptr, kp, device)
 
-    cluster = _fused_cluster(device)
+    cluster = _fused_cluster(tune, device)
     try:
         launch(cluster)
     except Exception as exc:  # a device without non-portable clusters: the portable size
         if cluster <= 8 or "CLUSTER" not in str(exc).upper():
             raise
-        _CLUSTER_REFUSED.add((device, FUSED_CLUSTER))
+        _CLUSTER_REFUSED.add((device, int(tune.fused_cluster)))
         launch(8)
     stream.synchronize()
     records = int(host[5])
