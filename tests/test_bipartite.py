@@ -20,11 +20,13 @@ from hypothesis import strategies as st
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from mgmatch.algorithms.bipartite import (
+    BipartiteConfig,
     BipartiteMatchingResult,
     bipartite_config,
     bipartite_matching,
     check_parameters,
     estimate_gpu_bytes,
+    get_bipartite_config,
 )
 from mgmatch.errors import InputError, ParameterError, ResourceError
 from mgmatch.graph import Graph
@@ -412,25 +414,23 @@ def test_persistent_on_generated_graphs_gpu(spec):
 @pytest.mark.gpu
 @pytest.mark.parametrize("queue", [True, False, "after 64 roots"])
 @pytest.mark.parametrize(("group", "local"), [(4, 2), (8, 2), (16, 2), (32, 2), (None, 0), (None, 10**6)])
-def test_persistent_tunables_gpu(monkeypatch, group, local, queue):
+def test_persistent_tunables_gpu(group, local, queue):
     """Every width of the lane groups that expand a frontier column gives the maximum, with
     APFB's search as a work queue, level by level, and level by level until a phase starts with
     at most 64 roots; level by level with the block-local levels off (local 0), on for small
     frontiers, and used for every level."""
-    import mgmatch.gpu.bipartite as gpu_ops
     from mgmatch.generators import parse_graph_spec
 
-    monkeypatch.setattr(gpu_ops, "PERSISTENT_GROUP", group)
-    monkeypatch.setattr(gpu_ops, "PERSISTENT_LOCAL", local)
-    monkeypatch.setattr(gpu_ops, "PERSISTENT_QUEUE", bool(queue))
+    tunables = {"persistent_group": group, "persistent_local": local, "persistent_queue": bool(queue)}
     if isinstance(queue, str):
-        monkeypatch.setattr(gpu_ops, "QUEUE_MAX_ROOTS", 64)
+        tunables["queue_max_roots"] = 64
     for spec in ("kron:k=12,edge_factor=16", "delaunay:k=13"):
         g = parse_graph_spec(spec).bipartite_double_cover()
         a = g.to_scipy()
         expected = scipy_rank(a)
         for algorithm, opts in PERSISTENT:
-            r = bipartite_matching(g, algorithm, "cheap", device="gpu", **opts)
+            with bipartite_config(**tunables):
+                r = bipartite_matching(g, algorithm, "cheap", device="gpu", **opts)
             check_result(r, a, expected, f"{spec} group {group} local {local} {queue} {algorithm} {opts}")
             if queue == "after 64 roots" and algorithm == "apfb" and spec.startswith("delaunay"):
                 # a perfect matching: the first phase has hundreds of roots, the last none
@@ -448,11 +448,8 @@ def test_persistent_compile_time_settings_gpu(monkeypatch, defines, queue):
     and step, the compare-and-swap without the read before it, no back-off while the work queue
     is empty) give the maximum, with int32 and int64 indices."""
     import mgmatch.algorithms.bipartite as mod
-    import mgmatch.gpu.bipartite as gpu_ops
     from mgmatch.generators import parse_graph_spec
 
-    monkeypatch.setattr(gpu_ops, "PERSISTENT_DEFINES", defines)
-    monkeypatch.setattr(gpu_ops, "PERSISTENT_QUEUE", queue)
     for spec in ("kron:k=12,edge_factor=16", "delaunay:k=13"):
         g = parse_graph_spec(spec).bipartite_double_cover()
         a = g.to_scipy()
@@ -460,26 +457,136 @@ def test_persistent_compile_time_settings_gpu(monkeypatch, defines, queue):
         for idx in (np.int32, np.int64):
             monkeypatch.setattr(mod, "_index_dtype", lambda graph, idx=idx: np.dtype(idx))
             for algorithm, opts in PERSISTENT:
-                r = bipartite_matching(g, algorithm, "cheap", device="gpu", **opts)
+                with bipartite_config(persistent_defines=defines, persistent_queue=queue):
+                    r = bipartite_matching(g, algorithm, "cheap", device="gpu", **opts)
                 check_result(r, a, expected, f"{spec} {defines} {np.dtype(idx)} {algorithm} {opts}")
 
 
-def test_persistent_search_mode_follows_the_mean_degree(monkeypatch):
-    """APFB searches as a work queue on sparse graphs (groups of QUEUE_GROUP lanes), level by
+def test_persistent_search_mode_follows_the_mean_degree():
+    """APFB searches as a work queue on sparse graphs (groups of queue_group lanes), level by
     level on graphs with a larger mean degree; APsB always by levels; the tunable overrides."""
     import mgmatch.gpu.bipartite as gpu_ops
 
-    sparse, dense = (1000, 1000 * gpu_ops.QUEUE_MAX_MEAN_DEGREE), (1000, 1000 * gpu_ops.QUEUE_MAX_MEAN_DEGREE + 1)
-    assert gpu_ops._queue_mode(*sparse, stop_at_first=False)
-    assert not gpu_ops._queue_mode(*dense, stop_at_first=False)
-    assert not gpu_ops._queue_mode(*sparse, stop_at_first=True)
-    assert gpu_ops._group_size(*sparse, queue_mode=True) == gpu_ops.QUEUE_GROUP
-    assert gpu_ops._group_size(1000, 48000) == 32
-    monkeypatch.setattr(gpu_ops, "PERSISTENT_QUEUE", True)
-    assert gpu_ops._queue_mode(*dense, stop_at_first=False)
-    assert not gpu_ops._queue_mode(*dense, stop_at_first=True)
-    monkeypatch.setattr(gpu_ops, "PERSISTENT_QUEUE", False)
-    assert not gpu_ops._queue_mode(*sparse, stop_at_first=False)
+    tune = BipartiteConfig()
+    sparse, dense = (1000, 1000 * tune.queue_max_mean_degree), (1000, 1000 * tune.queue_max_mean_degree + 1)
+    assert gpu_ops._queue_mode(*sparse, stop_at_first=False, tune=tune)
+    assert not gpu_ops._queue_mode(*dense, stop_at_first=False, tune=tune)
+    assert not gpu_ops._queue_mode(*sparse, stop_at_first=True, tune=tune)
+    assert gpu_ops._group_size(*sparse, queue_mode=True, tune=tune) == tune.queue_group
+    assert gpu_ops._group_size(1000, 48000, tune=tune) == 32
+    with bipartite_config(persistent_queue=True) as tune:
+        assert gpu_ops._queue_mode(*dense, stop_at_first=False, tune=tune)
+        assert not gpu_ops._queue_mode(*dense, stop_at_first=True, tune=tune)
+    with bipartite_config(persistent_queue=False) as tune:
+        assert not gpu_ops._queue_mode(*sparse, stop_at_first=False, tune=tune)
+
+
+@pytest.mark.parametrize("bad", [
+    {"persistent_block": 100}, {"persistent_block": 2048}, {"persistent_block": 0}, {"persistent_block": 512.0},
+    {"persistent_blocks_per_sm": 0}, {"persistent_group": 3}, {"persistent_group": 64}, {"persistent_group": True},
+    {"persistent_local": -1}, {"persistent_local": None}, {"persistent_queue": 1}, {"persistent_queue": "auto"},
+    {"queue_max_mean_degree": -1}, {"queue_max_mean_degree": float("nan")}, {"queue_max_mean_degree": True},
+    {"queue_group": None}, {"queue_group": 2}, {"queue_max_roots": 0}, {"queue_max_roots": 1.5},
+    {"persistent_defines": {"MGM_CTL_SIZE": 80}}, {"persistent_defines": {"MGM_EDGES_PER_LANE": 0}},
+    {"persistent_defines": {"MGM_CLAIM_TEST": 2}}, {"persistent_defines": {"MGM_QUEUE_BACKOFF_NS": 1.5}},
+    {"persistent_defines": "MGM_CLAIM_TEST"}, {"persistent_defines": (("MGM_CLAIM_TEST",),)},
+    {"persistent_defines": (("MGM_CLAIM_TEST", 0), ("MGM_CLAIM_TEST", 1))}, {"persistent_defines": 1},
+    {"deterministic_blocks": 0}, {"deterministic_blocks": 2**31}, {"deterministic_blocks": "ct"},
+])
+def test_bipartite_config_refuses_bad_tunables(bad):
+    """A bad GPU tunable is refused when the block is entered, by a ParameterError naming it."""
+    with pytest.raises(ParameterError, match=next(iter(bad))):
+        with bipartite_config(**bad):
+            pass
+    with pytest.raises(ParameterError, match=next(iter(bad))):
+        BipartiteConfig(**bad)
+
+
+def test_bipartite_config_takes_every_meaningful_value():
+    """The bounds of each GPU tunable are accepted, None where it means "choose", and the
+    compile-time settings are kept as sorted pairs, whichever way they were given."""
+    for group in (None, 4, 8, 16, 32):
+        assert BipartiteConfig(persistent_group=group).persistent_group == group
+    for block in (32, 1024):
+        assert BipartiteConfig(persistent_block=block).persistent_block == block
+    c = BipartiteConfig(persistent_local=0, persistent_queue=False, queue_max_mean_degree=2.5, queue_group=32,
+                        queue_max_roots=1, deterministic_blocks=1)
+    assert (c.persistent_local, c.persistent_queue, c.queue_max_mean_degree, c.queue_group, c.queue_max_roots,
+            c.deterministic_blocks) == (0, False, 2.5, 32, 1, 1)
+    settings = {"MGM_QUEUE_BACKOFF_NS": 0, "MGM_EDGES_PER_LANE": 3, "MGM_CLAIM_TEST": 0}
+    by_dict = BipartiteConfig(persistent_defines=settings)
+    by_pairs = BipartiteConfig(persistent_defines=list(settings.items()))
+    assert by_dict.persistent_defines == (("MGM_CLAIM_TEST", 0), ("MGM_EDGES_PER_LANE", 3), ("MGM_QUEUE_BACKOFF_NS", 0))
+    assert by_dict == by_pairs and hash(by_dict) == hash(by_pairs)  # a value, as the kernel cache key needs
+    assert BipartiteConfig().persistent_defines == ()
+
+
+def test_a_bipartite_program_carries_the_tunables_in_force_when_made(monkeypatch):
+    """A run takes the configuration in force when it is called, GPU tunables included, and a
+    pickled program (what a cluster's worker gets) or configuration keeps them; on the CPU they
+    change nothing."""
+    import pickle
+
+    import mgmatch.algorithms.bipartite as mod
+
+    programs = []
+    real = mod.execute
+    monkeypatch.setattr(mod, "execute", lambda program, *a, **k: programs.append(program) or real(program, *a, **k))
+    tunables = {"persistent_block": 256, "persistent_blocks_per_sm": 1, "persistent_group": 8, "persistent_local": 0,
+                "persistent_queue": True, "queue_max_mean_degree": 3, "queue_group": 16, "queue_max_roots": 64,
+                "persistent_defines": {"MGM_EDGES_PER_LANE": 1}, "deterministic_blocks": 7}
+    a = layered_graph(20)
+    with bipartite_config(**tunables):
+        for opts in ({}, {"deterministic": True}):
+            check_result(bipartite_matching(bip(a), "apfb", device="cpu", **opts), a, a.shape[0], f"{opts}")
+    assert get_bipartite_config() == BipartiteConfig()  # the block's values are gone after it
+    assert len(programs) == 2
+    for program in programs:
+        config = pickle.loads(pickle.dumps(program)).config
+        assert config == pickle.loads(pickle.dumps(program.config)) == BipartiteConfig(**tunables)
+        assert config.persistent_defines == (("MGM_EDGES_PER_LANE", 1),)
+        assert (config.persistent_block, config.queue_max_roots, config.deterministic_blocks) == (256, 64, 7)
+
+
+@pytest.mark.gpu
+def test_tunables_reach_the_launches_gpu(monkeypatch):
+    """The values in force when a run starts are the ones its launches use: the persistent
+    kernel's compile-time settings (in the kernel's cache key), block size, blocks per
+    multiprocessor, lanes per column and search mode, and the deterministic launches' blocks."""
+    import mgmatch.gpu.bipartite as gb
+
+    if not gb.persistent_supported():
+        pytest.skip("the device takes no cooperative launches")
+    defines, persistent, grids = [], [], []
+    real_get, real_blocks, real_kernel = gb.get_kernel, gb.cooperative_blocks, gb._kernel
+    monkeypatch.setattr(gb, "get_kernel", lambda *a, **k: defines.append(k.get("defines")) or real_get(*a, **k))
+    monkeypatch.setattr(gb, "cooperative_blocks",
+                        lambda kernel, *size: persistent.append(size) or real_blocks(kernel, *size))
+
+    def kernel(name, dtype):
+        launch = real_kernel(name, dtype)
+        return lambda grid, block, args: grids.append((name, grid)) or launch(grid, block, args)
+
+    monkeypatch.setattr(gb, "_kernel", kernel)
+    a = layered_graph(60)
+    g = bip(a)
+    with bipartite_config(persistent_block=256, persistent_blocks_per_sm=1, persistent_group=8, persistent_queue=False,
+                          persistent_defines={"MGM_EDGES_PER_LANE": 1}, deterministic_blocks=3):
+        r = bipartite_matching(g, "apfb", device="gpu")
+        det = bipartite_matching(g, "apfb", device="gpu", deterministic=True)
+    assert r.cardinality == det.cardinality == a.shape[0]
+    assert persistent == [(256, 1)]
+    assert {"MGM_EDGES_PER_LANE": 1} in defines
+    assert (r.counts["lanes_per_column"], r.counts["queue_traversal"]) == (8, 0)
+    det_grids = {grid for name, grid in grids if name.startswith(("cheap_det", "det_"))}
+    assert det_grids == {(3,)}
+    # outside the block, the defaults again
+    persistent.clear()
+    defines.clear()
+    r = bipartite_matching(g, "apfb", device="gpu")
+    default = BipartiteConfig()
+    assert persistent == [(default.persistent_block, default.persistent_blocks_per_sm)] and r.cardinality == a.shape[0]
+    assert {"MGM_EDGES_PER_LANE": 1} not in defines
 
 
 @pytest.mark.gpu
@@ -560,16 +667,15 @@ def test_deterministic_gpu_equals_cpu_pair_for_pair(monkeypatch, blocks, index):
     """The deterministic GPU kernels return the CPU twin's matching, whatever the launch size (one
     block, seven, or the default grid) and the index type; the default kernels need not."""
     import mgmatch.algorithms.bipartite as mod
-    import mgmatch.gpu.bipartite as gb
 
-    monkeypatch.setattr(gb, "DETERMINISTIC_BLOCKS", blocks)
     if index == "int64":
         monkeypatch.setattr(mod, "_index_dtype", lambda graph: np.dtype(np.int64))
     for name, g, a in deterministic_cases():
         for algorithm, opts in DETERMINISTIC:
             for init in INITS:
                 cpu = bipartite_matching(g, algorithm, init, device="cpu", **opts)
-                gpu = bipartite_matching(g, algorithm, init, device="gpu", **opts)
+                with bipartite_config(deterministic_blocks=blocks):
+                    gpu = bipartite_matching(g, algorithm, init, device="gpu", **opts)
                 what = f"{name} {algorithm} {init} blocks={blocks} {index}"
                 check_result(gpu, a, scipy_rank(a), what)
                 assert gpu.init_cardinality == cpu.init_cardinality, what

@@ -64,6 +64,7 @@ from .._array import to_numpy
 from ..engine import Messages, execute
 from ..engine.config import ConfigScope, check_count
 from ..errors import ParameterError, ResourceError
+from ..gpu import bipartite as _gpu_defaults
 from ..convert import attach_mapping, coerce_input
 from ..graph import Graph
 
@@ -78,12 +79,16 @@ BFS_KERNELS = ("gpubfs-wr", "gpubfs")
 LAUNCHES = ("persistent", "ct", "mt")
 SHRINK_MIN = 512  # [1], Algorithm 7 line 11: shrink only lists of at least this many slots
 _INT32_MAX = np.iinfo(np.int32).max
+_GROUPS = (4, 8, 16, 32)  # lanes per frontier column: a power of two up to a warp
 
 
 # ----------------------------------------------------------------------------- tunables
 @dataclass(frozen=True)
 class BipartiteConfig:
-    """Tunables of bipartite matching, validated once and passed down.
+    """Tunables of bipartite matching, validated once and passed down: a run reads the object in
+    force when it starts (:func:`bipartite_config`) and hands it to the CPU twins' threads and
+    to every GPU launch that has tunables, on a cluster's worker too. None of them changes the
+    cardinality.
 
     Attributes
     ----------
@@ -95,12 +100,132 @@ class BipartiteConfig:
         end, on meshes most of a phase's levels are small, and a graph that stays in cache
         spends a few nanoseconds an edge. (1 shares every loop, as the tests do on small
         graphs.)
+    persistent_block : int
+        The persistent GPU kernel: threads per block, a multiple of 32 (a warp) up to 1024 (the
+        kernel is compiled for blocks of up to 1024 threads, at most 64 registers a thread).
+        Default 512: two such blocks fill a multiprocessor's registers.
+    persistent_blocks_per_sm : int
+        The persistent GPU kernel: most resident blocks per multiprocessor; the launch takes
+        fewer where the device cannot hold that many at once (a cooperative launch needs every
+        block resident). Default 2, with ``persistent_block`` 512 as many as stay resident.
+    persistent_group : {4, 8, 16, 32} or None
+        Lanes that expand one frontier column in the persistent kernel and in the deterministic
+        GPU search. ``None`` (the default): the mean column degree rounded up to a power of two
+        between 4 and 32, or ``queue_group`` for the work queue.
+    persistent_local : int
+        The persistent kernel's levels run by block 0 alone, with block barriers instead of
+        grid barriers, while the frontier fits this many rounds of the block's lane groups (at
+        most this many columns per group; 0: never): the long tails of a phase (few roots, long
+        paths) then cost a block barrier per level instead of a grid barrier, while a wider
+        frontier keeps the whole grid. Default 2.
+    persistent_queue : bool or None
+        APFB's search in the persistent kernel as one work queue per phase (no barrier between
+        levels, ``True``) or level by level (``False``). ``None`` (the default) takes the queue
+        on graphs whose mean column degree is at most ``queue_max_mean_degree``. APsB always
+        runs level by level (it stops at the first level that finds a path).
+    queue_max_mean_degree : int or float
+        The largest mean column degree (edges per column) of a graph whose APFB search
+        ``persistent_queue=None`` runs as a work queue, at least 0. Default 8: the queue is
+        faster on meshes and grids, whose phases are hundreds of levels with small frontiers,
+        and slower on graphs with hubs, whose levels are few and wide (docs/performance.md,
+        section "Bipartite matching on the GPU: launch modes and thresholds").
+    queue_group : {4, 8, 16, 32}
+        Lanes per frontier column of the work queue when ``persistent_group`` is None. Default 4:
+        more columns in flight hide the latency of each.
+    queue_max_roots : int or None
+        The work queue takes only the phases that start with at most this many roots (a positive
+        integer), the others run level by level; ``None`` (the default): every phase. A bound
+        gained a little on meshes but lost more on a grid with edges deleted, whose phases keep
+        thousands of roots for long (docs/performance.md, section "Bipartite matching on the
+        GPU: launch modes and thresholds"), so it is off by default.
+    persistent_defines : tuple of (str, int) pairs
+        Compile-time settings of the persistent kernel (defines of ``kernels/bipartite.cu``,
+        part of the kernel cache key): ``MGM_EDGES_PER_LANE`` (edges a lane takes per step
+        with int32 indices, at least 1), ``MGM_CLAIM_TEST`` (1: read a column's level before
+        the compare-and-swap that claims it; 0: not) and ``MGM_QUEUE_BACKOFF_NS`` (the longest
+        pause of a warp waiting on the work queue, in nanoseconds; 0: none). A mapping or pairs
+        are accepted and kept as pairs sorted by name. Empty (the default): the kernel's own
+        values, 2, 1 and 64 (the kernel's comments give the measurements behind the first two).
+    deterministic_blocks : int or None
+        Blocks of the deterministic GPU kernels' launches (a positive integer); ``None`` (the
+        default): a constant-thread grid, as ``launch="ct"``. Their result does not depend on it.
+
+    >>> with bipartite_config(persistent_queue=False, persistent_defines={"MGM_CLAIM_TEST": 0}):
+    ...     c = get_bipartite_config()
+    >>> c.persistent_queue, c.persistent_defines
+    (False, (('MGM_CLAIM_TEST', 0),))
     """
 
     cpu_parallel_min_edges: int = 32768
+    persistent_block: int = _gpu_defaults.PERSISTENT_BLOCK
+    persistent_blocks_per_sm: int = _gpu_defaults.PERSISTENT_BLOCKS_PER_SM
+    persistent_group: int | None = _gpu_defaults.PERSISTENT_GROUP
+    persistent_local: int = _gpu_defaults.PERSISTENT_LOCAL
+    persistent_queue: bool | None = _gpu_defaults.PERSISTENT_QUEUE
+    queue_max_mean_degree: float = _gpu_defaults.QUEUE_MAX_MEAN_DEGREE
+    queue_group: int = _gpu_defaults.QUEUE_GROUP
+    queue_max_roots: int | None = _gpu_defaults.QUEUE_MAX_ROOTS
+    persistent_defines: tuple = _gpu_defaults.PERSISTENT_DEFINES
+    deterministic_blocks: int | None = _gpu_defaults.DETERMINISTIC_BLOCKS
 
     def __post_init__(self):
         check_count("cpu_parallel_min_edges", self.cpu_parallel_min_edges)
+        check_count("persistent_block", self.persistent_block)
+        if self.persistent_block % 32 or self.persistent_block > 1024:
+            raise ParameterError(f"persistent_block must be a multiple of 32 up to 1024, not {self.persistent_block}")
+        check_count("persistent_blocks_per_sm", self.persistent_blocks_per_sm)
+        for name, none_ok in (("persistent_group", True), ("queue_group", False)):
+            value = getattr(self, name)
+            if not ((none_ok and value is None) or (_is_int(value) and value in _GROUPS)):
+                also = " or None (from the mean degree)" if none_ok else ""
+                raise ParameterError(f"{name} must be one of 4, 8, 16, 32{also}, not {value!r}")
+        check_count("persistent_local", self.persistent_local, 0)
+        if not (self.persistent_queue is None or isinstance(self.persistent_queue, bool)):
+            raise ParameterError(f"persistent_queue must be True, False or None (by the mean degree), "
+                                 f"not {self.persistent_queue!r}")
+        degree = self.queue_max_mean_degree
+        if (isinstance(degree, bool) or not isinstance(degree, (int, float, np.integer, np.floating))
+                or not math.isfinite(float(degree)) or degree < 0):
+            raise ParameterError(f"queue_max_mean_degree must be a non-negative number, not {degree!r}")
+        if self.queue_max_roots is not None:
+            check_count("queue_max_roots", self.queue_max_roots, also=" or None (every phase)")
+        object.__setattr__(self, "persistent_defines", _persistent_defines(self.persistent_defines))
+        if self.deterministic_blocks is not None:
+            check_count("deterministic_blocks", self.deterministic_blocks, also=" or None (a constant-thread grid)")
+            if self.deterministic_blocks > _INT32_MAX:  # CUDA's most blocks of a grid's x dimension
+                raise ParameterError(f"deterministic_blocks must be at most {_INT32_MAX}, "
+                                     f"not {self.deterministic_blocks}")
+
+
+def _is_int(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer))
+
+
+def _persistent_defines(value) -> tuple:
+    """``persistent_defines`` as ``(name, value)`` pairs sorted by name, each name a setting of
+    the persistent kernel and each value an integer in its range; ParameterError otherwise."""
+    what = "persistent_defines must be a mapping or (name, value) pairs of the persistent kernel's settings"
+    if isinstance(value, dict):
+        value = tuple(value.items())
+    try:
+        pairs = [tuple(p) for p in value]
+    except TypeError:
+        raise ParameterError(f"{what}, not {value!r}") from None
+    if isinstance(value, (str, bytes)) or any(len(p) != 2 for p in pairs):
+        raise ParameterError(f"{what}, not {value!r}")
+    settings = _gpu_defaults.PERSISTENT_SETTINGS
+    for name, v in pairs:
+        if not isinstance(name, str) or name not in settings:
+            raise ParameterError(f"persistent_defines: {name!r} is not a setting of the persistent kernel "
+                                 f"(one of {', '.join(map(repr, settings))})")
+        least, most = settings[name]
+        if not _is_int(v) or v < least or (most is not None and v > most):
+            bound = f"from {least} to {most}" if most is not None else f"of at least {least}"
+            raise ParameterError(f"persistent_defines: {name} must be an integer {bound}, not {v!r}")
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise ParameterError(f"persistent_defines names a setting twice: {value!r}")
+    return tuple(sorted((str(name), int(v)) for name, v in pairs))
 
 
 _SCOPE = ConfigScope("mgmatch_bipartite_config", BipartiteConfig())
@@ -407,8 +532,9 @@ def bipartite_matching(
     (:func:`mgmatch.cpu.bipartite.augmenting_bfs_deterministic` states the rules); the matching
     is then the same on every run, for every number of CPU threads, and on the GPU.
 
-    The CPU's parallel loops take their size threshold from :class:`BipartiteConfig` (set it
-    with :func:`bipartite_config`).
+    The CPU's parallel loops take their size threshold, and the persistent GPU kernel and the
+    deterministic GPU search their launch settings, from :class:`BipartiteConfig` (set them with
+    :func:`bipartite_config`).
 
     References
     ----------
@@ -550,15 +676,16 @@ def _adjacency(graph: Graph, dev: str, idx: np.dtype, xp) -> _Adjacency:
 def _run(graph: Graph, algorithm: str, params: dict, dev: str, threads: int | None,
          config: BipartiteConfig) -> BipartiteMatchingResult:
     if dev == "gpu":
-        return _run_on(graph, algorithm, params, dev)
+        return _run_on(graph, algorithm, params, dev, config)
     # the CPU twins' threads and the size below which a loop stays on the calling thread
     from ..cpu.bipartite import parallel  # noqa: PLC0415
 
     with parallel(threads, config.cpu_parallel_min_edges) as n_threads:
-        return _run_on(graph, algorithm, dict(params, threads=n_threads), dev)
+        return _run_on(graph, algorithm, dict(params, threads=n_threads), dev, config)
 
 
-def _run_on(graph: Graph, algorithm: str, params: dict, dev: str) -> BipartiteMatchingResult:
+def _run_on(graph: Graph, algorithm: str, params: dict, dev: str,
+            config: BipartiteConfig) -> BipartiteMatchingResult:
     ops = _twins(dev)
     if dev == "gpu":
         from .._array import cupy_or_none  # noqa: PLC0415
@@ -578,7 +705,8 @@ def _run_on(graph: Graph, algorithm: str, params: dict, dev: str) -> BipartiteMa
     t0 = time.perf_counter()
     init = params["init"]
     if init == "cheap" and params.get("deterministic"):
-        ops.cheap_matching_deterministic(adj.n_rows, adj.n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col)
+        ops.cheap_matching_deterministic(adj.n_rows, adj.n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col,
+                                         tune=config)
     elif init == "cheap":
         ops.cheap_matching(adj.n_rows, adj.n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col)
     elif init == "karp-sipser":
@@ -592,7 +720,7 @@ def _run_on(graph: Graph, algorithm: str, params: dict, dev: str) -> BipartiteMa
     if algorithm == "gpr":
         counts = _gpr(ops, adj, mu_row, mu_col, params, xp, idx)
     else:
-        counts = _augmenting_paths(ops, adj, mu_row, mu_col, algorithm, params, xp, idx)
+        counts = _augmenting_paths(ops, adj, mu_row, mu_col, algorithm, params, xp, idx, config)
     ops.synchronize()
     timings["match"] = time.perf_counter() - t0
 
@@ -689,8 +817,10 @@ def _gpr(ops, adj: _Adjacency, mu_row, mu_col, params: dict, xp, idx) -> dict:
 
 
 # ----------------------------------------------------------------------------- APFB / APsB
-def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, params: dict, xp, idx) -> dict:
-    """APFB / APsB [2], Algorithm 1: BFS, ALTERNATE, FIXMATCHING until no augmenting path is found."""
+def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, params: dict, xp, idx,
+                      config: BipartiteConfig) -> dict:
+    """APFB / APsB [2], Algorithm 1: BFS, ALTERNATE, FIXMATCHING until no augmenting path is found;
+    ``config`` tunes the persistent and the deterministic searches' launches."""
     n_rows, n_cols = adj.n_rows, adj.n_cols
     bfs_level = xp.empty(n_cols, dtype=idx)  # bfs_array
     # root column of each visited column (GPUBFS-WR); the persistent kernel keeps the parent column there
@@ -706,7 +836,7 @@ def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, para
     if not deterministic and launch == "persistent" and ops.persistent_supported():
         phases, levels, capped, device_timings, device_counts = ops.augmenting_paths_persistent(
             n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col, bfs_level, root, pred,
-            stop_at_first=stop_at_first, with_root=with_root, max_phases=cap)
+            stop_at_first=stop_at_first, with_root=with_root, max_phases=cap, tune=config)
         counts.update(device_counts, iterations=phases, bfs_levels=levels)
         counts["_timings"] = {f"match_{k}": v for k, v in device_timings.items()}
         if capped:
@@ -720,7 +850,7 @@ def _augmenting_paths(ops, adj: _Adjacency, mu_row, mu_col, algorithm: str, para
             if deterministic:
                 found, levels = ops.augmenting_bfs_deterministic(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row,
                                                                  mu_col, bfs_level, root, pred,
-                                                                 stop_at_first=stop_at_first)
+                                                                 stop_at_first=stop_at_first, tune=config)
             else:
                 found, levels = ops.augmenting_bfs(n_rows, n_cols, adj.col_ptr, adj.col_rows, mu_row, mu_col,
                                                    bfs_level, root, pred, stop_at_first=stop_at_first,

@@ -1184,7 +1184,7 @@ def _cheap_det_accept_parallel(active, na, nxt, col_rows, mu_row, mu_col, cursor
         _flush(buf, nb, nxt, ctl, _TAIL)
 
 
-def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
+def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, *, tune=None) -> None:
     """Cheap matching by proposal rounds whose outcome does not depend on thread timing, in place.
 
     In each round every unmatched column proposes to its first row that was free when the round
@@ -1192,7 +1192,8 @@ def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     result is maximal (no edge joins two free vertices), like the sequential greedy matching, but
     not always the same one. The GPU twin takes the same decisions, and so does any number of
     threads (a row's smallest proposer is an atomic minimum; on threads the rounds go over the
-    columns still unmatched only).
+    columns still unmatched only). ``tune`` (the GPU twin's launch settings) has no effect on
+    the CPU.
 
     >>> mr, mc = np.full(2, -1, np.int64), np.full(2, -1, np.int64)
     >>> cheap_matching_deterministic(2, 2, np.array([0, 1, 2]), np.array([0, 0]), mr, mc)
@@ -1510,7 +1511,7 @@ def _det_commit_parallel(ends, n_end, new, n_new, nxt, ctl, chunk, workers, mu_r
 
 
 def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, *,
-                                 stop_at_first: bool):
+                                 stop_at_first: bool, tune=None):
     """One phase's search of APFB/APsB with GPUBFS-WR, every race resolved by the smallest id.
 
     Level by level from all unmatched columns: a column reached by several frontier columns
@@ -1520,7 +1521,8 @@ def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     are vertex-disjoint and ``alternate`` needs no stop rule. With ``stop_at_first`` (APsB) the
     search ends after the first level that ends a path. Returns ``(found, levels)``. On threads
     a level of at least the threshold of :func:`parallel` columns runs each step over all its
-    items at once (the GPU twin's four kernels), with the same outcome.
+    items at once (the GPU twin's four kernels), with the same outcome. ``tune`` (the GPU
+    twin's launch settings) has no effect on the CPU.
     """
     if not n_cols:
         return False, 0

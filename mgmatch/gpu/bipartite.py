@@ -9,6 +9,14 @@ cooperative launch and synchronises once.
 
 Karp-Sipser's degree-one rule is inherently sequential; its GPU twin copies the matching and
 the graph to the host, runs the CPU twin and copies the matching back.
+
+The launches of the persistent kernel and of the deterministic search take their tunables from
+``tune``, an object with the fields of :class:`mgmatch.algorithms.bipartite.BipartiteConfig`
+(the one in force when the run started, passed down by the driver, to a cluster's worker too):
+the persistent kernel's block size and blocks per multiprocessor, its lanes per frontier
+column, the block-local levels, the work queue and its bounds, the kernel's compile-time
+settings (defines, part of the kernel cache key), and the blocks of the deterministic
+launches. The module constants below are their defaults only.
 """
 
 from __future__ import annotations
@@ -42,50 +50,71 @@ L0 = _cpu.L0
 BLOCK = 256
 _MAX_GRID = 65535 * 32  # grid-stride loops cover the rest
 _CT_BLOCKS_PER_SM = 8  # constant-thread (CT) launches: this many blocks per multiprocessor
-PERSISTENT_BLOCK = 512  # persistent launches: threads per block
-PERSISTENT_BLOCKS_PER_SM = 2  # and at most this many resident blocks per multiprocessor
-PERSISTENT_GROUP = None  # lanes per frontier column (4, 8, 16 or 32); None: from the mean degree
-PERSISTENT_LOCAL = 2  # block 0 runs the levels alone while the frontier fits this many rounds of its groups
-PERSISTENT_QUEUE = None  # APFB's search as one work queue: True, False, or None (by the mean degree)
-QUEUE_MAX_MEAN_DEGREE = 8  # None picks the work queue up to this mean column degree
-QUEUE_GROUP = 4  # lanes per frontier column of the work queue
-# The work queue takes the phases that start with at most this many roots, the others run level
-# by level; None: every phase. A bound gained a little on meshes but lost more on a grid with
-# edges deleted, whose phases keep thousands of roots for long (docs/performance.md, section
-# "Bipartite matching on the GPU: launch modes and thresholds"). So it is off by default.
-QUEUE_MAX_ROOTS = None
-# Compile-time settings of the persistent kernel, e.g. {"MGM_EDGES_PER_LANE": 1}, {"MGM_CLAIM_TEST": 0}
-# or {"MGM_QUEUE_BACKOFF_NS": 0} (see kernels/bipartite.cu); empty: the kernel's defaults.
-PERSISTENT_DEFINES: dict = {}
-# Blocks of the deterministic kernels' launches; None: a constant-thread grid (as "ct"). Their
-# result does not depend on it.
-DETERMINISTIC_BLOCKS = None
 _CTL_SIZE = 160  # MGM_CTL_SIZE of kernels/bipartite.cu
 
+#: The compile-time settings of the persistent kernel that a run may change (the ``#ifndef``
+#: settings of kernels/bipartite.cu), each with its least and largest value (None: no bound): the
+#: edges a lane takes per step, whether a column's level is read before the compare-and-swap that
+#: claims it, and the longest pause of a warp waiting on the work queue, in nanoseconds (an
+#: unsigned int; 0: none).
+PERSISTENT_SETTINGS = {"MGM_EDGES_PER_LANE": (1, None), "MGM_CLAIM_TEST": (0, 1),
+                       "MGM_QUEUE_BACKOFF_NS": (0, 2**32 - 1)}
 
-def _queue_mode(n_cols: int, nnz: int, stop_at_first: bool) -> bool:
-    """Whether the persistent kernel runs APFB's search as one work queue: on sparse graphs
-    (meshes, roads), whose phases are hundreds of levels with small frontiers. The queue is
-    faster there and slower on graphs with hubs, whose levels are few and wide, hence the bound
-    on the mean degree (docs/performance.md, section "Bipartite matching on the GPU: launch
-    modes and thresholds"). APsB needs the levels."""
+# The tunables' defaults (BipartiteConfig's): a run reads its values from ``tune`` only.
+
+#: Persistent launches: threads per block.
+PERSISTENT_BLOCK = 512
+#: Persistent launches: at most this many resident blocks per multiprocessor.
+PERSISTENT_BLOCKS_PER_SM = 2
+#: Lanes per frontier column of the persistent kernel (4, 8, 16 or 32); None: from the mean degree.
+PERSISTENT_GROUP = None
+#: Block 0 runs the levels alone while the frontier fits this many rounds of its groups.
+PERSISTENT_LOCAL = 2
+#: APFB's search as one work queue: True, False, or None (by the mean degree).
+PERSISTENT_QUEUE = None
+#: None picks the work queue up to this mean column degree.
+QUEUE_MAX_MEAN_DEGREE = 8
+#: Lanes per frontier column of the work queue.
+QUEUE_GROUP = 4
+#: The work queue takes the phases that start with at most this many roots, the others run level
+#: by level; None: every phase. A bound gained a little on meshes but lost more on a grid with
+#: edges deleted, whose phases keep thousands of roots for long (docs/performance.md, section
+#: "Bipartite matching on the GPU: launch modes and thresholds"). So it is off by default.
+QUEUE_MAX_ROOTS = None
+#: Compile-time settings of the persistent kernel as ``(name, value)`` pairs (names of
+#: ``PERSISTENT_SETTINGS``), e.g. ``(("MGM_EDGES_PER_LANE", 1),)``; empty: the kernel's defaults.
+PERSISTENT_DEFINES = ()
+#: Blocks of the deterministic kernels' launches; None: a constant-thread grid (as "ct"). Their
+#: result does not depend on it.
+DETERMINISTIC_BLOCKS = None
+
+
+def _queue_mode(n_cols: int, nnz: int, stop_at_first: bool, *, tune) -> bool:
+    """Whether the persistent kernel runs APFB's search as one work queue: ``tune.persistent_queue``
+    when set, else on sparse graphs (meshes, roads), whose phases are hundreds of levels with
+    small frontiers. The queue is faster there and slower on graphs with hubs, whose levels are
+    few and wide, hence the bound on the mean degree, ``tune.queue_max_mean_degree``
+    (docs/performance.md, section "Bipartite matching on the GPU: launch modes and thresholds").
+    APsB needs the levels."""
     if stop_at_first:
         return False
-    if PERSISTENT_QUEUE is not None:
-        return bool(PERSISTENT_QUEUE)
-    return nnz <= QUEUE_MAX_MEAN_DEGREE * n_cols
+    if tune.persistent_queue is not None:
+        return bool(tune.persistent_queue)
+    return nnz <= tune.queue_max_mean_degree * n_cols
 
 
-def _group_size(n_cols: int, nnz: int, queue_mode: bool = False) -> int:
-    """Lanes per frontier column of the persistent kernel: the mean column degree rounded up to
-    a power of two, between 4 and 32 (a warp); ``QUEUE_GROUP`` for the work queue, where more
-    columns in flight hide the latency of each."""
-    if PERSISTENT_GROUP is not None:
-        return int(PERSISTENT_GROUP)
+def _group_size(n_cols: int, nnz: int, queue_mode: bool = False, *, tune) -> int:
+    """Lanes per frontier column of the persistent kernel: ``tune.persistent_group`` when set,
+    else the mean column degree rounded up to a power of two, between 4 and 32 (a warp);
+    ``tune.queue_group`` for the work queue, where more columns in flight hide the latency of
+    each."""
+    if tune.persistent_group is not None:
+        return int(tune.persistent_group)
     if queue_mode:
-        return QUEUE_GROUP
+        return int(tune.queue_group)
     mean = nnz / max(n_cols, 1)
     return next(g for g in (4, 8, 16, 32) if mean <= g or g == 32)
+
 
 _KERNELS = (
     "cheap_propose", "clear_exhausted", "fix_cols", "fix_rows", "gr_init", "gr_level",
@@ -273,17 +302,19 @@ def alternate(n_rows, mu_row, mu_col, pred, bfs, root, *, level_encoding: bool, 
 
 
 # ----------------------------------------------------------------------------- deterministic runs
-def _det_launch(name, dtype, n, args) -> None:
-    """Launch a deterministic kernel over ``n`` items (None: a count only the device knows)."""
-    if DETERMINISTIC_BLOCKS is not None:
-        grid = int(DETERMINISTIC_BLOCKS)
+def _det_launch(name, dtype, n, args, *, tune) -> None:
+    """Launch a deterministic kernel over ``n`` items (None: a count only the device knows) on
+    ``tune.deterministic_blocks`` blocks, or a constant-thread grid when that is None."""
+    if tune.deterministic_blocks is not None:
+        grid = int(tune.deterministic_blocks)
     else:
         grid = _ct_grid() if n is None else min(_ct_grid(), _grid(n))
     _kernel(name, dtype)((grid,), (BLOCK,), args)
 
 
-def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col) -> None:
-    """Cheap matching by proposal rounds, every race resolved by the smallest column; see the CPU twin."""
+def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, *, tune) -> None:
+    """Cheap matching by proposal rounds, every race resolved by the smallest column; see the CPU
+    twin. ``tune`` gives the launches' blocks."""
     if not n_cols:
         return
     cp = _cp()
@@ -295,27 +326,28 @@ def cheap_matching_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     flag = _flags(1)
     while True:
         flag.fill(0)
-        _det_launch("cheap_det_propose", dt, n_cols, (t(n_cols), col_ptr, col_rows, mu_row, mu_col, cursor, prop, flag))
+        _det_launch("cheap_det_propose", dt, n_cols, (t(n_cols), col_ptr, col_rows, mu_row, mu_col, cursor, prop, flag),
+                    tune=tune)
         if not int(flag.get()[0]):  # the one scalar that decides termination
             break
-        _det_launch("cheap_det_accept", dt, n_cols, (t(n_cols), col_rows, mu_row, mu_col, cursor, prop))
-        _det_launch("cheap_det_reset", dt, n_cols, (t(n_cols), col_ptr, col_rows, cursor, prop, none))
-    _det_launch("clear_exhausted", dt, n_cols, (t(n_cols), mu_col))
+        _det_launch("cheap_det_accept", dt, n_cols, (t(n_cols), col_rows, mu_row, mu_col, cursor, prop), tune=tune)
+        _det_launch("cheap_det_reset", dt, n_cols, (t(n_cols), col_ptr, col_rows, cursor, prop, none), tune=tune)
+    _det_launch("clear_exhausted", dt, n_cols, (t(n_cols), mu_col), tune=tune)
 
 
 def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, *,
-                                 stop_at_first: bool):
+                                 stop_at_first: bool, tune):
     """One phase's deterministic GPUBFS-WR search (see the CPU twin for the rules): per level one
     single-thread launch that resets the counters, four over the frontier and the claims it made
     (a group of lanes per frontier column, as in the persistent kernel), and one read-back of
-    two counters."""
+    two counters. ``tune`` gives the launches' blocks and the lanes per frontier column."""
     if not n_cols:
         return False, 0
     cp = _cp()
     dt = mu_row.dtype
     t = dt.type
     none = t(np.iinfo(dt).max)
-    _det_launch("bfs_init", dt, n_cols, (t(n_cols), mu_col, bfs, root, t(L0)))
+    _det_launch("bfs_init", dt, n_cols, (t(n_cols), mu_col, bfs, root, t(L0)), tune=tune)
     roots = unmatched_columns(mu_col)
     cur, nxt = cp.empty(n_cols, dtype=dt), cp.empty(n_cols, dtype=dt)
     cur[: roots.shape[0]] = roots
@@ -328,18 +360,19 @@ def augmenting_bfs_deterministic(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_c
     ends = cp.empty(max(n_rows, 1), dtype=dt)
     counts = cp.zeros(5, dtype=np.uint64)  # new columns, claimed ends, paths, next frontier, frontier
     counts[3] = nf
-    group = _group_size(n_cols, int(col_rows.shape[0]))
+    group = _group_size(n_cols, int(col_rows.shape[0]), tune=tune)
     start = get_kernel("bipartite", "det_level_start", name_expressions=_NAME_EXPRESSIONS)
     level, levels, found = L0, 0, False
     while nf:
         levels += 1
         start((1,), (1,), (counts,))
         _det_launch("det_expand", dt, nf * group, (counts, cur, col_ptr, col_rows, mu_row, bfs, root, t(L0 - 1),
-                                                   none, claim, end_claim, new_cols, ends, np.int32(group)))
-        _det_launch("det_pick_ends", dt, None, (counts, ends, end_claim, root, best_end))
-        _det_launch("det_commit_ends", dt, None, (counts, ends, end_claim, root, best_end, mu_row, pred, bfs, none))
+                                                   none, claim, end_claim, new_cols, ends, np.int32(group)), tune=tune)
+        _det_launch("det_pick_ends", dt, None, (counts, ends, end_claim, root, best_end), tune=tune)
+        _det_launch("det_commit_ends", dt, None, (counts, ends, end_claim, root, best_end, mu_row, pred, bfs, none),
+                    tune=tune)
         _det_launch("det_commit_cols", dt, None, (counts, new_cols, claim, root, bfs, mu_col, pred, t(level + 1),
-                                                  none, nxt))
+                                                  none, nxt), tune=tune)
         paths, nf = (int(x) for x in counts[2:4].get())  # the scalars that decide termination
         found = found or paths > 0
         if found and stop_at_first:
@@ -355,7 +388,7 @@ def persistent_supported() -> bool:
 
 
 def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, *,
-                                stop_at_first: bool, with_root: bool, max_phases: int):
+                                stop_at_first: bool, with_root: bool, max_phases: int, tune):
     """APFB / APsB in one cooperative launch (``apfb_persistent``): every phase's traversal,
     ALTERNATE and FIXMATCHING (GPUBFS only; with the root array the paths are vertex-disjoint)
     run on the device, separated by grid-wide barriers, with a group of lanes per frontier column.
@@ -365,9 +398,14 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
 
     On sparse graphs APFB's search is one FIFO work queue per phase (:func:`_queue_mode`): no
     barrier between BFS levels. Otherwise, and for APsB (which stops at the first level that
-    finds a path), the levels run one by one, with a barrier per level. With ``QUEUE_MAX_ROOTS``
-    the work queue takes only the phases that start with at most that many roots, and the wide
-    first phases run level by level.
+    finds a path), the levels run one by one, with a barrier per level. With
+    ``tune.queue_max_roots`` the work queue takes only the phases that start with at most that
+    many roots, and the wide first phases run level by level.
+
+    ``tune`` gives the launch: its threads per block (``persistent_block``), resident blocks per
+    multiprocessor (``persistent_blocks_per_sm``), the lanes per frontier column, the
+    block-local levels (``persistent_local``), the work queue's choice and bounds, and the
+    kernel's compile-time settings (``persistent_defines``, part of the kernel cache key).
 
     Returns ``(phases, levels, capped, timings, counts)``: ``levels`` sums, over the phases, the
     depth of the search (the levels a level-synchronous BFS runs); ``capped`` is True when
@@ -382,10 +420,10 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
     cp = _cp()
     t = mu_row.dtype.type
     name = f"apfb_persistent<{_CTYPES[np.dtype(mu_row.dtype)]}>"
-    kernel = get_kernel("bipartite", name, defines=PERSISTENT_DEFINES or None, name_expressions=(name,),
-                        cooperative=True)
-    queue_mode = _queue_mode(n_cols, int(col_rows.shape[0]), stop_at_first)
-    queue_roots = n_cols if QUEUE_MAX_ROOTS is None else min(int(QUEUE_MAX_ROOTS), n_cols)
+    kernel = get_kernel("bipartite", name, defines=dict(tune.persistent_defines) or None,
+                        name_expressions=(name,), cooperative=True)
+    queue_mode = _queue_mode(n_cols, int(col_rows.shape[0]), stop_at_first, tune=tune)
+    queue_roots = n_cols if tune.queue_max_roots is None else min(int(tune.queue_max_roots), n_cols)
     # (column, begin, end, root) entries: the work queue's slots, or the two halves (frontier and
     # next) of the levels; the work queue's slots start empty (-1)
     levels_too = not queue_mode or queue_roots < n_cols
@@ -395,12 +433,15 @@ def augmenting_paths_persistent(n_rows, n_cols, col_ptr, col_rows, mu_row, mu_co
     words = _CTL_SIZE * mu_row.dtype.itemsize // 8  # ctl, the barrier count and stats: one zeroed buffer
     scratch = cp.zeros(words + 12, dtype=np.uint64)
     ctl, bar, stats = scratch[:words].view(mu_row.dtype), scratch[words : words + 1], scratch[words + 1 :]
-    grid = cooperative_blocks(kernel, PERSISTENT_BLOCK, PERSISTENT_BLOCKS_PER_SM)
-    group = _group_size(n_cols, int(col_rows.shape[0]), queue_mode)
-    local_max = PERSISTENT_LOCAL * (PERSISTENT_BLOCK // group)
-    kernel((grid,), (PERSISTENT_BLOCK,), (t(n_rows), t(n_cols), col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, queue,
-                                          ctl, bar, t(L0), np.int32(bool(with_root)), np.int32(bool(stop_at_first)),
-                                          t(max_phases), np.int32(group), t(local_max), np.int32(queue_mode), t(queue_roots), stats))
+    block = int(tune.persistent_block)
+    grid = cooperative_blocks(kernel, block, int(tune.persistent_blocks_per_sm))
+    group = _group_size(n_cols, int(col_rows.shape[0]), queue_mode, tune=tune)
+    # a frontier never exceeds n_cols, so the cap keeps the kernel's choices and the index type
+    local_max = min(int(tune.persistent_local) * (block // group), n_cols)
+    kernel((grid,), (block,), (t(n_rows), t(n_cols), col_ptr, col_rows, mu_row, mu_col, bfs, root, pred, queue,
+                               ctl, bar, t(L0), np.int32(bool(with_root)), np.int32(bool(stop_at_first)),
+                               t(max_phases), np.int32(group), t(local_max), np.int32(queue_mode), t(queue_roots),
+                               stats))
     st = [int(x) for x in stats.get()]
     timings = {"bfs": (st[0] + st[1] + st[2]) * 1e-9, "alternate": st[3] * 1e-9}
     counts = {"queue_traversal": int(queue_mode), "lanes_per_column": group, "blocks": grid,
