@@ -218,6 +218,44 @@ def test_device_split_matches_host_split(receivers):
         np.testing.assert_array_equal(device[p].w.get(), host[p].w)
 
 
+def test_outbox_grows_and_keeps_what_it_holds():
+    import cupy as cp
+
+    from mgmatch.gpu.matching import _Outbox
+
+    out = _Outbox(4)
+    out.ints[:] = cp.arange(16).reshape(4, 4)
+    out.w[:] = cp.arange(4) / 2
+    out.count[0] = 3
+    out.reserve(3)  # room enough: the same buffers
+    assert out.cap == 4
+    out.reserve(5)
+    assert out.cap == 8  # at least doubled
+    ints, w = out.result()
+    np.testing.assert_array_equal(ints.get(), np.arange(12).reshape(3, 4))
+    np.testing.assert_array_equal(w.get(), [0.0, 0.5, 1.0])
+    out.reserve(100)
+    assert out.cap == 100 and out.result()[0].shape == (3, 4)
+
+
+@pytest.mark.parametrize("idx_dtype", [np.int32, np.int64])
+def test_neighbour_slots_match_the_host_table(idx_dtype):
+    # owned neighbours at v - lo, ghosts after the owned ones in sorted order, in 32 bits
+    import cupy as cp
+
+    from mgmatch.cpu.graph_build import ghost_lookup, ghost_slots
+    from mgmatch.gpu.matching import neighbour_slots
+
+    rng = np.random.default_rng(8)
+    n, lo, hi = 5000, 1200, 3100
+    indices = rng.integers(0, n, 40000).astype(idx_dtype)
+    ghosts = np.unique(indices[(indices < lo) | (indices >= hi)]).astype(np.int64)
+    expect = ghost_slots(indices, lo, hi, ghosts, n, ghost_lookup(lo, hi, ghosts, n))
+    got = neighbour_slots(cp.asarray(indices), lo, hi, ghosts)
+    assert got.dtype == cp.int32
+    np.testing.assert_array_equal(got.get(), expect)
+
+
 def test_tunables_reach_the_launches(monkeypatch):
     # the values in force when a run starts are the ones its launches use
     from mgmatch._kernels import compute_capability

@@ -213,10 +213,9 @@ def _slots(part: Partition):
         slot = part.derived("matching.slots",
                             lambda: ghost_slots(idx, part.lo, part.hi, part.ghosts, part.n_global, lookup))
         return slot, lookup
-    idx64 = idx.astype(xp.int64)
-    owned = (idx64 >= part.lo) & (idx64 < part.hi)
-    ghost_pos = xp.searchsorted(xp.asarray(part.ghosts), idx64) + part.n_owned
-    return xp.where(owned, idx64 - part.lo, ghost_pos), None
+    from ..gpu.matching import neighbour_slots  # noqa: PLC0415
+
+    return neighbour_slots(idx, part.lo, part.hi, part.ghosts), None
 
 
 def _active_queue(part: Partition):
@@ -398,7 +397,7 @@ class _BSuitor(_MatchingProgram):
             hcnt=xp.zeros(n, dtype=xp.int64), hoff=off[:-1].copy(),
             tw=xp.full(n_ghost, -np.inf, dtype=xp.float64), ts=xp.full(n_ghost, -1, dtype=xp.int64),
             tid=xp.full(total, -1, dtype=xp.int64), tcnt=xp.zeros(n, dtype=xp.int64), toff=off[:-1].copy(),
-            queue=_active_queue(part), prepared=self._prepare(part, slot, self.tune), **cpu_only,
+            queue=_active_queue(part), prepared=self._prepare(part, slot, b_eff, self.tune), **cpu_only,
             keys=None if xp is np else self._keys(b_eff, n_ghost, total),
         )
 
@@ -410,13 +409,16 @@ class _BSuitor(_MatchingProgram):
         return bsuitor_keys(b, n_ghost, total)
 
     @staticmethod
-    def _prepare(part: Partition, slot, tune) -> dict:
-        """What every GPU step of the partition shares (see ``gpu.matching.bsuitor_prepare``)."""
+    def _prepare(part: Partition, slot, b, tune) -> dict:
+        """What every GPU step of the partition shares (see ``gpu.matching.bsuitor_prepare``),
+        and the largest ``b``, which bounds a sweep's messages on the host."""
         if part.xp is np:
             return {}
         from ..gpu.matching import bsuitor_prepare  # noqa: PLC0415
 
-        return bsuitor_prepare(part.indices, slot, part.weights, part.n_owned, part.ghosts.size, tune)
+        prepared = bsuitor_prepare(part.indices, slot, part.weights, part.n_owned, part.ghosts.size, tune)
+        prepared["b_max"] = int(b.max()) if b.size else 0
+        return prepared
 
     def step(self, st, inbox: Messages) -> Messages:
         p = st.part

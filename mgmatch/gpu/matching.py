@@ -40,6 +40,8 @@ References
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .._kernels import compute_capability, get_kernel
@@ -158,11 +160,58 @@ class _Outbox:
     def args(self):
         return (self.ints, self.w, self.count, _i64(self.cap))
 
+    def reserve(self, need: int) -> None:
+        """Room for ``need`` messages in all (the ones written so far included): a larger
+        buffer, at least twice the size, with the present one copied in. The caller passes a
+        bound it knows on the host, so that no count is read back to size it."""
+        need = int(need)
+        if need <= self.cap:
+            return
+        cp = _cp()
+        cap = max(need, 2 * self.cap)
+        ints, w = cp.empty((cap, 4), dtype=cp.int64), cp.empty(cap, dtype=cp.float64)
+        ints[: self.cap] = self.ints
+        w[: self.cap] = self.w
+        self.ints, self.w, self.cap = ints, w, cap
+
     def result(self):
         k = int(self.count.get()[0])
         if k > self.cap:  # the caps below are proven bounds; this guards against a broken one
             raise RuntimeError(f"outbox overflow ({k} messages, room for {self.cap})")
         return self.ints[:k], self.w[:k]
+
+
+@functools.cache
+def _slot_kernel():
+    # an entry's neighbour: owned v at v - lo, a ghost after the owned ones at its rank in the
+    # sorted ghost list (binary search), in one pass with no temporaries
+    return _cp().ElementwiseKernel(
+        "I v, int64 lo, int64 hi, raw int64 ghosts, int64 n_ghosts", "S slot",
+        """
+        long long x = (long long)v;
+        if (x >= lo && x < hi) {
+            slot = (S)(x - lo);
+        } else {
+            long long a = 0, b = n_ghosts;
+            while (a < b) { long long m = (a + b) >> 1; if (ghosts[m] < x) a = m + 1; else b = m; }
+            slot = (S)(hi - lo + a);
+        }
+        """, "mgmatch_neighbour_slots")
+
+
+def neighbour_slots(indices, lo: int, hi: int, ghosts):
+    """Slot of each CSR entry's neighbour in a partition owning ``[lo, hi)`` (owned ``v - lo``,
+    ghosts after the owned ones in the order of the sorted ``ghosts``), in 32 bits where the
+    slots fit: a partition's one array per stored entry besides the graph's own, so that the
+    share of a graph that one GPU takes on a cluster is not bounded by this array's
+    temporaries."""
+    cp = _cp()
+    ghosts_d = _as_device(ghosts, cp.int64)
+    n_slots = hi - lo + int(ghosts_d.size)
+    out = cp.empty(indices.shape[0], dtype=cp.int32 if n_slots < 2**31 else cp.int64)
+    if out.size:
+        _slot_kernel()(indices, cp.int64(lo), cp.int64(hi), ghosts_d, cp.int64(ghosts_d.size), out)
+    return out
 
 
 def _boundary_entries(slot, n_owned: int, n_ghosts: int) -> int:
@@ -437,7 +486,7 @@ def _heap_slots(vertices, hoff, b):
 
 def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
                   hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w, *, boundary=None, ranks=None,
-                  keys=None, tune=None):
+                  keys=None, b_max=None, tune=None):
     """b-Suitor on one partition until local quiescence (Khan et al. [3]_, Algorithm 2).
 
     GPU twin of :func:`mgmatch.cpu.matching.bsuitor_local`. Each owned vertex keeps a min-heap
@@ -453,6 +502,14 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     (:func:`bsuitor_unpack`). Without it each call builds every key and threshold from
     ``hw``/``hs``/``tw``/``ts`` and writes the heaps back, passes over the whole partition that a
     run of many short rounds would pay in every round.
+
+    The outbox grows with the sweeps rather than being sized for the step's worst case at
+    once: a sweep's active vertex sends at most one message per proposal that succeeds (a
+    proposal to a ghost, or the displacement of a ghost suitor), so at most ``b(v)`` of them,
+    with ``b_max`` (the partition's largest ``b``, given or read here) bounding them on the
+    host. The bound over the whole step, two messages per boundary entry and per inbox
+    message, stays the ceiling; sized to it, the outbox of a partition that shares half its
+    entries with others would take 40 bytes per stored entry.
     """
     cp = _cp()
     lo, hi = int(lo), int(hi)
@@ -466,7 +523,11 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
         boundary = _boundary_entries(slot, n_owned, ghosts_d.size)
     if ranks is None:
         ranks = _Ranks(weights, k)
-    out = _Outbox(2 * boundary + 2 * n_in + 64)
+    if b_max is None:
+        b_max = int(b.max()) if n_owned else 0
+    ceiling = 2 * boundary + 2 * n_in + 64
+    sent = 2 * n_in + 64  # a bound on the messages written so far, known on the host
+    out = _Outbox(min(ceiling, sent))
     queue = _as_device(queue, cp.int64)
     work = cp.empty(queue.size + n_in, dtype=cp.int64)
     work[: queue.size] = queue
@@ -508,6 +569,9 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     n_removed = cp.zeros(1, dtype=cp.uint64)
     flag = cp.zeros(n_owned, dtype=cp.int32)
     while active.size:
+        if boundary:
+            sent += int(active.size) * int(b_max)
+            out.reserve(min(sent, ceiling))
         n_removed.fill(0)
         k.bsuitor_propose((_grid(active.size),), (BLOCK,), (
             _i64(lo), _i64(n_owned), indptr, indices, weights, _ptr(ranks.rank), _ptr(ranks.table), slot, b,
