@@ -138,6 +138,29 @@ class SlowSuitor(_Suitor):
         return super().step(st, inbox)
 
 
+class OutOfMemoryError(Exception):
+    """Named as CuPy's out-of-memory error, which the engine reports as one clear message."""
+
+
+class ShortOfMemorySuitor(_Suitor):
+    """Suitor whose partitions after the first run out of (device) memory in their first step."""
+
+    def step(self, st, inbox):
+        if st.part.lo > 0:
+            raise OutOfMemoryError("Out of memory allocating 1,024 bytes")
+        return super().step(st, inbox)
+
+
+def test_worker_out_of_gpu_memory_is_one_clear_error(dask_client, graph):
+    from mgmatch.engine import execute
+    from mgmatch.errors import ResourceError
+
+    with pytest.raises(ResourceError, match=r"suitor-rounds-w\d-\w+ ran out of GPU memory on its worker: Out of memory"):
+        execute(ShortOfMemorySuitor(), graph, partitions=2, client=dask_client, device="cpu")
+    r = mgmatch.suitor(graph, partitions=2, client=dask_client, device="cpu")  # the cluster serves the next job
+    np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
+
+
 def test_worker_lost_mid_run_gives_identical_matching(worker_fault):
     """A worker killed or stopped (SIGSTOP) mid-run: the run starts over on the other two and
     returns the identical matching, within a bounded time (the stopped one after the peer

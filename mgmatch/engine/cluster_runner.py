@@ -35,7 +35,7 @@ import weakref
 import numpy as np
 
 from .._array import to_numpy
-from ..errors import ClusterError, ParameterError
+from ..errors import ClusterError, ParameterError, ResourceError
 from . import handback
 from .local import round_record
 from .program import HEAD, Messages, RoundLog, outbox_pieces, round_vector, sum_in_order
@@ -330,9 +330,13 @@ async def _wait_all(client, futures: list, watch: set, grace: float):
         t.cancel()
     if not errors:
         return [results[i] for i in range(len(futures))]
-    ordinary = [e for e in errors.values() if not isinstance(e, (PeerError, *_lost_errors()))]
+    ordinary = [(i, e) for i, e in errors.items() if not isinstance(e, (PeerError, *_lost_errors()))]
     if ordinary:
-        raise ordinary[0]
+        i, exc = ordinary[0]
+        if type(exc).__name__ == "OutOfMemoryError":  # one clear message, as a local run gives
+            raise ResourceError(f"task {futures[i].key} ran out of GPU memory on its worker: {exc} (more workers "
+                                "give each a smaller share of the graph)") from None
+        raise exc
     peer_errors = [e for e in errors.values() if isinstance(e, PeerError)]
     named = sorted({e.worker for e in peer_errors if e.worker})
     gone = sorted(watch - set(await _worker_list(client)))
