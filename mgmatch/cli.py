@@ -513,8 +513,12 @@ ALL_FAMILIES = ("matching", "bipartite", "louvain", "distributed", "stable-marri
               help="Run every case once per thread count, mgmatch and its peers alike (e.g. 1,2,4,8,16: the "
                    "scaling curve); each row records its threads. Default: one pass on every CPU the process "
                    "may use.")
+@click.option("--fill-gpus", is_flag=True,
+              help="distributed (and louvain with --workers): the capacity runs instead. Every GPU is filled "
+                   "until the single-GPU estimate does not fit; the local run must refuse with the memory "
+                   "message, and clusters of 2 or more workers must finish with the local result.")
 @_friendly
-def bench(family, device, graphs, repeats, quick, output, workers, threads):
+def bench(family, device, graphs, repeats, quick, output, workers, threads, fill_gpus):
     """Time mgmatch against its peers (NetworKit, SciPy) side by side on the same graphs."""
     from .bench import run_family, write_report  # noqa: PLC0415
 
@@ -524,9 +528,16 @@ def bench(family, device, graphs, repeats, quick, output, workers, threads):
     families = list(ALL_FAMILIES) if family == "all" else [family]
     counts = _parse_counts(workers)
     thread_counts = _parse_counts(threads, "--threads")
+    if fill_gpus and (family not in ("distributed", "louvain") or (family == "louvain" and not counts)):
+        raise ParameterError("--fill-gpus measures capacity on clusters: give --family distributed, or "
+                             "--family louvain with --workers")
     rows = []
     for fam in families:
-        extra = {"workers": counts} if fam == "distributed" else {}
+        extra = {"workers": counts, "fill_gpus": fill_gpus} if fam == "distributed" else {}
+        if fill_gpus and fam == "louvain" and counts:  # capacity rows only
+            rows += run_family("distributed", graphs=specs, device=device, repeats=repeats, quick=quick,
+                               workers=counts, algorithms=("louvain",), fill_gpus=True)
+            continue
         # --graphs names graphs for the other families, formats for io: with --family all, io reads its own
         given = specs if fam != "io" or family == "io" else None
         rows += run_family(fam, graphs=given, device=device, repeats=repeats, quick=quick, threads=thread_counts,

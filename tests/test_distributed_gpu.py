@@ -115,3 +115,19 @@ def test_more_gpu_workers_than_gpus_is_one_clear_error():
     with pytest.raises(mgmatch.errors.ClusterError, match=f"{visible + 1} GPU workers"):
         with cluster(workers=visible + 1, device="gpu", dashboard=False):
             pass
+
+
+@pytest.mark.mgpu
+def test_capacity_rows_refuse_locally_and_finish_on_two_gpus():
+    # each GPU filled until less than the single-GPU estimate is free: the local run refuses with
+    # the memory message, two workers (half the graph each) finish with the local result
+    from mgmatch.bench.distributed import run
+
+    rows = run(["kron:k=21,seed=1"], device="gpu", repeats=1, workers=[2], algorithms=("suitor",), read=False,
+               fill_gpus=True)
+    (row,) = rows
+    assert row["impl"] == "filled-2w" and row["workers"] == 2
+    assert row["local_refused"], row
+    assert "GPU memory" in row["local_error"]
+    assert all(free < row["single_gpu_estimate_bytes"] for free in row["free_bytes_per_gpu"])
+    assert row["identical"] and row["rounds"] >= 2

@@ -33,6 +33,13 @@ the graph on the GPU (``local-resident``). Extra row fields:
 ``dask_1w_over_local`` (local rows)
     the one-worker run's time / the local run's time: the engine's overhead on one worker.
 
+With ``fill_gpus`` the family measures capacity instead (``impl`` ``filled-<k>w``): every
+visible GPU is filled until less than the single-GPU estimate of the run is free (the estimate
+the local run checks before it starts, ``fill_fraction`` of it left free), the local run must
+refuse with the memory message (``local_refused``, the message in ``local_error``), and the
+clusters of each worker count of at least 2 (partitions in host memory) must finish with the
+local result computed before the GPUs were filled (``identical``).
+
 With ``read`` (the default) each graph is also written to a Parquet file and read into
 partitions on each cluster two ways, timed in alternating blocks (algorithm ``read``): by the
 workers themselves (``impl`` ``read-on-<k>w``, :func:`mgmatch.distributed.read_partitions`,
@@ -83,7 +90,7 @@ def _worker_counts(dev: str, workers):
 
 
 def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algorithms=DEFAULT_ALGORITHMS, b=3,
-        timeout=None, read=True) -> list[dict]:
+        timeout=None, read=True, fill_gpus=False, fill_fraction=0.7) -> list[dict]:
     """Time each algorithm in-process and on local clusters of each worker count; return rows.
 
     Parameters
@@ -100,6 +107,10 @@ def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algori
     read : bool
         Also time reading each graph from Parquet on the workers against reading it in the
         client and placing it.
+    fill_gpus : bool
+        Measure capacity instead: the GPUs filled so that a local run does not fit, clusters of
+        2 or more workers (see the module notes); ``fill_fraction`` of the single-GPU estimate
+        is left free on each GPU.
     """
     from .._array import resolve_device  # noqa: PLC0415
     from ..algorithms.louvain import louvain  # noqa: PLC0415
@@ -114,6 +125,9 @@ def run(graphs=None, device="auto", repeats=3, quick=False, workers=None, algori
     if isinstance(algorithms, str):
         algorithms = (algorithms,)
     specs = graphs or (QUICK_GRAPHS if quick else DEFAULT_GRAPHS[dev])
+    if fill_gpus:
+        return _capacity_rows(specs, dev, algorithms, b, _worker_counts(dev, workers), repeats, timeout,
+                              fill_fraction, solve)
     placements = ("host", "resident") if dev == "gpu" else ("host",)
     rows, graphs, local_rows = [], [], {}
     for spec in specs:
@@ -174,8 +188,9 @@ def _tell(row) -> None:
     import sys  # noqa: PLC0415
 
     extra = f", {row['speedup']:.2f}x {row['ratio_vs']}" if row.get("speedup") else ""
-    print(f"mgmatch bench: distributed: {row['graph']} {row['algorithm']} {row['impl']}: {row['time_s']:.4f} s"
-          f"{extra}", file=sys.stderr, flush=True)
+    took = "failed" if row["time_s"] is None else f"{row['time_s']:.4f} s"
+    print(f"mgmatch bench: distributed: {row['graph']} {row['algorithm']} {row['impl']}: {took}{extra}",
+          file=sys.stderr, flush=True)
 
 
 def _outcome(res) -> dict:
@@ -244,3 +259,145 @@ def _cluster_row(t, name, graph, algorithm, k, where, placement, ref) -> dict:
         "exchange_share": float(sum(log.exchange_s)) / total if total > 0 else None,
         "weight": res.weight, "identical": _same(res, ref, algorithm),
     }
+
+
+# --------------------------------------------------------------------------------- capacity
+def _single_gpu_estimate(graph, algorithm: str, b) -> int:
+    """Device bytes a local run of ``algorithm`` on ``graph`` (in host memory) checks for
+    before it starts: the matchings' :func:`~mgmatch.algorithms.matching.gpu_memory_estimate`;
+    Louvain's level-0 estimate (:func:`mgmatch.gpu.louvain.estimate_bytes`) plus the graph's
+    own arrays, which it copies to the device first."""
+    if algorithm == "louvain":
+        from ..algorithms.louvain_program import get_louvain_config  # noqa: PLC0415
+        from ..gpu.louvain import estimate_bytes  # noqa: PLC0415
+
+        degrees = np.diff(graph.indptr)
+        graph_bytes = graph.indptr.nbytes + graph.indices.nbytes + graph.weights.nbytes
+        return graph_bytes + estimate_bytes(graph.n, graph.nnz, int(degrees.max(initial=0)),
+                                            tune=get_louvain_config())
+    from ..algorithms.matching import gpu_memory_estimate  # noqa: PLC0415
+
+    return gpu_memory_estimate(graph, algorithm, b)
+
+
+def _release_pool() -> None:
+    """Give the blocks CuPy's pool caches back to the driver (on a worker: those of its last run,
+    which would otherwise be room the filled GPU does not show as free), after collecting the
+    last run's unreachable arrays (a run's state may hold reference cycles), whose blocks would
+    otherwise return to the pool during the next run."""
+    import gc  # noqa: PLC0415
+
+    import cupy as cp  # noqa: PLC0415
+
+    gc.collect()
+    cp.cuda.get_current_stream().synchronize()
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+class _FilledGpus:
+    """Every visible GPU filled with plain allocations (outside CuPy's pool, so that no free
+    block of it counts) until ``free_bytes`` are left; freed on exit. The client's and the
+    workers' pools give their cached blocks back first."""
+
+    def __init__(self, free_bytes: int, client):
+        self.free_bytes = int(free_bytes)
+        self.client = client
+        self.held: list[tuple[int, int]] = []
+
+    def __enter__(self):
+        import cupy as cp  # noqa: PLC0415
+
+        self.client.run(_release_pool)
+        _release_pool()
+        try:
+            for d in range(cp.cuda.runtime.getDeviceCount()):
+                with cp.cuda.Device(d):
+                    free, _total = cp.cuda.runtime.memGetInfo()
+                    take = int(free) - self.free_bytes
+                    if take > 0:
+                        self.held.append((d, cp.cuda.runtime.malloc(take)))
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def free_now(self) -> list[int]:
+        """Each GPU's free bytes now."""
+        import cupy as cp  # noqa: PLC0415
+
+        out = []
+        for d in range(cp.cuda.runtime.getDeviceCount()):
+            with cp.cuda.Device(d):
+                out.append(int(cp.cuda.runtime.memGetInfo()[0]))
+        return out
+
+    def __exit__(self, *exc):
+        import cupy as cp  # noqa: PLC0415
+
+        for d, ptr in self.held:
+            with cp.cuda.Device(d):
+                cp.cuda.runtime.free(ptr)
+        self.held = []
+        return False
+
+
+def _warm_graph():
+    from ..generators import kron  # noqa: PLC0415
+
+    return kron(10, seed=1)
+
+
+def _capacity_rows(specs, dev, algorithms, b, counts, repeats, timeout, fill_fraction, solve) -> list[dict]:
+    """Rows of the capacity runs (``fill_gpus``; see the module notes)."""
+    from ..distributed import cluster, place  # noqa: PLC0415
+    from ..errors import ClusterError, ParameterError, ResourceError  # noqa: PLC0415
+
+    if dev != "gpu":
+        raise ParameterError("the capacity runs (fill_gpus) fill GPUs: they need device='gpu'")
+    if not 0.0 < fill_fraction < 1.0:
+        raise ParameterError(f"fill_fraction must lie between 0 and 1, not {fill_fraction}")
+    counts = [k for k in counts if k >= 2]
+    if not counts:
+        raise ParameterError("the capacity runs need clusters of at least 2 workers (--workers 2,...)")
+    rows = []
+    for spec in specs:
+        announce("distributed", f"{spec}: capacity, the GPUs filled")
+        name, graph = named_graph(spec)
+        cases = []
+        for algorithm in algorithms:
+            bb = b if algorithm == "bsuitor" else None
+            ref = solve(graph, algorithm, bb, device="gpu")  # before the GPUs are filled
+            cases.append((algorithm, bb, ref, _single_gpu_estimate(graph, algorithm, bb)))
+        for k in counts:
+            with cluster(workers=k, device="gpu", dashboard=False) as client:
+                dg = place(client, graph, partitions=k)
+                for algorithm, bb, ref, need in cases:
+                    # a first job on a small graph before the GPUs fill: the workers' sessions, NCCL
+                    # communicators and their connections, and the kernels, are set up once per
+                    # cluster, not per run
+                    solve(_warm_graph(), algorithm, bb, client=client, device="gpu")
+                    with _FilledGpus(int(fill_fraction * need), client) as filled:
+                        free = filled.free_now()
+                        try:
+                            solve(graph, algorithm, bb, device="gpu")
+                            refused, message = False, ""
+                        except ResourceError as exc:
+                            refused, message = True, str(exc)
+                        try:
+                            t = time_call(lambda a=algorithm, bb=bb, dg=dg: solve(dg, a, bb, client=client),
+                                          repeats=repeats, timeout=timeout)
+                            failed = ""
+                        except (ResourceError, ClusterError) as exc:  # the row says so; the others still run
+                            t, failed = None, str(exc)
+                    fields = dict(impl=f"filled-{k}w", single_gpu_estimate_bytes=int(need), free_bytes_per_gpu=free,
+                                  local_refused=refused, local_error=message, cluster_error=failed)
+                    if t is None:
+                        row = {"family": "distributed", "graph": name, "algorithm": algorithm, "device": "gpu",
+                               "workers": k, "n": graph.n, "nnz": graph.nnz, "time_s": None, "identical": False}
+                    else:
+                        row = _cluster_row(t, name, graph, algorithm, k, "host", 0.0, ref)
+                    row.update(fields)
+                    rows.append(row)
+                    _tell(row)
+                del dg
+    return rows
