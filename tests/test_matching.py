@@ -94,6 +94,16 @@ def test_b_suitor_per_vertex_b(graph, partitions, device):
     assert verify.is_b_matching(graph, r.u, r.v, b)
 
 
+def test_gpu_outbox_growth_doubles_within_its_bound():
+    # (host arithmetic of the GPU b-Suitor outbox, which grows before each sweep)
+    from mgmatch.gpu.matching import _grown_cap
+
+    assert _grown_cap(4, 5, 100) == 8  # at least doubled: few growths in a step
+    assert _grown_cap(4, 30, 100) == 30
+    assert _grown_cap(60, 80, 100) == 100  # never past the step's proven bound
+    assert _grown_cap(4, 100, 100) == 100
+
+
 def test_b_suitor_with_b_one_is_suitor(graph):
     r1 = mgmatch.suitor(graph, device="cpu")
     rb = mgmatch.b_suitor(graph, 1, device="cpu")

@@ -227,15 +227,18 @@ def test_outbox_grows_and_keeps_what_it_holds():
     out.ints[:] = cp.arange(16).reshape(4, 4)
     out.w[:] = cp.arange(4) / 2
     out.count[0] = 3
-    out.reserve(3)  # room enough: the same buffers
+    out.reserve(3, 1000)  # room enough: the same buffers
     assert out.cap == 4
-    out.reserve(5)
+    out.reserve(5, 1000)
     assert out.cap == 8  # at least doubled
     ints, w = out.result()
     np.testing.assert_array_equal(ints.get(), np.arange(12).reshape(3, 4))
     np.testing.assert_array_equal(w.get(), [0.0, 0.5, 1.0])
-    out.reserve(100)
-    assert out.cap == 100 and out.result()[0].shape == (3, 4)
+    out.reserve(100, 12)
+    assert out.cap == 12 and out.result()[0].shape == (3, 4)  # never past the bound
+    out.count[0] = 13  # a count past the room (a broken bound) is not hidden by a growth
+    with pytest.raises(RuntimeError, match="outbox overflow"):
+        out.reserve(20, 30)
 
 
 @pytest.mark.parametrize("idx_dtype", [np.int32, np.int64])

@@ -160,25 +160,39 @@ class _Outbox:
     def args(self):
         return (self.ints, self.w, self.count, _i64(self.cap))
 
-    def reserve(self, need: int) -> None:
-        """Room for ``need`` messages in all (the ones written so far included): a larger
-        buffer, at least twice the size, with the present one copied in. The caller passes a
-        bound it knows on the host, so that no count is read back to size it."""
-        need = int(need)
+    def reserve(self, need: int, limit: int) -> None:
+        """Room for ``need`` messages in all (the ones written so far included), never more than
+        ``limit`` (a proven bound of what the call sends): a larger buffer, at least twice the
+        size, with the present one copied in. The caller passes a bound it knows on the host, so
+        that only a growth reads the count back, to check that no message was dropped, which a
+        larger buffer would otherwise hide."""
+        need = min(int(need), int(limit))
         if need <= self.cap:
             return
+        self._written()
         cp = _cp()
-        cap = max(need, 2 * self.cap)
+        cap = _grown_cap(self.cap, need, limit)
         ints, w = cp.empty((cap, 4), dtype=cp.int64), cp.empty(cap, dtype=cp.float64)
         ints[: self.cap] = self.ints
         w[: self.cap] = self.w
         self.ints, self.w, self.cap = ints, w, cap
 
-    def result(self):
+    def _written(self) -> int:
+        """The messages written so far; an error if the kernels counted more than the room."""
         k = int(self.count.get()[0])
-        if k > self.cap:  # the caps below are proven bounds; this guards against a broken one
+        if k > self.cap:  # the caps are proven bounds; this guards against a broken one
             raise RuntimeError(f"outbox overflow ({k} messages, room for {self.cap})")
+        return k
+
+    def result(self):
+        k = self._written()
         return self.ints[:k], self.w[:k]
+
+
+def _grown_cap(cap: int, need: int, limit: int) -> int:
+    """The size a buffer of ``cap`` entries grows to for ``need``: at least twice ``cap`` (few
+    growths in a step), never past ``limit``."""
+    return int(min(max(need, 2 * cap), max(limit, need)))
 
 
 @functools.cache
@@ -571,7 +585,7 @@ def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
     while active.size:
         if boundary:
             sent += int(active.size) * int(b_max)
-            out.reserve(min(sent, ceiling))
+            out.reserve(sent, ceiling)
         n_removed.fill(0)
         k.bsuitor_propose((_grid(active.size),), (BLOCK,), (
             _i64(lo), _i64(n_owned), indptr, indices, weights, _ptr(ranks.rank), _ptr(ranks.table), slot, b,
