@@ -531,6 +531,8 @@ def bench(family, device, graphs, repeats, quick, output, workers, threads, fill
     if fill_gpus and (family not in ("distributed", "louvain") or (family == "louvain" and not counts)):
         raise ParameterError("--fill-gpus measures capacity on clusters: give --family distributed, or "
                              "--family louvain with --workers")
+    if fill_gpus and thread_counts:
+        raise ParameterError("--fill-gpus runs on GPU workers; --threads (CPU thread counts) does not apply")
     rows = []
     for fam in families:
         extra = {"workers": counts, "fill_gpus": fill_gpus} if fam == "distributed" else {}

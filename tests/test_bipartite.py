@@ -488,6 +488,7 @@ def test_persistent_search_mode_follows_the_mean_degree():
     {"queue_max_mean_degree": -1}, {"queue_max_mean_degree": float("nan")}, {"queue_max_mean_degree": True},
     {"queue_group": None}, {"queue_group": 2}, {"queue_max_roots": 0}, {"queue_max_roots": 1.5},
     {"persistent_defines": {"MGM_CTL_SIZE": 80}}, {"persistent_defines": {"MGM_EDGES_PER_LANE": 0}},
+    {"persistent_defines": {"MGM_EDGES_PER_LANE": 9}},
     {"persistent_defines": {"MGM_CLAIM_TEST": 2}}, {"persistent_defines": {"MGM_QUEUE_BACKOFF_NS": 1.5}},
     {"persistent_defines": "MGM_CLAIM_TEST"}, {"persistent_defines": (("MGM_CLAIM_TEST",),)},
     {"persistent_defines": (("MGM_CLAIM_TEST", 0), ("MGM_CLAIM_TEST", 1))}, {"persistent_defines": 1},

@@ -315,7 +315,13 @@ class _FilledGpus:
                     free, _total = cp.cuda.runtime.memGetInfo()
                     take = int(free) - self.free_bytes
                     if take > 0:
-                        self.held.append((d, cp.cuda.runtime.malloc(take)))
+                        try:
+                            self.held.append((d, cp.cuda.runtime.malloc(take)))
+                        except cp.cuda.runtime.CUDARuntimeError as exc:
+                            from ..errors import ResourceError  # noqa: PLC0415
+
+                            raise ResourceError(f"could not fill GPU {d} so that {self.free_bytes} bytes stay "
+                                                f"free: {exc}") from None
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -350,7 +356,7 @@ def _warm_graph():
 def _capacity_rows(specs, dev, algorithms, b, counts, repeats, timeout, fill_fraction, solve) -> list[dict]:
     """Rows of the capacity runs (``fill_gpus``; see the module notes)."""
     from ..distributed import cluster, place  # noqa: PLC0415
-    from ..errors import ClusterError, ParameterError, ResourceError  # noqa: PLC0415
+    from ..errors import ParameterError, ResourceError  # noqa: PLC0415
 
     if dev != "gpu":
         raise ParameterError("the capacity runs (fill_gpus) fill GPUs: they need device='gpu'")
@@ -383,19 +389,21 @@ def _capacity_rows(specs, dev, algorithms, b, counts, repeats, timeout, fill_fra
                             refused, message = False, ""
                         except ResourceError as exc:
                             refused, message = True, str(exc)
+                        finally:  # what the local run left in the client's pool is not the cluster's room
+                            _release_pool()
                         try:
                             t = time_call(lambda a=algorithm, bb=bb, dg=dg: solve(dg, a, bb, client=client),
                                           repeats=repeats, timeout=timeout)
                             failed = ""
-                        except (ResourceError, ClusterError) as exc:  # the row says so; the others still run
-                            t, failed = None, str(exc)
+                        except Exception as exc:  # noqa: BLE001 - the row says why; the other algorithms still run
+                            t, failed = None, f"{type(exc).__name__}: {exc}"
                     fields = dict(impl=f"filled-{k}w", single_gpu_estimate_bytes=int(need), free_bytes_per_gpu=free,
                                   local_refused=refused, local_error=message, cluster_error=failed)
                     if t is None:
                         row = {"family": "distributed", "graph": name, "algorithm": algorithm, "device": "gpu",
                                "workers": k, "n": graph.n, "nnz": graph.nnz, "time_s": None, "identical": False}
                     else:
-                        row = _cluster_row(t, name, graph, algorithm, k, "host", 0.0, ref)
+                        row = _cluster_row(t, name, graph, algorithm, k, "host", None, ref)
                     row.update(fields)
                     rows.append(row)
                     _tell(row)

@@ -57,7 +57,7 @@ _CTL_SIZE = 160  # MGM_CTL_SIZE of kernels/bipartite.cu
 #: edges a lane takes per step, whether a column's level is read before the compare-and-swap that
 #: claims it, and the longest pause of a warp waiting on the work queue, in nanoseconds (an
 #: unsigned int; 0: none).
-PERSISTENT_SETTINGS = {"MGM_EDGES_PER_LANE": (1, None), "MGM_CLAIM_TEST": (0, 1),
+PERSISTENT_SETTINGS = {"MGM_EDGES_PER_LANE": (1, 8), "MGM_CLAIM_TEST": (0, 1),
                        "MGM_QUEUE_BACKOFF_NS": (0, 2**32 - 1)}
 
 # The tunables' defaults (BipartiteConfig's): a run reads its values from ``tune`` only.
