@@ -62,7 +62,7 @@ import numpy as np
 
 from .._array import to_numpy
 from ..engine import Messages, execute
-from ..engine.config import ConfigScope, check_count
+from ..engine.config import ConfigScope, check_amount, check_count
 from ..errors import ParameterError, ResourceError
 from ..gpu import bipartite as _gpu_defaults
 from ..convert import attach_mapping, coerce_input
@@ -183,10 +183,7 @@ class BipartiteConfig:
         if not (self.persistent_queue is None or isinstance(self.persistent_queue, bool)):
             raise ParameterError(f"persistent_queue must be True, False or None (by the mean degree), "
                                  f"not {self.persistent_queue!r}")
-        degree = self.queue_max_mean_degree
-        if (isinstance(degree, bool) or not isinstance(degree, (int, float, np.integer, np.floating))
-                or not math.isfinite(float(degree)) or degree < 0):
-            raise ParameterError(f"queue_max_mean_degree must be a non-negative number, not {degree!r}")
+        check_amount("queue_max_mean_degree", self.queue_max_mean_degree)
         if self.queue_max_roots is not None:
             check_count("queue_max_roots", self.queue_max_roots, also=" or None (every phase)")
         object.__setattr__(self, "persistent_defines", _persistent_defines(self.persistent_defines))

@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._array import get_namespace, to_numpy, to_numpy_rows
-from ..engine.config import ConfigScope, check_count
+from ..engine.config import ConfigScope, check_amount, check_count
 from ..engine.program import Messages, fork_state
 from ..errors import InputError, ParameterError, ResourceError
 from ..gpu import louvain as _gpu_defaults
@@ -264,10 +264,7 @@ class LouvainConfig:
             if value % 128 or not 256 <= value <= 1024:  # groups of 128 threads; a warp per reduced value
                 raise ParameterError(f"{name} must be a multiple of 128 from 256 to 1024, not {value}")
         for name in ("fused_table_slots", "fused_hub_bytes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                    or not 0 <= value < math.inf:
-                raise ParameterError(f"{name} must be a non-negative finite number, not {value!r}")
+            check_amount(name, getattr(self, name))
 
 
 _SCOPE = ConfigScope("mgmatch_louvain_config", LouvainConfig())

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ParameterError
 
 __all__ = ["EngineConfig", "get_config", "config_context", "available_threads", "cpu_threads", "ConfigScope",
-           "check_count"]
+           "check_count", "check_amount"]
 
 
 def check_count(name: str, value, least: int = 1, *, also: str = "") -> None:
@@ -31,6 +31,14 @@ def check_count(name: str, value, least: int = 1, *, also: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
         what = "a positive" if least >= 1 else "a non-negative"
         raise ParameterError(f"{name} must be {what} integer{also}, not {value!r}")
+
+
+def check_amount(name: str, value) -> None:
+    """Refuse ``value`` unless it is a finite non-negative number (a bool is not), in the words
+    every parameter object uses."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not 0 <= value < math.inf:
+        raise ParameterError(f"{name} must be a non-negative finite number, not {value!r}")
 
 
 class ConfigScope:
