@@ -250,8 +250,8 @@ def test_louvain_config_refuses_bad_gpu_tunables(bad):
 
 def test_louvain_config_takes_the_gpu_tunables_at_their_bounds():
     # the smallest cluster and block, None where it means the default rule, 0 where it turns a
-    # stage off; the defaults are the GPU module's
-    from mgmatch.gpu import louvain as gl
+    # stage off; the defaults are those of mgmatch.gpu.tunables
+    from mgmatch.gpu import tunables as gl
 
     LouvainConfig(fused_cluster=2, fused_threads=256, fused_solo_threads=None, fused_solo_bytes=0, fused_solo_edges=0,
                   fused_mid_vertices=0, fused_table_slots=0, fused_hub_bytes=0, fused_level_bytes=0)

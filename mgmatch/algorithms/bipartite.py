@@ -64,7 +64,7 @@ from .._array import to_numpy
 from ..engine import Messages, execute
 from ..engine.config import ConfigScope, check_amount, check_count
 from ..errors import ParameterError, ResourceError
-from ..gpu import bipartite as _gpu_defaults
+from ..gpu import tunables as _gpu_defaults
 from ..convert import attach_mapping, coerce_input
 from ..graph import Graph
 

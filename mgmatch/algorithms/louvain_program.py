@@ -71,7 +71,7 @@ from .._array import get_namespace, to_numpy, to_numpy_rows
 from ..engine.config import ConfigScope, check_amount, check_count
 from ..engine.program import Messages, fork_state
 from ..errors import InputError, ParameterError, ResourceError
-from ..gpu import louvain as _gpu_defaults
+from ..gpu import tunables as _gpu_defaults
 
 __all__ = ["LouvainConfig", "LouvainProgram", "LouvainState", "MOVE_BUCKETS", "FIXED_BITS", "modularity_of",
            "get_louvain_config", "louvain_config"]

@@ -16,7 +16,7 @@ The launches of the persistent kernel and of the deterministic search take their
 the persistent kernel's block size and blocks per multiprocessor, its lanes per frontier
 column, the block-local levels, the work queue and its bounds, the kernel's compile-time
 settings (defines, part of the kernel cache key), and the blocks of the deterministic
-launches. The module constants below are their defaults only.
+launches. Their defaults are the constants of :mod:`mgmatch.gpu.tunables`.
 """
 
 from __future__ import annotations
@@ -51,43 +51,6 @@ BLOCK = 256
 _MAX_GRID = 65535 * 32  # grid-stride loops cover the rest
 _CT_BLOCKS_PER_SM = 8  # constant-thread (CT) launches: this many blocks per multiprocessor
 _CTL_SIZE = 160  # MGM_CTL_SIZE of kernels/bipartite.cu
-
-#: The compile-time settings of the persistent kernel that a run may change (the ``#ifndef``
-#: settings of kernels/bipartite.cu), each with its least and largest value (None: no bound): the
-#: edges a lane takes per step, whether a column's level is read before the compare-and-swap that
-#: claims it, and the longest pause of a warp waiting on the work queue, in nanoseconds (an
-#: unsigned int; 0: none).
-PERSISTENT_SETTINGS = {"MGM_EDGES_PER_LANE": (1, 8), "MGM_CLAIM_TEST": (0, 1),
-                       "MGM_QUEUE_BACKOFF_NS": (0, 2**32 - 1)}
-
-# The tunables' defaults (BipartiteConfig's): a run reads its values from ``tune`` only.
-
-#: Persistent launches: threads per block.
-PERSISTENT_BLOCK = 512
-#: Persistent launches: at most this many resident blocks per multiprocessor.
-PERSISTENT_BLOCKS_PER_SM = 2
-#: Lanes per frontier column of the persistent kernel (4, 8, 16 or 32); None: from the mean degree.
-PERSISTENT_GROUP = None
-#: Block 0 runs the levels alone while the frontier fits this many rounds of its groups.
-PERSISTENT_LOCAL = 2
-#: APFB's search as one work queue: True, False, or None (by the mean degree).
-PERSISTENT_QUEUE = None
-#: None picks the work queue up to this mean column degree.
-QUEUE_MAX_MEAN_DEGREE = 8
-#: Lanes per frontier column of the work queue.
-QUEUE_GROUP = 4
-#: The work queue takes the phases that start with at most this many roots, the others run level
-#: by level; None: every phase. A bound gained a little on meshes but lost more on a grid with
-#: edges deleted, whose phases keep thousands of roots for long (docs/performance.md, section
-#: "Bipartite matching on the GPU: launch modes and thresholds"). So it is off by default.
-QUEUE_MAX_ROOTS = None
-#: Compile-time settings of the persistent kernel as ``(name, value)`` pairs (names of
-#: ``PERSISTENT_SETTINGS``), e.g. ``(("MGM_EDGES_PER_LANE", 1),)``; empty: the kernel's defaults.
-PERSISTENT_DEFINES = ()
-#: Blocks of the deterministic kernels' launches; None: a constant-thread grid (as "ct"). Their
-#: result does not depend on it.
-DETERMINISTIC_BLOCKS = None
-
 
 def _queue_mode(n_cols: int, nnz: int, stop_at_first: bool, *, tune) -> bool:
     """Whether the persistent kernel runs APFB's search as one work queue: ``tune.persistent_queue``

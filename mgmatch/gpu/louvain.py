@@ -26,9 +26,9 @@ made once per level.
 Tunables arrive as ``tune``, an object with the fields of
 :class:`mgmatch.algorithms.louvain_program.LouvainConfig` (the one the run started with, passed
 down by the Louvain program, to a cluster's workers too): the edge-balanced kernels' table budget
-and range width, and the fused kernel's shape, thresholds and budgets. The module constants
-below are their defaults only; the values that change compilation are part of the kernels'
-cache key (their defines).
+and range width, and the fused kernel's shape, thresholds and budgets. Their defaults are the
+constants of :mod:`mgmatch.gpu.tunables`; the values that change compilation are part of the
+kernels' cache key (their defines).
 """
 
 from __future__ import annotations
@@ -55,13 +55,6 @@ BLOCK = 128
 #: Upper community-degree bounds of the mergeCommunity buckets (warp, block, edge-balanced).
 MERGE_BUCKETS = (127, 479)
 
-# The tunables' defaults (LouvainConfig's, which documents them; a run reads its ``tune``).
-
-#: Bytes of global memory the edge-balanced kernels' hash tables may take at once
-#: (``table_budget_bytes``).
-GLOBAL_TABLE_BUDGET = 512 * 2**20
-#: An edge-balanced warp takes 32 x this many consecutive edges or table slots (``range_steps``).
-RANGE_STEPS = 8
 _SLOT_BYTES = 12  # int32 key + int64 weight
 _NO_COMM = 0x7FFFFFFF  # best_c before any candidate (atomicMin)
 
@@ -442,38 +435,6 @@ def _merge_pass(buckets, graph, edge_pos, write, out_pos, out_idx, out_w, counts
 # ``kernels/louvain.cu``) when the device has clusters (compute capability 9.0 or newer): on them
 # the launches and read-backs of the phase-per-kernel driver cost more than the work.
 #
-# The fused kernel's tunables' defaults follow (LouvainConfig's fields of the same names in lower
-# case, which say what each does and why its default).
-
-#: ``fused_max_vertices``: most vertices of a graph that the fused kernel takes.
-FUSED_MAX_VERTICES = 1 << 20
-#: ``fused_cluster`` and ``fused_threads``: blocks of the cluster and threads per block.
-FUSED_CLUSTER = 16
-FUSED_THREADS = 1024
-#: ``fused_range_steps``: an edge-balanced warp of the aggregation takes at least 32 x this many
-#: edges or slots.
-FUSED_RANGE_STEPS = 1
-#: ``fused_solo_edges``: the levels of at most this many stored edges run on one block.
-FUSED_SOLO_EDGES = 4096
-#: ``fused_solo_threads``: threads of that block (``None``: ``fused_threads``).
-FUSED_SOLO_THREADS = 512
-#: ``fused_mid_vertices``: levels after level 0 of at most this many vertices run in the second
-#: cluster kernel.
-FUSED_MID_VERTICES = 8192
-#: ``fused_solo_bytes``: shared memory for the one block's copy of a level (``None``: all there is).
-FUSED_SOLO_BYTES = None
-#: ``fused_level_bytes`` and ``fused_level_rows``: the levels' rows that the kernel writes.
-FUSED_LEVEL_BYTES = 64 << 20
-FUSED_LEVEL_ROWS = 32
-#: ``fused_view_bytes``: rows of at most this many bytes stay in the pinned buffer.
-FUSED_VIEW_BYTES = 4 << 20
-#: ``fused_table_slots`` and ``fused_table_min_slots``: the first try's aggregation tables.
-FUSED_TABLE_SLOTS = 1.0
-FUSED_TABLE_MIN_SLOTS = 1 << 12
-#: ``fused_hub_bytes``, ``fused_hub_min_bytes`` and ``fused_hub_max_edges``: the hubs' tables.
-FUSED_HUB_BYTES = 8.0
-FUSED_HUB_MIN_BYTES = 4 << 20
-FUSED_HUB_MAX_EDGES = 1 << 21
 _FUSED_MAX_RECORDS = 256  # levels processed, each with a record in the stats
 _FUSED_BUCKETS = (4, 8, 16, 32, 84, 319)  # the kernel's computeMove buckets (its move_bucket)
 _FUSED_MAX_BATCHES = 64
