@@ -27,7 +27,7 @@ from .._array import concat_to_host, resolve_device, to_numpy
 from ..cpu import matching as cpu
 from ..engine import Messages, RoundLog, execute, fork_state, is_distributed_graph
 from ..engine.config import ConfigScope, check_count
-from ..gpu import matching as _gpu_defaults
+from ..gpu import tunables as _gpu_defaults
 from ..engine.warmup import register as _register_warm_up
 from ..errors import ParameterError
 from ..convert import attach_mapping, coerce_input

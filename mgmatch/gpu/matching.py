@@ -20,7 +20,8 @@ message by message; outboxes are filled with an atomic counter.
 
 Tunables arrive as ``tune``, an object with the fields of
 :class:`mgmatch.algorithms.matching.MatchingConfig` (the one in force when the run started,
-passed down by the matching programs; ``None``: the defaults below): GPU-Suitor's vertices per
+passed down by the matching programs; its defaults are the constants of
+:mod:`mgmatch.gpu.tunables`): GPU-Suitor's vertices per
 warp and threads per block, the key width, b-Suitor's proposals per row scan, and handshaking's
 variant (``"warp"``: a warp reduces each row; ``"scan"``: the segmented max-scan and collate
 kernels of the handshaking description, one stride per launch). Both variants give the same
@@ -50,42 +51,8 @@ from ..errors import ResourceError
 
 __all__ = [
     "suitor_local", "bsuitor_local", "bsuitor_pairs", "ld_local", "handshake_local",
-    "strongest_neighbour_all", "VERTICES_PER_WARP", "THREADS_PER_BLOCK", "HANDSHAKE_VARIANT", "WIDE_KEYS",
-    "MAX_B_PER_SCAN",
+    "strongest_neighbour_all",
 ]
-
-# The tunables' defaults (MatchingConfig's; read here only for a call given no ``tune``).
-
-#: GPU-Suitor: vertices a warp takes per chunk. [2]_ found 8 best on Kepler; on a recent GPU
-#: the count matters little, with 8 among the fastest (docs/performance.md, section "GPU Suitor:
-#: warps and blocks"), since lanes are idle only while a warp's vertices differ in how often
-#: they retry.
-VERTICES_PER_WARP = 8
-#: GPU-Suitor: threads per block (4 warps); the block size matters little (docs/performance.md,
-#: section "GPU Suitor: warps and blocks").
-THREADS_PER_BLOCK = 128
-#: Strongest-neighbour step of handshaking: ``"warp"`` (warp per row) or ``"scan"`` (segmented
-#: max-scan, one stride per launch, then collate).
-HANDSHAKE_VARIANT = "warp"
-#: GPU-Suitor keys: ``None`` chooses 128-bit keys on GPUs of compute capability 9.0 and newer
-#: (no weight-rank sort), ``False`` forces the 64-bit rank keys (any GPU).
-WIDE_KEYS = None
-#: b-Suitor: most proposals chosen per row scan (a vertex with more free slots scans again).
-MAX_B_PER_SCAN = 16
-
-
-class _Defaults:
-    """The tunables of a call given no ``tune`` (the fields of ``MatchingConfig``)."""
-
-    vertices_per_warp = VERTICES_PER_WARP
-    threads_per_block = THREADS_PER_BLOCK
-    handshake_variant = HANDSHAKE_VARIANT
-    wide_keys = WIDE_KEYS
-    max_b_per_scan = MAX_B_PER_SCAN
-
-
-def _tune(tune):
-    return _Defaults if tune is None else tune
 
 BLOCK = 256
 _MAX_GRID = 65535 * 16
@@ -111,18 +78,18 @@ def _cp():
 class _Kernels:
     """The kernels of one (index, slot, weight) type combination, compiled once per device."""
 
-    def __init__(self, idx_dtype, slot_dtype, w_dtype, tune=None):
+    def __init__(self, idx_dtype, slot_dtype, w_dtype, tune):
         t = ",".join(_CTYPES[np.dtype(d)] for d in (idx_dtype, slot_dtype, w_dtype))
         self._names = {k: f"{k}<{t}>" for k in _KERNELS}
         self._exprs = tuple(self._names.values())
-        tune = _tune(tune)  # compile-time values: part of the kernel cache key
+        # compile-time values: part of the kernel cache key
         self._defines = {"MGM_VERTICES_PER_WARP": int(tune.vertices_per_warp), "MGM_MAX_B": int(tune.max_b_per_scan)}
 
     def __getattr__(self, name):
         return get_kernel("matching", self._names[name], defines=self._defines, name_expressions=self._exprs)
 
 
-def _kernels(indices, slot, weights, tune=None) -> _Kernels:
+def _kernels(indices, slot, weights, tune) -> _Kernels:
     return _Kernels(indices.dtype, slot.dtype, weights.dtype, tune)
 
 
@@ -332,7 +299,7 @@ class _Ranks:
 # --------------------------------------------------------------------------------- Suitor
 def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
                  suitor, ws, target, target_w, queue, in_i, in_w, *, boundary=None, ranks=None, key=None,
-                 tune=None):
+                 tune):
     """Suitor on one partition until local quiescence (paper I, Algorithms 3 and 4 [2]_).
 
     GPU twin of :func:`mgmatch.cpu.matching.suitor_local`: same arguments, same state arrays
@@ -358,7 +325,6 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     cp = _cp()
     lo, hi = int(lo), int(hi)
     n_owned = hi - lo
-    tune = _tune(tune)
     wide = _wide_keys(tune)
     if not wide:
         _check_ids(max(hi, int(ghosts[-1]) + 1 if len(ghosts) else 0))
@@ -419,33 +385,33 @@ def suitor_local(lo, hi, indptr, indices, weights, slot, ghosts,
     return out.result()
 
 
-def suitor_prepare(indices, slot, weights, n_owned: int, n_ghosts: int, tune=None) -> dict:
+def suitor_prepare(indices, slot, weights, n_owned: int, n_ghosts: int, tune) -> dict:
     """What every :func:`suitor_local` call on a partition shares, made once per partition: the
     boundary entry count (sizes the outbox) and, with 64-bit keys, the weight ranks (a sort of
     the partition's distinct weights unless every weight is a float32 value)."""
     out = {"boundary": _boundary_entries(slot, n_owned, n_ghosts)}
-    if not _wide_keys(_tune(tune)):
+    if not _wide_keys(tune):
         out["ranks"] = _Ranks(weights, _kernels(indices, slot, weights, tune))
     return out
 
 
-def suitor_keys(n_slots: int, tune=None):
+def suitor_keys(n_slots: int, tune):
     """A partition's 128-bit Suitor keys with no suitor anywhere (``key`` of :func:`suitor_local`),
     or ``None`` where GPU-Suitor uses 64-bit keys, which are built in each call."""
-    if not _wide_keys(_tune(tune)):
+    if not _wide_keys(tune):
         return None
     cp = _cp()
     return cp.zeros(2 * int(n_slots), dtype=cp.uint64)
 
 
-def suitor_unpack(key, suitor, ws, kernels_of=None, tune=None) -> None:
+def suitor_unpack(key, suitor, ws, kernels_of, tune) -> None:
     """Write kept 128-bit keys back to ``suitor`` and ``ws`` (no-op for ``key=None``);
     ``kernels_of``, the partition's ``(indices, slot, weights)``, picks the kernels its steps
-    compiled (default: those of 64-bit arrays)."""
+    compiled."""
     if key is None:
         return
     n = int(suitor.size)
-    k = _kernels(*kernels_of, tune) if kernels_of is not None else _Kernels(np.int64, np.int64, np.float64, tune)
+    k = _kernels(*kernels_of, tune)
     k.suitor_unpack_wide((_grid(n),), (BLOCK,), (key, _i64(n), suitor, ws))
 
 
@@ -458,7 +424,7 @@ def _wide_keys(tune) -> bool:
 
 
 # ------------------------------------------------------------------------------- b-Suitor
-def bsuitor_prepare(indices, slot, weights, n_owned: int, n_ghosts: int, tune=None) -> dict:
+def bsuitor_prepare(indices, slot, weights, n_owned: int, n_ghosts: int, tune) -> dict:
     """What every :func:`bsuitor_local` call on a partition shares, made once per partition:
     the boundary entry count (sizes the outbox) and the weight ranks (a sort of the partition's
     distinct weights: made per call, it was most of a multi-round run's time)."""
@@ -500,7 +466,7 @@ def _heap_slots(vertices, hoff, b):
 
 def bsuitor_local(lo, hi, indptr, indices, weights, slot, ghosts, b,
                   hw, hs, hcnt, hoff, tw, ts, tid, tcnt, toff, queue, in_i, in_w, *, boundary=None, ranks=None,
-                  keys=None, b_max=None, tune=None):
+                  keys=None, b_max=None, tune):
     """b-Suitor on one partition until local quiescence (Khan et al. [3]_, Algorithm 2).
 
     GPU twin of :func:`mgmatch.cpu.matching.bsuitor_local`. Each owned vertex keeps a min-heap
@@ -665,7 +631,7 @@ def _bsuitor_inbox(k, lo, hi, n_owned, ghosts_d, b, hw, hs, hcnt, hoff, tw, ts, 
     return n_work, touched
 
 
-def bsuitor_pairs(lo, hoff, hcnt, hs, hw, tid, tcnt, tune=None):
+def bsuitor_pairs(lo, hoff, hcnt, hs, hw, tid, tcnt, *, tune):
     """Edges of the b-matching seen from the owned vertices (GPU twin of
     :func:`mgmatch.cpu.matching.bsuitor_pairs`); thread per owned vertex, arbitrary order."""
     cp = _cp()
@@ -698,7 +664,7 @@ def _pointer_inbox(k, lo, hi, ghosts_d, matched, cand, mate, mate_w, in_i, in_w,
 
 
 def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
-             first, in_i, in_w, tune=None):
+             first, in_i, in_w, *, tune):
     """Locally-dominant matching on one partition until local quiescence (GPU-LD: paper I,
     Algorithm 1 with ProcessVertex [2]_; thread per vertex, queues of newly matched vertices).
 
@@ -783,7 +749,7 @@ def _strongest_free(k, n_rows, indptr, indices, weights, slot, matched, cand_out
 
 
 def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
-                    sent, in_i, in_w, tune=None):
+                    sent, in_i, in_w, *, tune):
     """One-way handshaking on one partition until local quiescence [4]_.
 
     GPU twin of :func:`mgmatch.cpu.matching.handshake_local`. Each pass finds every free
@@ -803,7 +769,6 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
     in_i, in_w = _inbox(in_i, in_w)
     n_in = int(in_i.shape[0])
     ghosts_d = _as_device(ghosts, cp.int64)
-    tune = _tune(tune)
     k = _kernels(indices, slot, weights, tune)
     out = _Outbox(3 * _boundary_entries(slot, n_owned, ghosts_d.size) + 2 * n_in + 64)
     fresh, _ = _pointer_inbox(k, lo, hi, ghosts_d, matched, cand, mate, mate_w, in_i, in_w, out)
@@ -833,7 +798,7 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
     return ints, w, passes
 
 
-def strongest_neighbour_all(graph, variant: str | None = None, tune=None):
+def strongest_neighbour_all(graph, variant: str | None = None, *, tune):
     """Every vertex's strongest neighbour (heaviest edge, ties to the smaller id; -1 when
     isolated) on the GPU: one handshaking scan over the whole graph [4]_.
 
@@ -856,7 +821,6 @@ def strongest_neighbour_all(graph, variant: str | None = None, tune=None):
     out = cp.full(n, -1, dtype=cp.int64)
     if n == 0:
         return out
-    tune = _tune(tune)
     k = _kernels(graph.indices, graph.indices, graph.weights, tune)
     _strongest_free(k, n, graph.indptr, graph.indices, graph.weights, graph.indices, None, out,
                     variant or tune.handshake_variant)

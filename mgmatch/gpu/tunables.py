@@ -1,13 +1,31 @@
-"""The default values of the GPU tunables of Louvain and bipartite matching.
+"""The default values of the GPU tunables of the matchings, Louvain and bipartite matching.
 
-A run reads its tunables from its parameter object (``LouvainConfig``, ``BipartiteConfig``,
-whose docstrings say what each does and why its default), passed down to the GPU code as
-``tune``; these constants are those objects' defaults. They live apart from the GPU modules so
+A run reads its tunables from its parameter object (``MatchingConfig``, ``LouvainConfig``,
+``BipartiteConfig``, whose docstrings say what each does and why its default), passed down to
+the GPU code as ``tune``; these constants are those objects' defaults. They live apart from the GPU modules so
 that the parameter objects, made at import, do not load the kernels' sources and the CPU twins
 that the GPU modules import.
 """
 
 from __future__ import annotations
+
+# ----------------------------------------------------------------------------- matchings
+#: GPU-Suitor: vertices a warp takes per chunk. Naim et al. (GPU Suitor, HiPC 2015) found 8 best
+#: on Kepler; on a recent GPU the count matters little, with 8 among the fastest
+#: (docs/performance.md, section "GPU Suitor: warps and blocks"), since lanes are idle only
+#: while a warp's vertices differ in how often they retry.
+VERTICES_PER_WARP = 8
+#: GPU-Suitor: threads per block (4 warps); the block size matters little (docs/performance.md,
+#: section "GPU Suitor: warps and blocks").
+THREADS_PER_BLOCK = 128
+#: Strongest-neighbour step of handshaking: ``"warp"`` (warp per row) or ``"scan"`` (segmented
+#: max-scan, one stride per launch, then collate).
+HANDSHAKE_VARIANT = "warp"
+#: GPU-Suitor keys: ``None`` chooses 128-bit keys on GPUs of compute capability 9.0 and newer
+#: (no weight-rank sort), ``False`` forces the 64-bit rank keys (any GPU).
+WIDE_KEYS = None
+#: b-Suitor: most proposals chosen per row scan (a vertex with more free slots scans again).
+MAX_B_PER_SCAN = 16
 
 # ------------------------------------------------------------------------------- Louvain
 # The phase driver's.
