@@ -379,12 +379,6 @@ class LouvainState:
     def done(self) -> bool:
         return self.phase == "done"
 
-    @property
-    def twin_kw(self) -> dict:
-        """Keyword arguments of the twin's calls that read tunables: the GPU twin takes the run's
-        (``tune``, this state's configuration), the CPU twin none."""
-        return {"tune": self.config} if self.device == "gpu" else {}
-
     def threshold(self, q: float) -> float:
         """The gain below which the level's sweeps, or the levels, stop at modularity ``q``
         (:func:`~mgmatch.algorithms.louvain.validate_louvain_params`); the fused kernel takes
@@ -707,7 +701,7 @@ class LouvainProgram:
         n, nnz = part.n_owned, part.nnz
         indptr = part.indptr.astype(xp.int64, copy=False)
         degrees = indptr[1:] - indptr[:-1]
-        twin.check_memory(n, nnz, int(degrees.max()) if n else 0, **state.twin_kw)
+        twin.check_memory(n, nnz, int(degrees.max()) if n else 0, tune=state.config)
         weights = part.weights.astype(xp.float64, copy=False)
         wfix = _fixed_point(twin, weights, state.shift) if nnz and state.shift is not None else \
             xp.zeros(nnz, dtype=xp.int64)
@@ -754,7 +748,7 @@ class LouvainProgram:
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
         n, N = hi - lo, state.n_level
         state.level_timing = {"level": state.level, "n": N, "move_s": 0.0, "first_round": state.steps - 1}
-        state.kfix = state.twin.strengths(g.indptr, g.wfix, g.loop_fix, **state.twin_kw)
+        state.kfix = state.twin.strengths(g.indptr, g.wfix, g.loop_fix, tune=state.config)
         deg = g.indptr[1:] - g.indptr[:-1]
         # the kernels index rows, strengths and communities by level vertex id: global-shaped
         # offsets (empty rows outside [lo, hi)) and strengths
@@ -824,7 +818,7 @@ class LouvainProgram:
         b, j = state.batches[state.batch_t]
         gm = state.params["resolution"] / float(state.two_m_fix)
         verts = state.twin.decide_moves(state.indptr_g, state.graph.indices, state.graph.wfix, state.kfix_g, state.comm,
-                                        state.csize, state.afix, gm, state.workspace, b, j, **state.twin_kw)
+                                        state.csize, state.afix, gm, state.workspace, b, j, tune=state.config)
         out = _Outbox(xp, state.n_parts)
         if verts.shape[0]:
             new = state.workspace["new_comm"][verts]
@@ -880,7 +874,7 @@ class LouvainProgram:
         self._apply_batch(state, inbox)
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
         internal = state.twin.internal_weight(state.indptr_g, state.graph.indices, state.graph.wfix, state.loop_g,
-                                              state.comm, **state.twin_kw)
+                                              state.comm, tune=state.config)
         state.red_out[0:2] = _limbs(int(internal), 2)
         state.red_out[2:6] = _limbs(_square_sum(state.afix[lo:hi], state.xp), 4)
         state.phase = "decide"
@@ -1200,7 +1194,7 @@ def _move_slices(config: LouvainConfig, buckets) -> list:
 def _start_local(state: LouvainState) -> None:
     """Every vertex of the level graph alone in its community; k_i, a_c, buckets, Q."""
     xp, g = state.xp, state.graph
-    state.kfix = state.twin.strengths(g.indptr, g.wfix, g.loop_fix, **state.twin_kw)  # k_i, Algorithm 1 line 2
+    state.kfix = state.twin.strengths(g.indptr, g.wfix, g.loop_fix, tune=state.config)  # k_i, Algorithm 1 line 2
     state.kfix_g = state.kfix
     state.two_m_fix = int(state.kfix.sum()) if g.n else 0
     state.n_level = g.n
@@ -1238,7 +1232,7 @@ def _local_modularity(state: LouvainState, internal: int | None = None) -> float
         return 0.0
     g, xp = state.graph, state.xp
     if internal is None:
-        internal = int(state.twin.internal_weight(g.indptr, g.indices, g.wfix, g.loop_fix, state.comm, **state.twin_kw))
+        internal = int(state.twin.internal_weight(g.indptr, g.indices, g.wfix, g.loop_fix, state.comm, tune=state.config))
     state.internal = internal
     return modularity_of(internal, _square_sum(state.afix, xp), state.two_m_fix, state.params["resolution"])
 
@@ -1250,7 +1244,7 @@ def _local_sweep(state: LouvainState) -> None:
     gamma_over_2m = state.params["resolution"] / float(state.two_m_fix)
     # (the CPU twin returns the change of the internal weight; the GPU twin, None: counted anew)
     change = state.twin.move_sweep(g.indptr, g.indices, g.wfix, state.kfix, state.comm, state.csize, state.afix,
-                                   state.buckets, gamma_over_2m, state.workspace, **state.twin_kw)
+                                   state.buckets, gamma_over_2m, state.workspace, tune=state.config)
     q = _local_modularity(state, None if change is None else state.internal + int(change))  # read back per sweep
     state.iteration += 1
     gain = q - state.q_current
@@ -1284,7 +1278,7 @@ def _local_aggregate(state: LouvainState) -> None:
     # the move phase's state is rebuilt for the next level: free it before the edge lists grow
     state.workspace, state.buckets, state.kfix, state.kfix_g, state.csize, state.afix = None, [], None, None, None, None
     new_indptr, new_indices, new_wfix, new_loop, new_id = state.twin.aggregate(
-        g.indptr, g.indices, g.wfix, g.loop_fix, state.comm, **state.twin_kw
+        g.indptr, g.indices, g.wfix, g.loop_fix, state.comm, tune=state.config
     )
     if state.compose:
         if xp is np:  # one parallel gather into a new array

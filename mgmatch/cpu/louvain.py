@@ -1,7 +1,8 @@
 """CPU twins of the Louvain kernels (``kernels/louvain.cu``), compiled with Numba.
 
 Every function here has a GPU twin of the same name and signature in
-:mod:`mgmatch.gpu.louvain`; both take and return plain arrays of one level graph:
+:mod:`mgmatch.gpu.louvain` (the GPU twin's launch settings, ``tune``, are accepted here and
+have no effect); both take and return plain arrays of one level graph:
 
 * ``indptr`` (int64, ``n + 1``), ``indices`` (int32, neighbour ids, no self entries),
 * ``wfix`` (int64, edge weights in fixed point, see :mod:`mgmatch.algorithms.louvain`),
@@ -64,7 +65,7 @@ __all__ = [
 ]
 
 
-def check_memory(n: int, nnz: int, max_degree: int) -> int:
+def check_memory(n: int, nnz: int, max_degree: int, *, tune=None) -> int:
     """Bytes a Louvain run on a graph of this size needs besides the input (an estimate).
 
     On the CPU this only reports the estimate; the GPU twin raises
@@ -309,7 +310,8 @@ def _batch_chunks(indptr, order, batch_ptr, chunk_ptr, edges, batch_of):  # prag
             i += 1
 
 
-def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace) -> int:
+def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace, *,
+               tune=None) -> int:
     """One iteration of Algorithm 1: every batch of every degree bucket in turn, moves decided, then applied.
 
     ``buckets`` are the buckets ``workspace`` was made for; bucket ``b`` is processed as its
@@ -344,7 +346,8 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
                       ws["sums"], ws["poss"], ws["moves"], ws["movers"], ws["batch_of"]))
 
 
-def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int):
+def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int, *,
+                 tune=None):
     """computeMove (Algorithm 2) for batch ``j`` of bucket ``b``: ``workspace["new_comm"][v]``
     becomes the community each vertex ``v`` of the batch moves to (its own if it stays).
     Nothing is applied; returns the batch's vertices."""
@@ -595,7 +598,7 @@ def _fixed_point(w, scale, out):  # pragma: no cover - compiled
 _fixed_point_serial = njit(cache=True)(_fixed_point.py_func)
 
 
-def strengths(indptr, wfix, loop_fix):
+def strengths(indptr, wfix, loop_fix, *, tune=None):
     """``k_i`` (Algorithm 1, line 2): each vertex's edge weights plus its self-loop, fixed point."""
     n = indptr.shape[0] - 1
     out = np.empty(max(n, 0), dtype=np.int64)
@@ -619,7 +622,7 @@ def _vertex_sums(indptr, wfix, loop_fix, cuts, out):  # pragma: no cover - compi
 _vertex_sums_serial = njit(cache=True)(_vertex_sums.py_func)
 
 
-def internal_weight(indptr, indices, wfix, loop_fix, comm) -> int:
+def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune=None) -> int:
     """Sum over vertices of the weight to their own community, self-loops included (fixed point).
 
     This is ``sum_i e_{i -> C(i)}`` of Eq. (1), with both directions of every edge counted.
@@ -729,7 +732,7 @@ _compose_serial = njit(cache=True)(_compose.py_func)
 
 
 # --------------------------------------------------------------------------------- aggregation
-def aggregate(indptr, indices, wfix, loop_fix, comm):
+def aggregate(indptr, indices, wfix, loop_fix, comm, *, tune=None):
     """Aggregation phase, Algorithm 3: one vertex per non-empty community.
 
     Returns ``(indptr, indices, wfix, loop_fix, new_id)`` of the aggregated graph, where
