@@ -347,16 +347,11 @@ class _FilledGpus:
         return False
 
 
-def _warm_graph():
-    from ..generators import kron  # noqa: PLC0415
-
-    return kron(10, seed=1)
-
-
 def _capacity_rows(specs, dev, algorithms, b, counts, repeats, timeout, fill_fraction, solve) -> list[dict]:
     """Rows of the capacity runs (``fill_gpus``; see the module notes)."""
     from ..distributed import cluster, place  # noqa: PLC0415
     from ..errors import ParameterError, ResourceError  # noqa: PLC0415
+    from ..generators import kron  # noqa: PLC0415
 
     if dev != "gpu":
         raise ParameterError("the capacity runs (fill_gpus) fill GPUs: they need device='gpu'")
@@ -374,6 +369,7 @@ def _capacity_rows(specs, dev, algorithms, b, counts, repeats, timeout, fill_fra
             bb = b if algorithm == "bsuitor" else None
             ref = solve(graph, algorithm, bb, device="gpu")  # before the GPUs are filled
             cases.append((algorithm, bb, ref, _single_gpu_estimate(graph, algorithm, bb)))
+        warm = kron(10, seed=1)  # for the first job of each cluster (below)
         for k in counts:
             with cluster(workers=k, device="gpu", dashboard=False) as client:
                 dg = place(client, graph, partitions=k)
@@ -381,7 +377,7 @@ def _capacity_rows(specs, dev, algorithms, b, counts, repeats, timeout, fill_fra
                     # a first job on a small graph before the GPUs fill: the workers' sessions, NCCL
                     # communicators and their connections, and the kernels, are set up once per
                     # cluster, not per run
-                    solve(_warm_graph(), algorithm, bb, client=client, device="gpu")
+                    solve(warm, algorithm, bb, client=client, device="gpu")
                     with _FilledGpus(int(fill_fraction * need), client) as filled:
                         free = filled.free_now()
                         try:

@@ -157,9 +157,9 @@ class _Outbox:
 
 
 def _grown_cap(cap: int, need: int, limit: int) -> int:
-    """The size a buffer of ``cap`` entries grows to for ``need``: at least twice ``cap`` (few
-    growths in a step), never past ``limit``."""
-    return int(min(max(need, 2 * cap), max(limit, need)))
+    """The size a buffer of ``cap`` entries grows to for ``need <= limit``: at least twice
+    ``cap`` (few growths in a step), never past ``limit``."""
+    return int(min(max(need, 2 * cap), limit))
 
 
 @functools.cache
