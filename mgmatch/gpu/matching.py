@@ -21,11 +21,10 @@ message by message; outboxes are filled with an atomic counter.
 Tunables arrive as ``tune``, an object with the fields of
 :class:`mgmatch.algorithms.matching.MatchingConfig` (the one in force when the run started,
 passed down by the matching programs; its defaults are the constants of
-:mod:`mgmatch.gpu.tunables`): GPU-Suitor's vertices per
-warp and threads per block, the key width, b-Suitor's proposals per row scan, and handshaking's
-variant (``"warp"``: a warp reduces each row; ``"scan"``: the segmented max-scan and collate
-kernels of the handshaking description, one stride per launch). Both variants give the same
-matching.
+:mod:`mgmatch.gpu.tunables`): GPU-Suitor's vertices per warp and threads per block, the key
+width, b-Suitor's proposals per row scan, and handshaking's variant (``"warp"``: a warp reduces
+each row; ``"scan"``: the segmented max-scan and collate kernels of the handshaking
+description, one stride per launch). Both variants give the same matching.
 
 References
 ----------
