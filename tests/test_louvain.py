@@ -222,7 +222,8 @@ def test_move_batches_interleave_buckets(slices, slice_min):
         assert len(bs) == min(s, bucket.shape[0])
         for j, b in enumerate(bs):
             assert b.flags.c_contiguous and np.array_equal(b, bucket[j::s])
-    for name, bad in (("move_slices", 0), ("move_slice_min", -1), ("gather_edges", 1.5), ("move_slices", True)):
+    for name, bad in (("move_slices", 0), ("move_slice_min", -1), ("gather_edges", 1.5), ("move_slices", True),
+                      ("aggregate_entries", 0), ("aggregate_entries", 2.0)):
         with pytest.raises(ParameterError, match=name):
             LouvainConfig(**{name: bad})
         with pytest.raises(ParameterError, match=name):

@@ -78,6 +78,22 @@ def test_partitions_take_the_one_partition_decisions(device, data_dir, name, con
         _assert_same_levels(res, one)
 
 
+@pytest.mark.parametrize(("name", "entries"), [("karate_weighted", 1), ("polbooks", 3), ("kron-11", 700),
+                                              ("delaunay-12", 2000)])
+def test_aggregation_in_slices_changes_nothing(device, data_dir, name, entries):
+    # a level's boundary, its coarse entries and the moved rows a few entries a round: the
+    # coarse graph, and so every level, is the one of the whole level at once
+    g = _graph(data_dir, name)
+    one = louvain(g, device=device)
+    sliced = LouvainConfig(gather_edges=0, aggregate_entries=entries)
+    for parts in (2, 3):
+        res = louvain(g, device=device, partitions=parts, config=sliced)
+        _check_levels(g, res)
+        _assert_same_levels(res, one)
+    whole = louvain(g, device=device, partitions=3, config=DISTRIBUTED)
+    assert res.timings["rounds"] > whole.timings["rounds"]  # the slices took rounds of their own
+
+
 @pytest.mark.parametrize("name", ["kron-13", "rgg-14", "delaunay-14"])
 def test_partitions_on_larger_generated_graphs(device, data_dir, name):
     # several levels across the partitions, hubs in the last bucket (kron), long chains of
@@ -252,7 +268,8 @@ def test_random_graphs_and_bounds(seed):
         u, v = np.concatenate([u, np.repeat(h, n)]), np.concatenate([v, np.tile(np.arange(n), 2)])
     weights = rng.uniform(1e-3, 10.0, u.shape[0]) if seed % 2 else None
     g = Graph.from_edges(u, v, weights, n=n) if weights is not None else Graph.from_edges(u, v, n=n)
-    cfg = LouvainConfig(gather_edges=[0, 50, 1 << 18][seed % 3], move_slices=1 + seed % 3)
+    cfg = LouvainConfig(gather_edges=[0, 50, 1 << 18][seed % 3], move_slices=1 + seed % 3,
+                        aggregate_entries=[1 << 25, 5, 97][seed // 3 % 3])
     gamma = [0.5, 1.0, 2.0][seed % 3]
     one = louvain(g, gamma, device="cpu", config=cfg)
     cuts = np.sort(rng.integers(0, n + 1, 4)).tolist()
@@ -274,3 +291,36 @@ def test_partitions_never_take_the_fused_kernel(data_dir, monkeypatch):
     res = louvain(_read(data_dir, "netscience"), device="gpu", partitions=3, config=DISTRIBUTED)
     _assert_same_levels(res, one)
     assert res.device == "gpu"
+
+
+@pytest.mark.parametrize("size", [1, 7, 50, 10_000])
+@pytest.mark.parametrize("unique", [False, True])
+def test_merge_keys_in_key_ranges(size, unique):
+    # sorted pieces (repeated keys within and across pieces unless unique), merged a key range at
+    # a time: the same keys and sums as one sort of everything
+    from mgmatch.algorithms.louvain_program import _merge_keys
+
+    rng = np.random.default_rng(size)
+    pool = rng.choice(10**6, 900, replace=False)
+    keys, weights = [], []
+    for start in range(0, 900, 150) if unique else range(6):
+        k = np.sort(pool[start : start + 150]) if unique else np.sort(rng.choice(pool[:300], int(rng.integers(0, 200))))
+        keys.append(k.astype(np.int64))
+        weights.append(rng.integers(1, 1000, k.shape[0]).astype(np.int64))
+    all_k, all_w = np.concatenate(keys), np.concatenate(weights)
+    want_k, inverse = np.unique(all_k, return_inverse=True)
+    want_w = np.bincount(inverse, weights=all_w).astype(np.int64)
+    k, w = _merge_keys(keys, weights, np, size, unique=unique)
+    assert keys == [] and weights == []
+    np.testing.assert_array_equal(k, want_k)
+    np.testing.assert_array_equal(w, want_w)
+
+
+def test_out_of_memory_in_a_sort_is_the_memory_error():
+    from mgmatch.algorithms.louvain_program import _reraise_oom
+    from mgmatch.errors import ResourceError
+
+    with pytest.raises(ResourceError, match="ran out of memory running louvain on a graph with 5 vertices"):
+        _reraise_oom(MemoryError("std::bad_alloc"), 5, 8)
+    assert _reraise_oom(MemoryError("host"), 5, 8) is None  # not the GPU's: raised as it is
+    assert _reraise_oom(ValueError("bad_alloc"), 5, 8) is None

@@ -39,7 +39,9 @@ partition takes:
   its own edges to community pairs, merges duplicates, and sends each coarse edge to the owner
   of its source community; the coarse graph is then cut anew into ranges of equal stored-entry
   count (``Graph.partition``'s rule, from one all-reduce of per-cut counts) and its rows moved
-  there. A coarse graph of at most ``gather_edges`` stored entries goes whole to partition 0,
+  there. The mapping and the moves go ``aggregate_entries`` stored entries a round, and the
+  owners merge what they received a key range at a time, so that the aggregation's memory
+  beyond the level graph and the coarse entries is bounded by that size, not by the graph. A coarse graph of at most ``gather_edges`` stored entries goes whole to partition 0,
   which finishes it alone: its levels are latency bound, each batch an exchange for little work.
 
 Weights are 60-bit fixed point with one scale for the whole graph (from the largest weight and
@@ -128,6 +130,14 @@ class LouvainConfig:
         round trip and a step's host work; a sweep on one device costs in proportion to the
         stored entries. The threshold is where the two meet: see docs/performance.md, section
         "Distributed Louvain: gathering small levels", for the figures.
+    aggregate_entries : int
+        With several partitions, the stored entries a partition scans at once where a level's
+        work is per entry: finding its boundary and ghosts at the level's start, and mapping its
+        rows to community pairs in the aggregation. The aggregation sends each slice's coarse
+        entries in a round of their own, and the coarse rows move to their next partitions in
+        slices of this many entries a round, so a partition's memory beyond the level graph and
+        the coarse entries it receives is a few 8-byte arrays of this length, whatever the
+        graph (the whole level at once needs about 90 bytes per stored entry). Changes no result.
     fused_max_edges : int
         On one GPU, graphs of at most this many stored entries run every level in one fused
         kernel launch when the device allows it (0: never).
@@ -223,6 +233,7 @@ class LouvainConfig:
     move_slice_min: int = 0
     bin_vertices: int = 100_000
     gather_edges: int | None = None
+    aggregate_entries: int = 1 << 25
     fused_max_edges: int = 1 << 22
     table_budget_bytes: int = _gpu_defaults.GLOBAL_TABLE_BUDGET
     range_steps: int = _gpu_defaults.RANGE_STEPS
@@ -244,7 +255,8 @@ class LouvainConfig:
     fused_hub_max_edges: int = _gpu_defaults.FUSED_HUB_MAX_EDGES
 
     def __post_init__(self):
-        for name, least in (("move_slices", 1), ("move_slice_min", 0), ("bin_vertices", 0), ("fused_max_edges", 0),
+        for name, least in (("move_slices", 1), ("move_slice_min", 0), ("bin_vertices", 0), ("aggregate_entries", 1),
+                            ("fused_max_edges", 0),
                             ("table_budget_bytes", 1), ("range_steps", 1), ("fused_max_vertices", 0),
                             ("fused_range_steps", 1), ("fused_solo_edges", 0), ("fused_mid_vertices", 0),
                             ("fused_level_bytes", 0), ("fused_level_rows", 1), ("fused_view_bytes", 0),
@@ -346,6 +358,7 @@ class LouvainState:
     known: object = None  # communities whose csize and afix this partition keeps exact
     bnd_v: object = None  # owned boundary vertices (sorted, repeated) ...
     bnd_q: object = None  # ... and the partitions having them as ghosts
+    ghosts: object = None  # the remote neighbours of the owned vertices (sorted, unique)
     buckets: list = field(default_factory=list)
     batches: list = field(default_factory=list)  # (bucket, batch) of every global batch
     batch_t: int = 0
@@ -373,6 +386,12 @@ class LouvainState:
     level_timing: dict = field(default_factory=dict)
     n_communities: int | None = None
     edge_offsets: np.ndarray | None = None
+    nid_g: object = None  # aggregation: the new id of every community known here
+    src: object = None  # aggregation: the new id of every owned vertex's community
+    cuts: list = field(default_factory=list)  # aggregation: the row (or entry) slices still to send
+    acc_keys: list = field(default_factory=list)  # aggregation: coarse entries received, src * n_new + dst ...
+    acc_w: list = field(default_factory=list)  # ... and their weights
+    acc_loops: list = field(default_factory=list)  # (vertex, weight) pairs of the next level's self-loops
     stepped: str = ""  # the phase of the last step
 
     @property
@@ -446,6 +465,80 @@ def _repeat(values, counts, xp):
     ends = xp.cumsum(counts)
     total = int(ends[-1]) if ends.shape[0] else 0
     return values[xp.searchsorted(ends, xp.arange(total, dtype=ends.dtype), side="right")]
+
+
+def _row_slices(indptr, size: int) -> list:
+    """Consecutive row ranges ``(a, b, indptr[a], indptr[b])`` covering every row of the CSR
+    offsets ``indptr``, each of at most ``size`` stored entries plus one row's."""
+    xp = get_namespace(indptr)
+    n = int(indptr.shape[0]) - 1
+    if n <= 0:
+        return []
+    nnz = int(indptr[-1])
+    if nnz <= size:
+        return [(0, n, 0, nnz)]
+    # the last row starting at or before each multiple of size
+    starts = xp.searchsorted(indptr, xp.arange(size, nnz, size, dtype=indptr.dtype), side="right") - 1
+    cuts = np.unique(np.concatenate([[0], to_numpy(starts), [n]])).astype(np.int64)
+    at = to_numpy(indptr[xp.asarray(cuts)]).tolist()
+    cuts = cuts.tolist()
+    return [(cuts[i], cuts[i + 1], at[i], at[i + 1]) for i in range(len(cuts) - 1)]
+
+
+def _merge_keys(keys: list, weights: list, xp, size: int, unique: bool = False):
+    """The sorted pieces of ``keys`` and their ``weights`` as one sorted array of keys and their
+    summed weights (``unique``: no key repeats, only the order is made).
+
+    More than ``size`` entries in all are merged a key range at a time, the ranges cut at
+    quantiles of the pieces (a sample sort's splitters, so each range holds about ``size``
+    entries): the sort's scratch then stays that small, and no copy of all the pieces is made
+    while they are held. The lists are emptied."""
+    total = sum(int(k.shape[0]) for k in keys)
+    if total <= size or len(keys) == 1:
+        k = xp.concatenate(keys) if len(keys) > 1 else keys[0] if keys else xp.zeros(0, dtype=xp.int64)
+        w = xp.concatenate(weights) if len(weights) > 1 else weights[0] if weights else xp.zeros(0, dtype=xp.int64)
+        keys.clear()
+        weights.clear()
+        return _sort_sum(k, w, xp, unique)
+    ranges = -(-total // size)
+    at = [np.linspace(0, int(k.shape[0]) - 1, ranges + 1).astype(np.int64)[1:-1] for k in keys if k.shape[0]]
+    samples = np.sort(np.concatenate([to_numpy(k[xp.asarray(i)]) for k, i in zip([k for k in keys if k.shape[0]], at)]))
+    splitters = np.unique(samples[(np.arange(1, ranges) * samples.shape[0]) // ranges])
+    split_d = xp.asarray(splitters)
+    cuts = [[0, *to_numpy(xp.searchsorted(k, split_d, side="left")).tolist(), int(k.shape[0])] for k in keys]
+    out_k, out_w = [], []
+    for r in range(splitters.shape[0] + 1):
+        ks = [k[c[r] : c[r + 1]] for k, c in zip(keys, cuts) if c[r + 1] > c[r]]
+        ws = [w[c[r] : c[r + 1]] for w, c in zip(weights, cuts) if c[r + 1] > c[r]]
+        if ks:
+            k, w = _sort_sum(xp.concatenate(ks), xp.concatenate(ws), xp, unique)
+            out_k.append(k)
+            out_w.append(w)
+    keys.clear()
+    weights.clear()
+    if not out_k:
+        return xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=xp.int64)
+    return xp.concatenate(out_k), xp.concatenate(out_w)
+
+
+def _sort_sum(k, w, xp, unique: bool):
+    """``k`` sorted (``w`` alike) and, unless ``unique``, each key once with its weights' sum."""
+    if k.shape[0] > 1 and not bool((k[1:] > k[:-1]).all()):
+        order = xp.argsort(k)
+        k = k[order]  # (each old array is freed as its sorted copy is made)
+        w = w[order]
+        del order
+    if unique or k.shape[0] < 2:
+        return k, w
+    start = xp.ones(k.shape[0], dtype=bool)
+    start[1:] = k[1:] != k[:-1]
+    first = xp.flatnonzero(start)
+    del start
+    k = k[first]
+    w = xp.cumsum(w)  # a key's sum: the running sum at its last entry minus that before its first
+    tot = w[xp.concatenate([first[1:] - 1, xp.asarray([w.shape[0] - 1], dtype=first.dtype)])]
+    tot[1:] -= w[first[1:] - 1]
+    return k, tot
 
 
 def _expand(keys_sorted, payload, wanted, xp):
@@ -764,13 +857,22 @@ class LouvainProgram:
         state.afix[lo:hi] = state.kfix
         state.known = xp.zeros(N, dtype=xp.bool_)
         state.known[lo:hi] = True
-        # boundary: (owned vertex, partition holding it as a ghost), unique, sorted by vertex
-        rows = _repeat(xp.arange(lo, hi, dtype=xp.int64), deg, xp)
-        nbr = g.indices.astype(xp.int64)
-        remote = (nbr < lo) | (nbr >= hi)
-        q = _owner(state.bounds, nbr[remote], xp)
-        key = xp.unique(rows[remote] * state.n_parts + q)
+        # boundary: (owned vertex, partition holding it as a ghost), unique, sorted by vertex;
+        # ghosts: the remote neighbours. A slice of rows at a time (aggregate_entries).
+        keys, ghosts = [], []
+        for a, b, e0, e1 in _row_slices(g.indptr, state.config.aggregate_entries):
+            rows = _repeat(xp.arange(lo + a, lo + b, dtype=xp.int64), deg[a:b], xp)
+            nbr = g.indices[e0:e1].astype(xp.int64)
+            remote = (nbr < lo) | (nbr >= hi)
+            nbr = nbr[remote]
+            keys.append(xp.unique(rows[remote] * state.n_parts + _owner(state.bounds, nbr, xp)))
+            ghosts.append(xp.unique(nbr))
+            del rows, nbr, remote
+        # (the slices are ascending row ranges: their keys concatenated are sorted and unique)
+        key = xp.concatenate(keys) if keys else xp.zeros(0, dtype=xp.int64)
+        state.ghosts = xp.unique(xp.concatenate(ghosts)) if ghosts else xp.zeros(0, dtype=xp.int64)
         state.bnd_v, state.bnd_q = key // state.n_parts, key % state.n_parts
+        del keys, ghosts, key
         out = _Outbox(xp, state.n_parts)  # each ghost is alone in its community: its totals
         kb = state.kfix[state.bnd_v - lo]
         out.add(state.bnd_q, TOTAL, state.bnd_v, xp.ones_like(kb), kb)
@@ -957,7 +1059,7 @@ class LouvainProgram:
         moved = int((state.comm[lo:hi] != xp.arange(lo, hi, dtype=xp.int32)).sum()) if hi > lo else 0
         state.red_out[0] = float(moved)
         self._put(state, 0, int((state.csize[lo:hi] > 0).sum()) if hi > lo else 0)
-        need = xp.unique(xp.concatenate([state.comm[lo:hi], state.comm[state.graph.indices]]).astype(xp.int64))
+        need = xp.unique(xp.concatenate([state.comm[lo:hi], state.comm[state.ghosts]]).astype(xp.int64))
         out = _Outbox(xp, state.n_parts)
         out.add(_owner(state.bounds, need, xp), NEED, need, xp.full_like(need, state.index), xp.zeros_like(need))
         return out.build()
@@ -994,10 +1096,9 @@ class LouvainProgram:
         return out.build()
 
     def _agg_edges(self, state, inbox):
-        """Record the level; unless the levels end here, map the owned edges to community pairs,
-        merge duplicates, and send each coarse edge to the owner of its source community."""
+        """Record the level; unless the levels end here, start mapping the owned rows to
+        community pairs, a slice of rows a round (:meth:`_agg_send`)."""
         xp = state.xp
-        g = state.graph
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
         c, _, nid = _of_kind(inbox, NEWID)
         nid_g = xp.full(state.n_level, -1, dtype=xp.int64)
@@ -1012,41 +1113,96 @@ class LouvainProgram:
             state.phase = "done"
             return {}
         state.iteration = 0
-        deg = g.indptr[1:] - g.indptr[:-1]
-        s_e = _repeat(src, deg, xp)
-        d_e = nid_g[state.comm[g.indices]]
-        n_new = state.n_new
-        keys = xp.concatenate([s_e * n_new + d_e, src * n_new + src])
-        w = xp.concatenate([g.wfix, g.loop_fix])
-        keys, (w,) = _sum_by_key(keys, [w], xp)
-        s, d = keys // n_new, keys % n_new
-        out = _Outbox(xp, state.n_parts)
-        out.add(_owner(state.nid_offsets, s, xp), EDGE, s, d, w)
-        # the level's arrays are rebuilt for the next level: free them before the rows arrive
+        # what the moves needed and the mapping does not: freed before the coarse entries come
         state.workspace = state.saved = None
-        state.indptr_g = state.kfix_g = state.loop_g = state.comm = state.csize = state.afix = None
-        state.known = None
-        state.phase = "agg_merge"
+        state.indptr_g = state.kfix_g = state.loop_g = state.csize = state.afix = state.known = None
+        state.nid_g, state.src = nid_g, src
+        state.cuts = _row_slices(state.graph.indptr, state.config.aggregate_entries)
+        state.acc_keys, state.acc_w, state.acc_loops = [], [], []
+        return self._agg_send(state, inbox)  # (it holds no coarse entries yet)
+
+    def _agg_send(self, state, inbox):
+        """Keep the coarse entries received; map the next slice of owned rows (and their
+        self-loops) to community pairs ``(C(u), C(v))`` in new ids, merge duplicates, and send
+        each to the owner of its source community (this partition's own stay here). The
+        all-reduce counts the partitions with slices left."""
+        xp, g, n_new = state.xp, state.graph, state.n_new
+        self._take_edges(state, inbox)
+        out = _Outbox(xp, state.n_parts)
+        if state.cuts:
+            a, b, e0, e1 = state.cuts.pop(0)
+            src = state.src[a:b]
+            s_e = _repeat(src, g.indptr[a + 1 : b + 1] - g.indptr[a:b], xp)
+            d_e = state.nid_g[state.comm[g.indices[e0:e1]]]
+            keys = xp.concatenate([s_e * n_new + d_e, src * n_new + src])
+            w = xp.concatenate([g.wfix[e0:e1], g.loop_fix[a:b]])
+            del s_e, d_e
+            keys, (w,) = _sum_by_key(keys, [w], xp)
+            self._route(state, out, keys, w, state.nid_offsets)
+        state.red_out[0] = float(bool(state.cuts))
+        state.phase = "agg_send"
         return out.build()
 
-    def _agg_merge(self, state, inbox):
-        """Merge the coarse edges received (rows of the new ids this partition's communities
-        got); their count goes to the all-gather that places the next level."""
-        xp = state.xp
+    def _after_agg_send(self, state):
+        if state.phase != "done" and state.red_in[0] == 0:  # every partition has sent its last slice
+            state.phase = "agg_merge"
+
+    _after_agg_edges = _after_agg_send
+
+    def _route(self, state, out, keys, w, bounds) -> None:
+        """Coarse entries ``keys = src * n_new + dst`` (sorted) to the partitions of ``bounds``
+        owning their sources; those of this partition go straight to its received ones."""
+        xp, n_new = state.xp, state.n_new
+        dest = _owner(bounds, keys // n_new, xp)
+        mine = dest == state.index
+        if bool(mine.all()):
+            state.acc_keys.append(keys)
+            state.acc_w.append(w)
+            return
+        state.acc_keys.append(keys[mine])
+        state.acc_w.append(w[mine])
+        other = ~mine
+        keys, w, dest = keys[other], w[other], dest[other]
+        out.add(dest, EDGE, keys // n_new, keys % n_new, w)
+
+    def _take_edges(self, state, inbox) -> None:
+        """Keep the coarse entries (``EDGE``) and self-loops (``LOOP``) of a round's messages."""
         s, d, w = _of_kind(inbox, EDGE)
+        if s.shape[0]:  # (kept sorted: _merge_keys cuts the pieces by key)
+            keys, w = _sort_sum(s * state.n_new + d, w.copy(), state.xp, unique=True)
+            state.acc_keys.append(keys)
+            state.acc_w.append(w)
+        v, _, lw = _of_kind(inbox, LOOP)
+        if v.shape[0]:
+            state.acc_loops.append((v.copy(), lw.copy()))
+
+    def _agg_merge(self, state, inbox):
+        """Merge the coarse entries received (the rows of the new ids of this partition's
+        communities); their count goes to the all-gather that places the next level."""
+        xp = state.xp
+        self._take_edges(state, inbox)
+        # the level graph is done with: free it before the merge's sort
+        state.graph = state.comm = state.nid_g = state.src = None
+        keys, w = _merge_keys(state.acc_keys, state.acc_w, xp, state.config.aggregate_entries)
+        state.acc_keys, state.acc_w = [], []
         n_new = state.n_new
-        keys, (w,) = _sum_by_key(s * n_new + d, [w], xp)
-        s, d = keys // n_new, keys % n_new
         lo_new, hi_new = int(state.nid_offsets[state.index]), int(state.nid_offsets[state.index + 1])
-        self_loop = s == d
+        # (one column at a time, each old array freed as its filtered copy is made: at most
+        # four 8-byte values per coarse entry at once)
+        s = keys // n_new
+        self_loop = s == keys % n_new
         loop = xp.zeros(hi_new - lo_new, dtype=xp.int64)
         loop[s[self_loop] - lo_new] = w[self_loop]
+        del s
         e = ~self_loop
-        s, d, w = s[e], d[e], w[e]
-        counts = xp.bincount(s - lo_new, minlength=hi_new - lo_new) if s.shape[0] else \
+        del self_loop
+        keys = keys[e]
+        w = w[e]
+        del e
+        counts = xp.bincount(keys // n_new - lo_new, minlength=hi_new - lo_new) if keys.shape[0] else \
             xp.zeros(hi_new - lo_new, dtype=xp.int64)
-        state.new_rows = (s, d, w, loop, counts)
-        self._put(state, 0, int(s.shape[0]))
+        state.new_rows = (keys, w, loop, counts)
+        self._put(state, 0, int(keys.shape[0]))
         state.phase = "agg_cut"
         return {}
 
@@ -1068,7 +1224,7 @@ class LouvainProgram:
         rule): cut ``k`` is 1 plus the number of rows whose entries end before ``k E / P``; each
         partition counts its own rows."""
         xp = state.xp
-        counts = state.new_rows[4]
+        counts = state.new_rows[3]
         # (entry counts below 2**53: exact as floats, compared with the float targets as
         # Graph.partition compares them)
         ends = (xp.cumsum(counts.astype(xp.int64)) + int(state.edge_offsets[state.index])).astype(xp.float64)
@@ -1089,34 +1245,58 @@ class LouvainProgram:
         state.bounds = np.maximum.accumulate(np.concatenate([[0], cuts, [state.n_new]])).astype(np.int64)
 
     def _agg_move(self, state, inbox):
-        """Send the coarse rows to their partitions of the next level."""
+        """Send the coarse rows to their partitions of the next level, ``aggregate_entries`` a
+        round (the self-loops with the first), and keep those received; rows that stay here do
+        not move. The all-reduce counts the partitions with rows left to send."""
         xp = state.xp
-        s, d, w, loop, _ = state.new_rows
-        state.new_rows = None
-        lo_new = int(state.nid_offsets[state.index])
+        self._take_edges(state, inbox)
         out = _Outbox(xp, state.n_parts)
-        out.add(_owner(state.bounds, s, xp), EDGE, s, d, w)
-        v = xp.flatnonzero(loop != 0)
-        out.add(_owner(state.bounds, v + lo_new, xp), LOOP, v + lo_new, xp.zeros_like(v), loop[v])
-        state.phase = "start"
+        if state.new_rows is not None:
+            keys, w, loop, _ = state.new_rows
+            if loop is not None:  # the first round: the self-loops; the rows' slices
+                lo_new = int(state.nid_offsets[state.index])
+                v = xp.flatnonzero(loop)
+                dest = _owner(state.bounds, v + lo_new, xp)
+                mine = dest == state.index
+                state.acc_loops.append((v[mine] + lo_new, loop[v[mine]]))
+                v = v[~mine]
+                out.add(dest[~mine], LOOP, v + lo_new, xp.zeros_like(v), loop[v])
+                size, nnz = state.config.aggregate_entries, int(keys.shape[0])
+                state.cuts = [(at, min(at + size, nnz)) for at in range(0, nnz, size)]
+                state.new_rows = (keys, w, None, None)
+            if state.cuts:
+                a, b = state.cuts.pop(0)
+                self._route(state, out, keys[a:b], w[a:b], state.bounds)
+            if not state.cuts:
+                state.new_rows = None
+        state.red_out[0] = float(bool(state.cuts))
         return out.build()
 
+    def _after_agg_move(self, state):
+        if state.red_in[0] == 0:  # every partition has sent its last rows
+            state.phase = "start"
+
     def _receive_rows(self, state, inbox) -> None:
-        """The next level's rows from the coarse edges received; a partition that owns the whole
-        level goes on alone, one that owns nothing of a gathered level stops."""
+        """The next level's rows from the coarse entries received; a partition that owns the
+        whole level goes on alone, one that owns nothing of a gathered level stops."""
         xp = state.xp
+        self._take_edges(state, inbox)
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
-        n = hi - lo
-        s, d, w = _of_kind(inbox, EDGE)
-        order = xp.argsort(s * max(state.n_level, 1) + d)
-        s, d, w = s[order], d[order], w[order]
+        n, n_new = hi - lo, state.n_new
+        # (each coarse entry arrives once)
+        keys, w = _merge_keys(state.acc_keys, state.acc_w, xp, state.config.aggregate_entries, unique=True)
+        state.acc_keys, state.acc_w = [], []
+        s = keys // n_new
         indptr = xp.zeros(n + 1, dtype=xp.int64)
         if s.shape[0]:
             indptr[1:] = xp.cumsum(xp.bincount(s - lo, minlength=n))
-        lv, _, lw = _of_kind(inbox, LOOP)
+        del s
         loop = xp.zeros(n, dtype=xp.int64)
-        loop[lv - lo] = lw
-        state.graph = _LevelGraph(indptr, d.astype(xp.int32), w, loop)
+        for lv, lw in state.acc_loops:
+            loop[lv - lo] = lw
+        state.acc_loops = []
+        state.graph = _LevelGraph(indptr, (keys % n_new).astype(xp.int32), w, loop)
+        del keys
         if n == state.n_level and state.n_parts > 1 and n > 0:  # gathered here: go on alone
             _start_local(state)
             state.level_timing["first_round"] = state.steps - 1
@@ -1306,7 +1486,9 @@ def _close_local(state: LouvainState) -> None:
 def _reraise_oom(exc: Exception, n: int, nnz: int) -> None:
     """Turn a CUDA out-of-memory error into a :class:`ResourceError` naming the graph size."""
     name = type(exc).__name__
-    if "OutOfMemory" in name or "cudaErrorMemoryAllocation" in str(exc):
+    # (CuPy's sorts report their scratch's failed allocation as Thrust's std::bad_alloc)
+    if "OutOfMemory" in name or "cudaErrorMemoryAllocation" in str(exc) or \
+            (isinstance(exc, MemoryError) and "bad_alloc" in str(exc)):
         raise ResourceError(
             f"the GPU ran out of memory running louvain on a graph with {n} vertices and "
             f"{nnz} stored edges: {exc}"
