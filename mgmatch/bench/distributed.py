@@ -239,6 +239,7 @@ def _cluster_row(t, name, graph, algorithm, k, where, placement, ref) -> dict:
                 "impl": f"dask-{k}w" + ("-resident" if where == "resident" else ""), "device": res.device,
                 "workers": k, "n": graph.n, "nnz": graph.nnz, "time_s": t["time_s"], "times_s": t["times_s"],
                 "placement_s": placement, "edges_per_s": graph.m / t["time_s"] if t["time_s"] > 0 else None,
+                "rounds": res.timings.get("rounds"),
                 "modularity_diff_vs_local": float(res.modularity[-1]) - float(ref.modularity[-1]),
                 "identical": _same(res, ref, algorithm), **_outcome(res)}
     log = res.rounds

@@ -24,8 +24,13 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 
 class WorkerSetup(WorkerPlugin):
-    """``WorkerPlugin`` run once per worker: import mgmatch and its kernels' modules, give CuPy
-    a memory pool, and warm the Numba kernels so the first round does not pay for compiling."""
+    """``WorkerPlugin`` run once per worker: import mgmatch and its kernels' modules, make CuPy
+    allocate from its default memory pool, and warm the Numba kernels so the first round does
+    not pay for compiling.
+
+    The default pool, not a pool of the worker's own: the memory checks before a run count the
+    default pool's cached blocks as free, and those blocks can be given back to the driver
+    (``free_all_blocks``); blocks cached by another pool would look taken to both."""
 
     name = "mgmatch-worker-setup"
 
@@ -42,7 +47,7 @@ class WorkerSetup(WorkerPlugin):
 
             cp = cupy_or_none()
             if cp is not None:
-                cp.cuda.set_allocator(cp.cuda.MemoryPool().malloc)
+                cp.cuda.set_allocator(cp.get_default_memory_pool().malloc)
         warm_up()
 
     def teardown(self, worker=None):
