@@ -238,6 +238,29 @@ def test_fork_leaves_the_state_it_copies(data_dir):
     _assert_same_levels(got, want)
 
 
+def test_partitions_release_their_input_after_the_first_aggregation(data_dir):
+    # the first level's graph shares the input's indices; once the coarse entries are merged
+    # neither is needed, and a device copy of the input made for the run can then be freed
+    from mgmatch.algorithms import louvain_program as LP
+    from mgmatch.engine import run_local
+
+    held = []
+
+    class Spy(LP.LouvainProgram):
+        def finish(self, state):
+            held.append((state.level, state.part))
+            return super().finish(state)
+
+    g = _read(data_dir, "football")
+    params = louvain(g, device="cpu").params
+    pieces, log = run_local(Spy(params, DISTRIBUTED), g.partition(3))
+    assert len(held) == 3 and all(level >= 1 and part is None for level, part in held)
+    from mgmatch.engine.execute import RunInfo
+
+    res = Spy(params, DISTRIBUTED).assemble(g, pieces, RunInfo(log=log, device="cpu", n_parts=3))
+    _assert_same_levels(res, louvain(g, device="cpu"))
+
+
 @pytest.mark.skipif(importlib.util.find_spec("mgmatch.engine.cluster_runner") is None,
                     reason="the engine's cluster runner is not in this tree")
 @pytest.mark.parametrize("exchange", ["direct", "tasks"])

@@ -332,7 +332,7 @@ class LouvainState:
     owned and ghost vertices and the communities it knows).
     """
 
-    part: object
+    part: object  # the input partition; several partitions release it after the first aggregation
     params: dict
     config: LouvainConfig
     device: str
@@ -340,6 +340,7 @@ class LouvainState:
     xp: object
     n_parts: int
     index: int
+    n_global: int = 0  # the input graph's vertices
     phase: str = "scale"
     compose: bool = False  # one partition from the start: levels composed on the device as they come
     graph: _LevelGraph | None = None
@@ -657,7 +658,8 @@ class LouvainProgram:
         xp = get_namespace(part.indices)
         device = "cpu" if xp is np else "gpu"
         state = LouvainState(part=part, params=dict(self.params, device=device), config=self.config, device=device,
-                             twin=_twin(device), xp=xp, n_parts=part.n_parts, index=part.index)
+                             twin=_twin(device), xp=xp, n_parts=part.n_parts, index=part.index,
+                             n_global=part.n_global)
         state.red_out = np.zeros(self._red_len(state), dtype=np.float64)
         t0 = time.perf_counter()
         try:
@@ -742,7 +744,7 @@ class LouvainProgram:
             return {"levels": levels, "n_communities": n_comm, "modularity": list(state.modularity),
                     "timings": state.timings, "params": state.params}
         return {"maps": [to_numpy(m).astype(np.int64) for m in state.maps], "modularity": list(state.modularity),
-                "timings": state.timings, "params": state.params, "n0": state.part.n_global}
+                "timings": state.timings, "params": state.params, "n0": state.n_global}
 
     def assemble(self, graph, pieces: list, run_info):
         from .louvain import _result  # noqa: PLC0415
@@ -1181,8 +1183,10 @@ class LouvainProgram:
         communities); their count goes to the all-gather that places the next level."""
         xp = state.xp
         self._take_edges(state, inbox)
-        # the level graph is done with: free it before the merge's sort
-        state.graph = state.comm = state.nid_g = state.src = None
+        # the level graph is done with: free it before the merge's sort, and the input partition
+        # too (the first level's graph shares its indices; the engine holds no other reference
+        # to a copy it made for the run, while a partition resident on the device stays)
+        state.graph = state.comm = state.nid_g = state.src = state.part = None
         keys, w = _merge_keys(state.acc_keys, state.acc_w, xp, state.config.aggregate_entries)
         state.acc_keys, state.acc_w = [], []
         n_new = state.n_new

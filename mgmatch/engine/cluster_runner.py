@@ -112,6 +112,9 @@ def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, dev
     load_s = time.perf_counter() - t0
     first = parts[own[0]]
     xp, bounds, n_parts = first.xp, first.bounds, first.n_parts
+    # the states hold what they need of their partitions: a program may release a partition's
+    # arrays once it is done with them (a device copy made for this run is then freed)
+    parts = first = None
     reduced = getattr(program, "reduced", None)
     inbox = {p: Messages.empty(xp) for p in own}
     messages, compute, exchanged = [], [], []
