@@ -41,8 +41,9 @@ partition takes:
   count (``Graph.partition``'s rule, from one all-reduce of per-cut counts) and its rows moved
   there. The mapping and the moves go ``aggregate_entries`` stored entries a round, and the
   owners merge what they received a key range at a time, so that the aggregation's memory
-  beyond the level graph and the coarse entries is bounded by that size, not by the graph. A coarse graph of at most ``gather_edges`` stored entries goes whole to partition 0,
-  which finishes it alone: its levels are latency bound, each batch an exchange for little work.
+  beyond the level graph and the coarse entries is bounded by that size, not by the graph. A
+  coarse graph of at most ``gather_edges`` stored entries goes whole to partition 0, which
+  finishes it alone: its levels are latency bound, each batch an exchange for little work.
 
 Weights are 60-bit fixed point with one scale for the whole graph (from the largest weight and
 the stored-entry count, both all-reduced), so every sum is exact and independent of order; the
@@ -502,8 +503,10 @@ def _merge_keys(keys: list, weights: list, xp, size: int, unique: bool = False):
         weights.clear()
         return _sort_sum(k, w, xp, unique)
     ranges = -(-total // size)
-    at = [np.linspace(0, int(k.shape[0]) - 1, ranges + 1).astype(np.int64)[1:-1] for k in keys if k.shape[0]]
-    samples = np.sort(np.concatenate([to_numpy(k[xp.asarray(i)]) for k, i in zip([k for k in keys if k.shape[0]], at)]))
+    filled = [k for k in keys if k.shape[0]]
+    at = [np.linspace(0, int(k.shape[0]) - 1, ranges + 1).astype(np.int64)[1:-1] for k in filled]
+    samples = np.sort(np.concatenate([to_numpy(k[xp.asarray(i)]) for k, i in zip(filled, at)]))
+    del filled  # (no reference to the pieces may outlive the lists)
     splitters = np.unique(samples[(np.arange(1, ranges) * samples.shape[0]) // ranges])
     split_d = xp.asarray(splitters)
     cuts = [[0, *to_numpy(xp.searchsorted(k, split_d, side="left")).tolist(), int(k.shape[0])] for k in keys]
@@ -515,6 +518,7 @@ def _merge_keys(keys: list, weights: list, xp, size: int, unique: bool = False):
             k, w = _sort_sum(xp.concatenate(ks), xp.concatenate(ws), xp, unique)
             out_k.append(k)
             out_w.append(w)
+        del ks, ws  # (views: they would keep the pieces)
     keys.clear()
     weights.clear()
     if not out_k:
