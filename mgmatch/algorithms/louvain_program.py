@@ -495,13 +495,20 @@ def _merge_keys(keys: list, weights: list, xp, size: int, unique: bool = False):
     quantiles of the pieces (a sample sort's splitters, so each range holds about ``size``
     entries): the sort's scratch then stays that small, and no copy of all the pieces is made
     while they are held. The lists are emptied."""
+
+    def merged(k, w):
+        if unique:
+            k, (w,) = _by_key(k, [w], xp, check=True)
+            return k, w
+        k, (w,) = _sum_by_key(k, [w], xp, check=True)
+        return k, w
+
     total = sum(int(k.shape[0]) for k in keys)
     if total <= size or len(keys) == 1:
-        k = xp.concatenate(keys) if len(keys) > 1 else keys[0] if keys else xp.zeros(0, dtype=xp.int64)
-        w = xp.concatenate(weights) if len(weights) > 1 else weights[0] if weights else xp.zeros(0, dtype=xp.int64)
+        k, w = _join(keys, xp), _join(weights, xp)
         keys.clear()
         weights.clear()
-        return _sort_sum(k, w, xp, unique)
+        return merged(k, w)
     ranges = -(-total // size)
     filled = [k for k in keys if k.shape[0]]
     at = [np.linspace(0, int(k.shape[0]) - 1, ranges + 1).astype(np.int64)[1:-1] for k in filled]
@@ -515,35 +522,20 @@ def _merge_keys(keys: list, weights: list, xp, size: int, unique: bool = False):
         ks = [k[c[r] : c[r + 1]] for k, c in zip(keys, cuts) if c[r + 1] > c[r]]
         ws = [w[c[r] : c[r + 1]] for w, c in zip(weights, cuts) if c[r + 1] > c[r]]
         if ks:
-            k, w = _sort_sum(xp.concatenate(ks), xp.concatenate(ws), xp, unique)
+            k, w = merged(_join(ks, xp), _join(ws, xp))
             out_k.append(k)
             out_w.append(w)
         del ks, ws  # (views: they would keep the pieces)
     keys.clear()
     weights.clear()
-    if not out_k:
-        return xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=xp.int64)
-    return xp.concatenate(out_k), xp.concatenate(out_w)
+    return _join(out_k, xp), _join(out_w, xp)
 
 
-def _sort_sum(k, w, xp, unique: bool):
-    """``k`` sorted (``w`` alike) and, unless ``unique``, each key once with its weights' sum."""
-    if k.shape[0] > 1 and not bool((k[1:] > k[:-1]).all()):
-        order = xp.argsort(k)
-        k = k[order]  # (each old array is freed as its sorted copy is made)
-        w = w[order]
-        del order
-    if unique or k.shape[0] < 2:
-        return k, w
-    start = xp.ones(k.shape[0], dtype=bool)
-    start[1:] = k[1:] != k[:-1]
-    first = xp.flatnonzero(start)
-    del start
-    k = k[first]
-    w = xp.cumsum(w)  # a key's sum: the running sum at its last entry minus that before its first
-    tot = w[xp.concatenate([first[1:] - 1, xp.asarray([w.shape[0] - 1], dtype=first.dtype)])]
-    tot[1:] -= w[first[1:] - 1]
-    return k, tot
+def _join(pieces: list, xp):
+    """The pieces as one int64 array (the piece itself when there is one)."""
+    if not pieces:
+        return xp.zeros(0, dtype=xp.int64)
+    return pieces[0] if len(pieces) == 1 else xp.concatenate(pieces)
 
 
 def _expand(keys_sorted, payload, wanted, xp):
@@ -559,24 +551,33 @@ def _expand(keys_sorted, payload, wanted, xp):
     return wanted[rep], payload[idx]
 
 
-def _sum_by_key(keys, values: list, xp):
+def _by_key(keys, values: list, xp, *, check: bool = False):
+    """``keys`` sorted and each column of ``values`` alike; ``check``: unless they already are
+    (a read from the device, so not for the steps of every batch)."""
+    if keys.shape[0] < 2 or (check and bool((keys[1:] >= keys[:-1]).all())):
+        return keys, values
+    order = xp.argsort(keys)
+    return keys[order], [v[order] for v in values]
+
+
+def _sum_by_key(keys, values: list, xp, *, check: bool = False):
     """Unique ``keys`` (sorted) and each column of ``values`` summed over equal keys (int64:
-    exact, whatever the order)."""
+    exact, whatever the order); ``check`` as :func:`_by_key` takes it."""
     if keys.shape[0] == 0:
         return keys, [v[:0] for v in values]
-    order = xp.argsort(keys)
-    k = keys[order]
-    start = xp.ones(k.shape[0], dtype=bool)
-    start[1:] = k[1:] != k[:-1]
+    keys, values = _by_key(keys, values, xp, check=check)
+    start = xp.ones(keys.shape[0], dtype=bool)
+    start[1:] = keys[1:] != keys[:-1]
     first = xp.flatnonzero(start)
+    del start
+    ends = xp.concatenate([first[1:] - 1, xp.asarray([keys.shape[0] - 1], dtype=first.dtype)])
     out = []
-    for v in values:
-        cs = xp.cumsum(v[order].astype(xp.int64))
-        ends = xp.concatenate([first[1:] - 1, xp.asarray([k.shape[0] - 1], dtype=first.dtype)])
+    for v in values:  # a key's sum: the running sum at its last entry minus that before its first
+        cs = xp.cumsum(v.astype(xp.int64, copy=False))
         tot = cs[ends]
-        tot[1:] = tot[1:] - cs[first[1:] - 1]
+        tot[1:] -= cs[first[1:] - 1]
         out.append(tot)
-    return k[first], out
+    return keys[first], out
 
 
 class _Outbox:
@@ -730,8 +731,8 @@ class LouvainProgram:
         """A copy for the per-round task mode: the arrays a step changes are new, the level's
         read-only ones (graph, strengths, boundary, scratch) shared."""
         new = fork_state(state, shared=("part", "twin", "xp", "config", "params", "workspace", "graph", "buckets",
-                                        "indptr_g", "kfix", "kfix_g", "loop_g", "bnd_v", "bnd_q", "saved", "timings",
-                                        "level_timing", "red_out", "red_in"))
+                                        "indptr_g", "kfix", "kfix_g", "loop_g", "bnd_v", "bnd_q", "ghosts", "saved",
+                                        "timings", "level_timing", "red_out", "red_in"))
         if state.saved is not None:
             new.saved = tuple(a.copy() for a in state.saved)
         new.timings, new.level_timing = copy.deepcopy((state.timings, state.level_timing))
@@ -875,8 +876,8 @@ class LouvainProgram:
             ghosts.append(xp.unique(nbr))
             del rows, nbr, remote
         # (the slices are ascending row ranges: their keys concatenated are sorted and unique)
-        key = xp.concatenate(keys) if keys else xp.zeros(0, dtype=xp.int64)
-        state.ghosts = xp.unique(xp.concatenate(ghosts)) if ghosts else xp.zeros(0, dtype=xp.int64)
+        key = _join(keys, xp)
+        state.ghosts = xp.unique(_join(ghosts, xp))
         state.bnd_v, state.bnd_q = key // state.n_parts, key % state.n_parts
         del keys, ghosts, key
         out = _Outbox(xp, state.n_parts)  # each ghost is alone in its community: its totals
@@ -1175,7 +1176,7 @@ class LouvainProgram:
         """Keep the coarse entries (``EDGE``) and self-loops (``LOOP``) of a round's messages."""
         s, d, w = _of_kind(inbox, EDGE)
         if s.shape[0]:  # (kept sorted: _merge_keys cuts the pieces by key)
-            keys, w = _sort_sum(s * state.n_new + d, w.copy(), state.xp, unique=True)
+            keys, (w,) = _by_key(s * state.n_new + d, [w.copy()], state.xp, check=True)
             state.acc_keys.append(keys)
             state.acc_w.append(w)
         v, _, lw = _of_kind(inbox, LOOP)
