@@ -60,3 +60,11 @@ class ResourceError(MgmatchError, RuntimeError):
 
 class ClusterError(MgmatchError, RuntimeError):
     """The Dask cluster cannot be reached or cannot run the job."""
+
+
+def out_of_device_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` says the GPU ran out of memory: CuPy's pool (``OutOfMemoryError``), the
+    CUDA runtime (``cudaErrorMemoryAllocation``), or the scratch of a CuPy sort, which Thrust
+    reports as ``std::bad_alloc``."""
+    return ("OutOfMemory" in type(exc).__name__ or "cudaErrorMemoryAllocation" in str(exc)
+            or (isinstance(exc, MemoryError) and "bad_alloc" in str(exc)))

@@ -347,3 +347,16 @@ def test_out_of_memory_in_a_sort_is_the_memory_error():
         _reraise_oom(MemoryError("std::bad_alloc"), 5, 8)
     assert _reraise_oom(MemoryError("host"), 5, 8) is None  # not the GPU's: raised as it is
     assert _reraise_oom(ValueError("bad_alloc"), 5, 8) is None
+
+
+def test_every_runner_names_a_sort_out_of_gpu_memory():
+    # the engine's in-process and cluster runners and the bipartite wrapper share the one test
+    # of a GPU out-of-memory error, Thrust's from a sort among them
+    from mgmatch.errors import out_of_device_memory
+
+    OutOfMemoryError = type("OutOfMemoryError", (Exception,), {})
+    assert out_of_device_memory(OutOfMemoryError("Out of memory allocating 1,024 bytes"))
+    assert out_of_device_memory(MemoryError("std::bad_alloc: cudaErrorMemoryAllocation: out of memory"))
+    assert out_of_device_memory(RuntimeError("cudaErrorMemoryAllocation: out of memory"))
+    assert not out_of_device_memory(MemoryError("Unable to allocate 8.00 GiB for an array"))
+    assert not out_of_device_memory(ValueError("bad_alloc"))

@@ -63,7 +63,7 @@ import numpy as np
 from .._array import to_numpy
 from ..engine import Messages, execute
 from ..engine.config import ConfigScope, check_amount, check_count
-from ..errors import ParameterError, ResourceError
+from ..errors import ParameterError, ResourceError, out_of_device_memory
 from ..gpu import tunables as _gpu_defaults
 from ..convert import attach_mapping, coerce_input
 from ..graph import Graph
@@ -560,7 +560,7 @@ def bipartite_matching(
     try:
         return attach_mapping(execute(program, graph, device=device, client=client), mapping)
     except Exception as exc:
-        if type(exc).__name__ == "OutOfMemoryError":
+        if out_of_device_memory(exc):
             need = estimate_gpu_bytes(graph.n_rows, graph.n_cols, graph.nnz, _index_dtype(graph).itemsize)
             raise ResourceError(
                 f"the GPU ran out of memory matching a {graph.n_rows} x {graph.n_cols} graph with "

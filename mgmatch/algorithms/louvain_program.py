@@ -73,7 +73,7 @@ import numpy as np
 from .._array import get_namespace, to_numpy, to_numpy_rows
 from ..engine.config import ConfigScope, check_amount, check_count
 from ..engine.program import Messages, fork_state
-from ..errors import InputError, ParameterError, ResourceError
+from ..errors import InputError, ParameterError, ResourceError, out_of_device_memory
 from ..gpu import tunables as _gpu_defaults
 
 __all__ = ["LouvainConfig", "LouvainProgram", "LouvainState", "MOVE_BUCKETS", "FIXED_BITS", "modularity_of",
@@ -1494,10 +1494,7 @@ def _close_local(state: LouvainState) -> None:
 
 def _reraise_oom(exc: Exception, n: int, nnz: int) -> None:
     """Turn a CUDA out-of-memory error into a :class:`ResourceError` naming the graph size."""
-    name = type(exc).__name__
-    # (CuPy's sorts report their scratch's failed allocation as Thrust's std::bad_alloc)
-    if "OutOfMemory" in name or "cudaErrorMemoryAllocation" in str(exc) or \
-            (isinstance(exc, MemoryError) and "bad_alloc" in str(exc)):
+    if out_of_device_memory(exc):
         raise ResourceError(
             f"the GPU ran out of memory running louvain on a graph with {n} vertices and "
             f"{nnz} stored edges: {exc}"

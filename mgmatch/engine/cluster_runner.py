@@ -35,7 +35,7 @@ import weakref
 import numpy as np
 
 from .._array import to_numpy
-from ..errors import ClusterError, ParameterError, ResourceError
+from ..errors import ClusterError, ParameterError, ResourceError, out_of_device_memory
 from . import handback
 from .local import round_record
 from .program import HEAD, Messages, RoundLog, outbox_pieces, round_vector, sum_in_order
@@ -336,7 +336,7 @@ async def _wait_all(client, futures: list, watch: set, grace: float):
     ordinary = [(i, e) for i, e in errors.items() if not isinstance(e, (PeerError, *_lost_errors()))]
     if ordinary:
         i, exc = ordinary[0]
-        if type(exc).__name__ == "OutOfMemoryError":  # one clear message, as a local run gives
+        if out_of_device_memory(exc):  # one clear message, as a local run gives
             raise ResourceError(f"task {futures[i].key} ran out of GPU memory on its worker: {exc} (more workers "
                                 "give each a smaller share of the graph)") from None
         raise exc

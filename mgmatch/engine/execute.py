@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._array import resolve_device
-from ..errors import ParameterError, ResourceError
+from ..errors import ParameterError, ResourceError, out_of_device_memory
 from .config import EngineConfig, get_config
 from .local import run_concurrently, run_local
 from .program import RoundLog
@@ -178,7 +178,7 @@ def execute(program, graph, *, partitions=None, device: str = "auto", client=Non
         t_part = time.perf_counter() - t0
         pieces, log = run_local(program, parts, progress=progress, config=config)
     except Exception as exc:  # a CUDA out-of-memory error becomes one clear message
-        if type(exc).__name__ == "OutOfMemoryError":
+        if out_of_device_memory(exc):
             raise ResourceError(f"{program.name} ran out of GPU memory on a graph of {graph.n} vertices and "
                                 f"{graph.nnz} stored entries: {exc}") from None
         raise
