@@ -299,6 +299,21 @@ extern "C" __global__ void apply_moves(const int* __restrict__ verts, int nv, co
     }
 }
 
+// The moves of a batch across partitions (Ghosh et al.'s community updates, one message per vertex
+// of the batch): row i of `rows` (int64, `stride` words a row) holds the vertex in word 1 and the
+// community it chose in word 2. A row whose community is the vertex's own changes nothing, so a
+// sender need not select the vertices that moved. Every partition applies every row, so C,
+// comSize and a_c stay the same on all of them. One thread per row, grid-stride.
+extern "C" __global__ void apply_move_rows(const i64* __restrict__ rows, i64 k, int stride, int* __restrict__ comm,
+                                           int* __restrict__ csize, i64* __restrict__ afix,
+                                           const i64* __restrict__ kfix) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < k; i += (i64)gridDim.x * blockDim.x) {
+        const int v = (int)rows[i * stride + 1];
+        const int c = (int)rows[i * stride + 2], o = comm[v];
+        if (c != o) move_vertex(v, o, c, kfix[v], comm, csize, afix);
+    }
+}
+
 // Per vertex, its self-loop plus the weights of its edges: all of them (OWN_ONLY = false: k_i,
 // Algorithm 1 line 2), or those into its own community (OWN_ONLY = true: the first term of
 // Eq. (1)). One warp per vertex, grid-stride; lane 0 writes the vertex's sum. `comm` is not read

@@ -219,7 +219,7 @@ def test_fork_leaves_the_state_it_copies(data_dir):
     class Forking(LP.LouvainProgram):
         def step(self, state, inbox):
             new = self.fork(state)
-            before = {k: getattr(state, k).copy() for k in ("comm", "afix", "csize", "known")
+            before = {k: getattr(state, k).copy() for k in ("comm", "afix", "csize")
                       if getattr(state, k) is not None}
             out = super().step(new, inbox)
             for k, v in before.items():
@@ -360,3 +360,32 @@ def test_every_runner_names_a_sort_out_of_gpu_memory():
     assert out_of_device_memory(RuntimeError("cudaErrorMemoryAllocation: out of memory"))
     assert not out_of_device_memory(MemoryError("Unable to allocate 8.00 GiB for an array"))
     assert not out_of_device_memory(ValueError("bad_alloc"))
+
+
+def test_move_rows_keep_the_community_totals(device):
+    # every partition applies every batch's MOVE rows (vertices that stay included): C, the sizes
+    # and a_c must equal those recomputed from the final C, in either twin, from strided rows too
+    from mgmatch.algorithms.louvain_program import _twin
+    from mgmatch.engine.program import Messages
+    from mgmatch._array import to_numpy
+
+    xp = np if device == "cpu" else pytest.importorskip("cupy")
+    twin = _twin(device)
+    rng = np.random.default_rng(5)
+    n = 500
+    kfix = rng.integers(1, 1 << 40, n, dtype=np.int64)
+    comm, csize, afix = np.arange(n, dtype=np.int32), np.ones(n, dtype=np.int32), kfix.copy()
+    d_comm, d_csize, d_afix, d_k = (xp.array(a, copy=True) for a in (comm, csize, afix, kfix))
+    for batch in range(6):
+        verts = rng.choice(n, size=120, replace=False)
+        new = np.where(rng.random(120) < 0.5, comm[verts], rng.integers(0, n, 120)).astype(np.int64)
+        comm[verts] = new
+        rows = np.zeros((120, 4), dtype=np.int64)
+        rows[:, 1], rows[:, 2] = verts, new
+        msg = Messages(xp.asarray(rows), xp.zeros(120))
+        if batch % 2:
+            msg = Messages.from_words(msg.to_words())  # the rows as a transport delivers them
+        twin.apply_move_rows(msg.ints, d_comm, d_csize, d_afix, d_k, tune=LouvainConfig())
+    np.testing.assert_array_equal(to_numpy(d_comm), comm)
+    np.testing.assert_array_equal(to_numpy(d_csize), np.bincount(comm, minlength=n))
+    np.testing.assert_array_equal(to_numpy(d_afix), [int(kfix[comm == c].sum()) for c in range(n)])

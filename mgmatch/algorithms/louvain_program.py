@@ -8,22 +8,23 @@ Several partitions follow the distributed Louvain of Ghosh et al. [2]_ (the meth
 across partitions, with the same batches inside them, so that they take the decisions one
 partition takes:
 
-* **Ownership.** Partition ``p`` owns the level vertices ``[lo, hi)`` and the communities of
-  the same ids. A *ghost* is a remote neighbour of an owned vertex; its community is kept
-  current by its owner, which sends ``GHOST (v, C(v))`` to every partition having ``v`` as a
-  ghost whenever ``v`` moves.
-* **Community totals.** Every partition keeps ``a_c`` and the size of every community it
-  *knows*: its owned vertices' and its ghosts' communities at the level's start (a ghost's
-  from ``TOTAL (v, 1, k_v)``, sent by its owner), and every community one of its vertices or
-  ghosts joins later. The moves' deltas ``DELTA (c, d size, d a_c)`` go to every partition, so
-  what a partition knows stays exact; a move of a boundary vertex sends ``GHOST (v, c)`` to the
-  ghost's holders with ``BASE (c, size, a_c)``, the totals of ``c`` at the batch's start, from
-  which a holder that did not know ``c`` starts (the batch's deltas follow). Ghosh et al. keep
-  the totals at the community's owner and send them back to the partitions touching it: two
-  exchanges a batch where one does. Exact integer totals make the order of deltas irrelevant.
-* **A batch** is one round: a step applies the previous batch's ``GHOST``, ``BASE`` and
-  ``DELTA`` messages of every partition, then decides the partition's share of the next batch
-  from that state (computeMove) and sends its messages. The global batches are the single
+* **Ownership.** Partition ``p`` owns the level vertices ``[lo, hi)`` (their rows and their
+  moves) and the communities of the same ids (their new ids at aggregation). A *ghost* is a
+  remote neighbour of an owned vertex.
+* **Community state.** Every partition keeps ``C``, the community sizes and ``a_c`` of the whole
+  level, the same on all of them: at the level's start each owner sends its vertices'
+  strengths to every partition (``STRENGTH (v, 0, k_v)``), and every batch's moves go to every
+  partition as ``MOVE (v, c, 0)``, which each applies (:func:`apply_move_rows`: integer atomics,
+  so the order of the rows does not matter). Ghosh et al. keep a community's totals at its
+  owner, send the ghosts' new communities to their holders and the totals back to the
+  partitions touching them: that needs a selection of the boundary's moves, the communities new
+  to each holder and a sum by community in every batch, each a read back to the host on a GPU,
+  where these rows need none. On a GPU a partition sends its whole share of the batch (a row of
+  a vertex that stays changes nothing); on a CPU, where a selection costs nothing, only the
+  vertices that moved.
+* **A batch** is one round: a step applies the previous batch's ``MOVE`` rows of every
+  partition, then decides the partition's share of the next batch from that state
+  (computeMove) and sends its rows. The global batches are the single
   partition's: bucket ``b`` holds the level's vertices of a degree range in ascending id (the
   last by degree, largest first), batch ``j`` its vertices at positions ``j, j + s, ...``; a
   partition's share comes from the bucket counts of the partitions before it (an all-gather)
@@ -90,7 +91,7 @@ GATHER_EDGES_CPU = 1 << 18
 GATHER_EDGES_GPU = 1 << 22
 
 # message kinds (``Messages.ints[:, 0]``); the other columns as named in the module notes
-GHOST, DELTA, BASE, TOTAL, BIGDEG, NEWID, EDGE, LOOP, NEED = range(1, 10)
+MOVE, STRENGTH, BIGDEG, NEWID, EDGE, LOOP, NEED = range(1, 8)
 _LIMB = 30  # bits per limb of an exact integer carried through the float64 all-reduce
 _HEAD = 16  # scalar slots of the all-reduce vector before the per-partition (all-gather) slots
 _SLOT = 8  # all-gather slots per partition
@@ -329,8 +330,8 @@ class LouvainState:
     whole level graph; ``scale``, ``start``, ``decide``, ``close``, ``aggregate``, ``agg_ids``,
     ``agg_edges``, ``agg_merge``, ``agg_cut``, ``agg_move`` for one of several; ``done``.
     Arrays named ``*_g`` and ``comm``, ``csize``, ``afix`` are indexed by level vertex or
-    community id over the whole level (a partition of several keeps valid entries only for its
-    owned and ghost vertices and the communities it knows).
+    community id over the whole level (``indptr_g`` and ``loop_g`` hold only the owned rows;
+    ``kfix_g``, ``comm``, ``csize`` and ``afix`` are the same on every partition).
     """
 
     part: object  # the input partition; several partitions release it after the first aggregation
@@ -351,15 +352,12 @@ class LouvainState:
     two_m_fix: int = 0
     shift: int | None = None  # the fixed-point scale is 2**shift
     kfix: object = None  # k_i of the owned vertices
-    kfix_g: object = None
+    kfix_g: object = None  # k_i of every level vertex
     indptr_g: object = None
     loop_g: object = None
     comm: object = None  # C
     csize: object = None  # comSize
     afix: object = None  # a_c
-    known: object = None  # communities whose csize and afix this partition keeps exact
-    bnd_v: object = None  # owned boundary vertices (sorted, repeated) ...
-    bnd_q: object = None  # ... and the partitions having them as ghosts
     ghosts: object = None  # the remote neighbours of the owned vertices (sorted, unique)
     buckets: list = field(default_factory=list)
     batches: list = field(default_factory=list)  # (bucket, batch) of every global batch
@@ -536,19 +534,6 @@ def _join(pieces: list, xp):
     if not pieces:
         return xp.zeros(0, dtype=xp.int64)
     return pieces[0] if len(pieces) == 1 else xp.concatenate(pieces)
-
-
-def _expand(keys_sorted, payload, wanted, xp):
-    """Every ``(w, payload[i])`` with ``keys_sorted[i] == w`` for ``w`` in ``wanted``."""
-    left = xp.searchsorted(keys_sorted, wanted, side="left")
-    right = xp.searchsorted(keys_sorted, wanted, side="right")
-    cnt = right - left
-    rep = _repeat(xp.arange(wanted.shape[0]), cnt, xp)
-    if rep.shape[0] == 0:
-        return wanted[:0], payload[:0]
-    first = xp.cumsum(cnt) - cnt
-    idx = left[rep] + (xp.arange(rep.shape[0]) - first[rep])
-    return wanted[rep], payload[idx]
 
 
 def _by_key(keys, values: list, xp, *, check: bool = False):
@@ -729,9 +714,9 @@ class LouvainProgram:
 
     def fork(self, state: LouvainState) -> LouvainState:
         """A copy for the per-round task mode: the arrays a step changes are new, the level's
-        read-only ones (graph, strengths, boundary, scratch) shared."""
+        read-only ones (graph, strengths, ghosts, scratch) shared."""
         new = fork_state(state, shared=("part", "twin", "xp", "config", "params", "workspace", "graph", "buckets",
-                                        "indptr_g", "kfix", "kfix_g", "loop_g", "bnd_v", "bnd_q", "ghosts", "saved",
+                                        "indptr_g", "kfix", "kfix_g", "loop_g", "ghosts", "saved",
                                         "timings", "level_timing", "red_out", "red_in"))
         if state.saved is not None:
             new.saved = tuple(a.copy() for a in state.saved)
@@ -837,8 +822,8 @@ class LouvainProgram:
         state.phase = "start"
 
     def _start(self, state, inbox):
-        """Level start: every vertex alone; totals of the ghosts' communities to their holders,
-        the last bucket's degrees to everyone, and the sums for ``2m`` and the start modularity."""
+        """Level start: every vertex alone; the owned vertices' strengths and the last bucket's
+        degrees to everyone, and the sums for ``2m`` and the start modularity."""
         xp = state.xp
         if state.level > 0:
             self._receive_rows(state, inbox)
@@ -854,35 +839,22 @@ class LouvainProgram:
         # offsets (empty rows outside [lo, hi)) and strengths
         state.indptr_g = xp.concatenate([xp.zeros(lo, dtype=xp.int64), g.indptr,
                                          xp.full(N - hi, g.nnz, dtype=xp.int64)])
-        state.kfix_g = xp.zeros(N, dtype=xp.int64)
-        state.kfix_g[lo:hi] = state.kfix
         state.loop_g = xp.zeros(N, dtype=xp.int64)
         state.loop_g[lo:hi] = g.loop_fix
         state.comm = xp.arange(N, dtype=xp.int32)
         state.csize = xp.ones(N, dtype=xp.int32)
-        state.afix = xp.zeros(N, dtype=xp.int64)
-        state.afix[lo:hi] = state.kfix
-        state.known = xp.zeros(N, dtype=xp.bool_)
-        state.known[lo:hi] = True
-        # boundary: (owned vertex, partition holding it as a ghost), unique, sorted by vertex;
-        # ghosts: the remote neighbours. A slice of rows at a time (aggregate_entries).
-        keys, ghosts = [], []
-        for a, b, e0, e1 in _row_slices(g.indptr, state.config.aggregate_entries):
-            rows = _repeat(xp.arange(lo + a, lo + b, dtype=xp.int64), deg[a:b], xp)
-            nbr = g.indices[e0:e1].astype(xp.int64)
-            remote = (nbr < lo) | (nbr >= hi)
-            nbr = nbr[remote]
-            keys.append(xp.unique(rows[remote] * state.n_parts + _owner(state.bounds, nbr, xp)))
-            ghosts.append(xp.unique(nbr))
-            del rows, nbr, remote
-        # (the slices are ascending row ranges: their keys concatenated are sorted and unique)
-        key = _join(keys, xp)
-        state.ghosts = xp.unique(_join(ghosts, xp))
-        state.bnd_v, state.bnd_q = key // state.n_parts, key % state.n_parts
-        del keys, ghosts, key
-        out = _Outbox(xp, state.n_parts)  # each ghost is alone in its community: its totals
-        kb = state.kfix[state.bnd_v - lo]
-        out.add(state.bnd_q, TOTAL, state.bnd_v, xp.ones_like(kb), kb)
+        # the ghosts (the remote neighbours, for the aggregation), a slice of rows at a time
+        ghosts = []
+        for _, _, e0, e1 in _row_slices(g.indptr, state.config.aggregate_entries):
+            nbr = g.indices[e0:e1]
+            ghosts.append(xp.unique(nbr[(nbr < lo) | (nbr >= hi)]))
+            del nbr
+        state.ghosts = xp.unique(_join(ghosts, xp)).astype(xp.int64)
+        del ghosts
+        out = _Outbox(xp, state.n_parts)
+        for q in range(state.n_parts):  # the strengths: every partition keeps a_c of every community
+            if q != state.index:
+                out.add(q, STRENGTH, xp.arange(lo, hi, dtype=xp.int64), xp.zeros(n, dtype=xp.int64), state.kfix)
         big = xp.flatnonzero(deg > MOVE_BUCKETS[-1])
         out.to_all(BIGDEG, deg[big], xp.full(big.shape[0], state.index, dtype=xp.int64), big + lo)
         two_m = int(state.kfix.sum()) if n else 0
@@ -914,73 +886,44 @@ class LouvainProgram:
 
     def _decide(self, state, inbox):
         """The previous batch's moves of every partition applied; this partition's share of the
-        next batch decided from that state (computeMove) and applied to its owned vertices;
-        deltas to every partition, new communities (with their totals at the batch's start) to
-        the ghosts' holders."""
+        next batch decided from that state (computeMove); its rows to every partition."""
         xp = state.xp
         if state.workspace is None:
             self._make_batches(state, inbox)
-            self._receive_totals(state, inbox)
-        self._apply_batch(state, inbox)
+            self._receive_strengths(state, inbox)
+        else:
+            self._apply_moves(state, inbox)
         if state.batch_t == 0:  # a sweep starts: what an undo restores
-            state.saved = tuple(a.copy() for a in (state.comm, state.csize, state.afix, state.known))
+            state.saved = tuple(a.copy() for a in (state.comm, state.csize, state.afix))
         b, j = state.batches[state.batch_t]
         gm = state.params["resolution"] / float(state.two_m_fix)
         verts = state.twin.decide_moves(state.indptr_g, state.graph.indices, state.graph.wfix, state.kfix_g, state.comm,
                                         state.csize, state.afix, gm, state.workspace, b, j, tune=state.config)
-        out = _Outbox(xp, state.n_parts)
-        if verts.shape[0]:
-            new = state.workspace["new_comm"][verts]
-            old = state.comm[verts]
-            moved = new != old
-            mv = verts[moved].astype(xp.int64)
-            c_old, c_new = old[moved].astype(xp.int64), new[moved].astype(xp.int64)
-            if mv.shape[0]:
-                o = xp.argsort(mv)  # (the last bucket's batches are by degree)
-                mv, c_old, c_new = mv[o], c_old[o], c_new[o]
-                # moved boundary vertices to their holders, with the totals of their new
-                # communities as this batch found them (a holder may not know them yet)
-                gv, gq = _expand(state.bnd_v, state.bnd_q, mv, xp)
-                gc = c_new[xp.searchsorted(mv, gv)]  # mv is sorted (batches are)
-                out.add(gq, GHOST, gv, xp.zeros_like(gv), gc)
-                P = state.n_parts
-                bkey = xp.unique(gc * P + gq)
-                bc, bq = bkey // P, bkey % P
-                out.add(bq, BASE, bc, state.csize[bc].astype(xp.int64), state.afix[bc])
-                state.comm[mv] = c_new.astype(xp.int32)
-                k = state.kfix_g[mv]
-                one = xp.ones_like(k)
-                keys, (dsize, da) = _sum_by_key(xp.concatenate([c_old, c_new]),
-                                                [xp.concatenate([-one, one]), xp.concatenate([-k, k])], xp)
-                out.to_all(DELTA, keys, dsize, da)  # (this partition's own come back in the next step)
+        new = state.workspace["new_comm"][verts]
+        if xp is np:  # (see the module notes: a selection here reads nothing back)
+            moved = new != state.comm[verts]
+            verts, new = verts[moved], new[moved]
         state.batch_t += 1
         state.phase = "decide" if state.batch_t < len(state.batches) else "close"
-        return out.build()
+        k = int(verts.shape[0])
+        if k == 0:
+            return {}
+        rows = xp.empty((k, 4), dtype=xp.int64)
+        rows[:, 0] = MOVE
+        rows[:, 1] = verts
+        rows[:, 2] = new
+        rows[:, 3] = 0
+        msg = Messages(rows, xp.zeros(k, dtype=xp.float64))
+        return dict.fromkeys(range(state.n_parts), msg)  # (its own come back in the next step)
 
-    def _apply_batch(self, state, inbox) -> None:
-        """A batch's messages: ghosts take their new communities, communities not known before
-        start from their totals at the batch's start, and every delta is added."""
-        xp = state.xp
-        v, _, c = _of_kind(inbox, GHOST)
-        if v.shape[0]:
-            state.comm[v] = c.astype(xp.int32)
-        bc, bsize, ba = _of_kind(inbox, BASE)
-        if bc.shape[0]:
-            fresh = ~state.known[bc]
-            bc, bsize, ba = bc[fresh], bsize[fresh], ba[fresh]
-            state.csize[bc] = bsize.astype(xp.int32)
-            state.afix[bc] = ba
-            state.known[bc] = True
-        dc, dsize, da = _of_kind(inbox, DELTA)
-        if dc.shape[0]:
-            keys, (s1, a1) = _sum_by_key(dc, [dsize, da], xp)
-            state.csize[keys] += s1.astype(xp.int32)
-            state.afix[keys] += a1
+    def _apply_moves(self, state, inbox) -> None:
+        """A batch's ``MOVE`` rows of every partition (a decide round's only messages)."""
+        state.twin.apply_move_rows(inbox.ints, state.comm, state.csize, state.afix, state.kfix_g, tune=state.config)
 
     def _close(self, state, inbox):
         """A sweep's last batch applied; the sums of modularity for the all-reduce: the internal
         weight of the owned rows and ``sum a_c^2`` of the owned communities."""
-        self._apply_batch(state, inbox)
+        self._apply_moves(state, inbox)
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
         internal = state.twin.internal_weight(state.indptr_g, state.graph.indices, state.graph.wfix, state.loop_g,
                                               state.comm, tune=state.config)
@@ -996,7 +939,7 @@ class LouvainProgram:
         gain = q - state.q_current
         state.batch_t = 0
         if gain < 0:  # the sweep lowered Q: undo it and end the phase, on every partition alike
-            state.comm, state.csize, state.afix, state.known = state.saved
+            state.comm, state.csize, state.afix = state.saved
             state.phase = "aggregate"
         else:
             state.q_current = q
@@ -1048,13 +991,16 @@ class LouvainProgram:
         state.workspace = state.twin.make_move_workspace(state.n_level, max_degree, state.buckets,
                                                          slices=[len(x) for x in local], batches=local)
 
-    def _receive_totals(self, state, inbox) -> None:
-        """The level's start: the totals of the ghosts' communities (each ghost alone)."""
-        c, size, a = _of_kind(inbox, TOTAL)
-        if c.shape[0]:
-            state.csize[c] = size.astype(state.xp.int32)
-            state.afix[c] = a
-            state.known[c] = True
+    def _receive_strengths(self, state, inbox) -> None:
+        """The level's start: every vertex's strength, each alone in its community (new arrays:
+        a forked state shares the old ones)."""
+        xp = state.xp
+        lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
+        v, _, k = _of_kind(inbox, STRENGTH)
+        kfix_g = xp.zeros(state.n_level, dtype=xp.int64)
+        kfix_g[lo:hi] = state.kfix
+        kfix_g[v] = k
+        state.kfix_g, state.afix = kfix_g, kfix_g.copy()
 
     # ---------------------------------------------------------------- aggregation
     def _aggregate(self, state, inbox):
@@ -1122,7 +1068,7 @@ class LouvainProgram:
         state.iteration = 0
         # what the moves needed and the mapping does not: freed before the coarse entries come
         state.workspace = state.saved = None
-        state.indptr_g = state.kfix_g = state.loop_g = state.csize = state.afix = state.known = None
+        state.indptr_g = state.kfix_g = state.loop_g = state.csize = state.afix = None
         state.nid_g, state.src = nid_g, src
         state.cuts = _row_slices(state.graph.indptr, state.config.aggregate_entries)
         state.acc_keys, state.acc_w, state.acc_loops = [], [], []

@@ -364,6 +364,27 @@ def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, 
     return verts
 
 
+def apply_move_rows(rows, comm, csize, afix, kfix, *, tune=None) -> None:
+    """Apply the moves carried by message rows ``(kind, v, c, aux)`` (``rows[:, 1]`` moves to
+    ``rows[:, 2]``; a vertex already in ``c`` stays), as the GPU twin does."""
+    if rows.shape[0]:
+        _apply_move_rows(rows, comm, csize, afix, kfix)
+
+
+@njit(cache=True)
+def _apply_move_rows(rows, comm, csize, afix, kfix):  # pragma: no cover - compiled
+    for i in range(rows.shape[0]):
+        v = rows[i, 1]
+        c = rows[i, 2]
+        o = comm[v]
+        if c != o:
+            comm[v] = c
+            csize[o] -= 1
+            csize[c] += 1
+            afix[o] -= kfix[v]
+            afix[c] += kfix[v]
+
+
 #: Batches and graphs of fewer stored entries run on one thread: waking the thread pool costs
 #: more than the work. Results are the same.
 _SERIAL_BELOW = 1 << 16
