@@ -201,7 +201,7 @@ def test_summary_reports_rounds_messages_and_times(data_dir):
     assert len(s["levels"]) == len(res.levels)
     for lv, rec in zip(s["levels"], res.timings["levels"]):
         assert lv["sweeps"] == rec["iterations"] >= 1
-        assert lv["messages"] > 0  # ghosts, deltas, totals and coarse edges between partitions
+        assert lv["messages"] > 0  # strengths, moves and coarse edges between partitions
         assert set(lv["time_s"]) == {"moves", "exchange", "aggregation"}
         assert all(t >= 0 for t in lv["time_s"].values())
     assert res.timings["partitions"] == 4

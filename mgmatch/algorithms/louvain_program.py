@@ -34,10 +34,10 @@ partition takes:
   integers, carried in 30-bit limbs that a float64 sum adds exactly), so every partition
   computes the same modularity and takes the same decision: keep the sweep, or undo it when
   modularity fell, as one partition does.
-* **Aggregation.** Each partition asks the owners of the communities its vertices and ghosts
-  are in (``NEED``); owners number their non-empty communities after a prefix sum over the
-  partitions' counts and answer with the new ids (``NEWID``); each partition maps
-  its own edges to community pairs, merges duplicates, and sends each coarse edge to the owner
+* **Aggregation.** Every partition numbers the non-empty communities in id order (it knows
+  every community's size), which is what the owners' counts and a prefix sum over them would
+  give: the new ids of the communities a partition owns follow those of the partitions before
+  it. Each partition maps its own edges to community pairs, merges duplicates, and sends each coarse edge to the owner
   of its source community; the coarse graph is then cut anew into ranges of equal stored-entry
   count (``Graph.partition``'s rule, from one all-reduce of per-cut counts) and its rows moved
   there. The mapping and the moves go ``aggregate_entries`` stored entries a round, and the
@@ -91,7 +91,7 @@ GATHER_EDGES_CPU = 1 << 18
 GATHER_EDGES_GPU = 1 << 22
 
 # message kinds (``Messages.ints[:, 0]``); the other columns as named in the module notes
-MOVE, STRENGTH, BIGDEG, NEWID, EDGE, LOOP, NEED = range(1, 8)
+MOVE, STRENGTH, BIGDEG, EDGE, LOOP = range(1, 6)
 _LIMB = 30  # bits per limb of an exact integer carried through the float64 all-reduce
 _HEAD = 16  # scalar slots of the all-reduce vector before the per-partition (all-gather) slots
 _SLOT = 8  # all-gather slots per partition
@@ -133,9 +133,8 @@ class LouvainConfig:
         stored entries. The threshold is where the two meet: see docs/performance.md, section
         "Distributed Louvain: gathering small levels", for the figures.
     aggregate_entries : int
-        With several partitions, the stored entries a partition scans at once where a level's
-        work is per entry: finding its boundary and ghosts at the level's start, and mapping its
-        rows to community pairs in the aggregation. The aggregation sends each slice's coarse
+        With several partitions, the stored entries a partition maps at once to community
+        pairs in the aggregation. The aggregation sends each slice's coarse
         entries in a round of their own, and the coarse rows move to their next partitions in
         slices of this many entries a round, so a partition's memory beyond the level graph and
         the coarse entries it receives is a few 8-byte arrays of this length, whatever the
@@ -327,7 +326,7 @@ class LouvainState:
     """What one partition holds between steps (the engine never looks inside).
 
     ``phase`` names the next step: ``move`` and ``aggregate_local`` for a partition owning the
-    whole level graph; ``scale``, ``start``, ``decide``, ``close``, ``aggregate``, ``agg_ids``,
+    whole level graph; ``scale``, ``start``, ``decide``, ``close``, ``aggregate``,
     ``agg_edges``, ``agg_merge``, ``agg_cut``, ``agg_move`` for one of several; ``done``.
     Arrays named ``*_g`` and ``comm``, ``csize``, ``afix`` are indexed by level vertex or
     community id over the whole level (``indptr_g`` and ``loop_g`` hold only the owned rows;
@@ -358,7 +357,6 @@ class LouvainState:
     comm: object = None  # C
     csize: object = None  # comSize
     afix: object = None  # a_c
-    ghosts: object = None  # the remote neighbours of the owned vertices (sorted, unique)
     buckets: list = field(default_factory=list)
     batches: list = field(default_factory=list)  # (bucket, batch) of every global batch
     batch_t: int = 0
@@ -714,9 +712,9 @@ class LouvainProgram:
 
     def fork(self, state: LouvainState) -> LouvainState:
         """A copy for the per-round task mode: the arrays a step changes are new, the level's
-        read-only ones (graph, strengths, ghosts, scratch) shared."""
+        read-only ones (graph, strengths, scratch) shared."""
         new = fork_state(state, shared=("part", "twin", "xp", "config", "params", "workspace", "graph", "buckets",
-                                        "indptr_g", "kfix", "kfix_g", "loop_g", "ghosts", "saved",
+                                        "indptr_g", "kfix", "kfix_g", "loop_g", "saved",
                                         "timings", "level_timing", "red_out", "red_in"))
         if state.saved is not None:
             new.saved = tuple(a.copy() for a in state.saved)
@@ -843,14 +841,6 @@ class LouvainProgram:
         state.loop_g[lo:hi] = g.loop_fix
         state.comm = xp.arange(N, dtype=xp.int32)
         state.csize = xp.ones(N, dtype=xp.int32)
-        # the ghosts (the remote neighbours, for the aggregation), a slice of rows at a time
-        ghosts = []
-        for _, _, e0, e1 in _row_slices(g.indptr, state.config.aggregate_entries):
-            nbr = g.indices[e0:e1]
-            ghosts.append(xp.unique(nbr[(nbr < lo) | (nbr >= hi)]))
-            del nbr
-        state.ghosts = xp.unique(_join(ghosts, xp)).astype(xp.int64)
-        del ghosts
         out = _Outbox(xp, state.n_parts)
         for q in range(state.n_parts):  # the strengths: every partition keeps a_c of every community
             if q != state.index:
@@ -1004,18 +994,12 @@ class LouvainProgram:
 
     # ---------------------------------------------------------------- aggregation
     def _aggregate(self, state, inbox):
-        """Aggregation, first round: whether anything moved, each partition's count of non-empty
-        communities (all-gathered for the new ids' prefix sum), and a request to the owner of
-        every community that this partition's vertices and ghosts are in for its new id."""
+        """Aggregation, first round: whether anything moved (summed by the all-reduce)."""
         xp = state.xp
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
         moved = int((state.comm[lo:hi] != xp.arange(lo, hi, dtype=xp.int32)).sum()) if hi > lo else 0
         state.red_out[0] = float(moved)
-        self._put(state, 0, int((state.csize[lo:hi] > 0).sum()) if hi > lo else 0)
-        need = xp.unique(xp.concatenate([state.comm[lo:hi], state.comm[state.ghosts]]).astype(xp.int64))
-        out = _Outbox(xp, state.n_parts)
-        out.add(_owner(state.bounds, need, xp), NEED, need, xp.full_like(need, state.index), xp.zeros_like(need))
-        return out.build()
+        return {}
 
     def _after_aggregate(self, state):
         changed = state.red_in[0] > 0
@@ -1030,32 +1014,23 @@ class LouvainProgram:
             state.phase = "done"
             state.event = True
             return
-        counts = self._gathered(state, 0)
-        state.nid_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        state.n_new = int(state.nid_offsets[-1])
         state.stop_after = (state.level + 1 >= state.params["max_level"]
                             or level_gain < state.threshold(state.q_current))
-        state.phase = "agg_ids"
-
-    def _agg_ids(self, state, inbox):
-        """New ids (global prefix sum) of the owned non-empty communities, to whoever asked."""
-        xp = state.xp
-        lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
-        nid = xp.cumsum((state.csize[lo:hi] > 0).astype(xp.int64)) - 1 + int(state.nid_offsets[state.index])
-        c, q, _ = _of_kind(inbox, NEED)  # (a requested community holds a vertex: it is not empty)
-        out = _Outbox(xp, state.n_parts)
-        out.add(q, NEWID, c, xp.zeros_like(c), nid[c - lo])
         state.phase = "agg_edges"
-        return out.build()
 
     def _agg_edges(self, state, inbox):
-        """Record the level; unless the levels end here, start mapping the owned rows to
-        community pairs, a slice of rows a round (:meth:`_agg_send`)."""
+        """New ids: the non-empty communities numbered in id order, the same on every partition
+        (the sizes are), which is the order of a prefix sum over the owners' counts. Record the
+        level; unless the levels end here, start mapping the owned rows to community pairs, a
+        slice of rows a round (:meth:`_agg_send`)."""
         xp = state.xp
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
-        c, _, nid = _of_kind(inbox, NEWID)
-        nid_g = xp.full(state.n_level, -1, dtype=xp.int64)
-        nid_g[c] = nid
+        # non-empty communities before each id (0 .. N): the new ids and each owner's first
+        below = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(state.csize > 0, dtype=xp.int64)])
+        state.nid_offsets = to_numpy(below[xp.asarray(state.bounds)]).astype(np.int64)
+        state.n_new = int(state.nid_offsets[-1])
+        nid_g = below[1:] - 1
+        del below
         src = nid_g[state.comm[lo:hi]]
         state.maps.append(to_numpy(src))
         state.modularity.append(state.q_current)
