@@ -916,7 +916,7 @@ class LouvainProgram:
         self._apply_moves(state, inbox)
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
         internal = state.twin.internal_weight(state.indptr_g, state.graph.indices, state.graph.wfix, state.loop_g,
-                                              state.comm, tune=state.config)
+                                              state.comm, tune=state.config, rows=(lo, hi))
         state.red_out[0:2] = _limbs(int(internal), 2)
         state.red_out[2:6] = _limbs(_square_sum(state.afix[lo:hi], state.xp), 4)
         state.phase = "decide"
@@ -1032,7 +1032,7 @@ class LouvainProgram:
         nid_g = below[1:] - 1
         del below
         src = nid_g[state.comm[lo:hi]]
-        state.maps.append(to_numpy(src))
+        state.maps.append(src)  # (to the host at the end, with the run's result)
         state.modularity.append(state.q_current)
         state.event = True
         self._close_level(state)

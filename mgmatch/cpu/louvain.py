@@ -58,6 +58,7 @@ __all__ = [
     "move_batches",
     "move_sweep",
     "decide_moves",
+    "apply_move_rows",
     "internal_weight",
     "square_sum",
     "compose_labels",
@@ -643,17 +644,20 @@ def _vertex_sums(indptr, wfix, loop_fix, cuts, out):  # pragma: no cover - compi
 _vertex_sums_serial = njit(cache=True)(_vertex_sums.py_func)
 
 
-def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune=None) -> int:
-    """Sum over vertices of the weight to their own community, self-loops included (fixed point).
+def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune=None, rows=None) -> int:
+    """Sum over vertices of the weight to their own community, self-loops included (fixed point);
+    over the vertices ``range(*rows)`` only when given.
 
     This is ``sum_i e_{i -> C(i)}`` of Eq. (1), with both directions of every edge counted.
     """
     n = indptr.shape[0] - 1
-    if n <= 0:
+    lo, hi = (0, n) if rows is None else (int(rows[0]), int(rows[1]))
+    if hi <= lo:
         return 0
-    parts = _parts(int(indices.shape[0]))
+    parts = _parts(int(indptr[hi] - indptr[lo]))
     kernel = _internal_weight if parts > 1 else _internal_weight_serial
-    return int(kernel(indptr, indices, wfix, loop_fix, comm, balanced_cuts(indptr, parts)).sum())
+    cuts = balanced_cuts(indptr[lo : hi + 1] - indptr[lo], parts) + lo
+    return int(kernel(indptr, indices, wfix, loop_fix, comm, cuts).sum())
 
 
 @njit(parallel=True, cache=True)

@@ -46,7 +46,8 @@ from ..cpu.louvain import move_batches, table_sizes
 from ..errors import ResourceError
 
 __all__ = [
-    "check_memory", "fixed_point", "strengths", "make_move_workspace", "move_sweep", "decide_moves", "internal_weight",
+    "check_memory", "fixed_point", "strengths", "make_move_workspace", "move_sweep", "decide_moves", "apply_move_rows",
+    "internal_weight",
     "aggregate",
     "fused_eligible", "run_fused",
 ]
@@ -329,23 +330,26 @@ def strengths(indptr, wfix, loop_fix, *, tune):
     return _vertex_weight(False, indptr, None, wfix, loop_fix, None, tune)
 
 
-def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune) -> int:
-    """Sum over vertices of the weight to their own community, self-loops included (fixed point)."""
+def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune, rows=None) -> int:
+    """Sum over vertices of the weight to their own community, self-loops included (fixed point);
+    over the vertices ``range(*rows)`` only when given."""
     n = int(indptr.shape[0]) - 1
-    return int(_vertex_weight(True, indptr, indices, wfix, loop_fix, comm, tune).sum()) if n > 0 else 0
+    lo, hi = (0, n) if rows is None else (int(rows[0]), int(rows[1]))
+    return int(_vertex_weight(True, indptr, indices, wfix, loop_fix, comm, tune, lo, hi).sum()) if hi > lo else 0
 
 
-def _vertex_weight(own_only: bool, indptr, indices, wfix, loop_fix, comm, tune):
-    """Per vertex: its self-loop plus its edges' weights, all or only those inside its community."""
+def _vertex_weight(own_only: bool, indptr, indices, wfix, loop_fix, comm, tune, lo: int = 0, hi: int | None = None):
+    """Per vertex of ``[lo, hi)`` (default all): its self-loop plus its edges' weights, all or
+    only those inside its community."""
     cp = _cp()
-    n = int(indptr.shape[0]) - 1
-    out = cp.empty(max(n, 0), dtype=cp.int64)
-    if n > 0:
+    hi = int(indptr.shape[0]) - 1 if hi is None else hi
+    out = cp.empty(max(hi - lo, 0), dtype=cp.int64)
+    if hi > lo:
         unused = cp.empty(1, dtype=cp.int32)  # vertex_weight<false> reads neither
         _kernel(f"vertex_weight<{'true' if own_only else 'false'}>", tune)(
-            (_grid(n, BLOCK // 32),), (BLOCK,),
+            (_grid(hi - lo, BLOCK // 32),), (BLOCK,),
             (indptr, unused if indices is None else indices, wfix, loop_fix, unused if comm is None else comm,
-             np.int32(n), out),
+             np.int32(lo), np.int32(hi), out),
         )
     return out
 
