@@ -243,6 +243,15 @@ def test_distributed_benchmark_rows(tmp_path):
     assert two["cut_fraction"] == cut_fraction(generators.kron(8, seed=1), 2) > 0.3  # ids at random
 
 
+def test_distributed_benchmark_louvain_rows_hold_the_local_labels():
+    from mgmatch.bench import distributed as bench
+
+    rows = bench.run(graphs=["kron:k=8,seed=1"], device="cpu", repeats=1, workers=[2], algorithms=("louvain",),
+                     read=False)
+    assert [(r["impl"], r["algorithm"]) for r in rows] == [("local", "louvain"), ("dask-2w", "louvain")]
+    assert all(r["identical"] for r in rows)  # the labels, not a modularity bound
+
+
 # ----------------------------------------------------------------------------- bad clusters
 def test_unreachable_scheduler():
     from mgmatch.distributed import cluster

@@ -389,3 +389,14 @@ def test_move_rows_keep_the_community_totals(device):
     np.testing.assert_array_equal(to_numpy(d_comm), comm)
     np.testing.assert_array_equal(to_numpy(d_csize), np.bincount(comm, minlength=n))
     np.testing.assert_array_equal(to_numpy(d_afix), [int(kfix[comm == c].sum()) for c in range(n)])
+
+
+def test_bench_rows_compare_the_partitions_labels_with_one():
+    # the benchmark's partitioned rows say whether the labels equal the one-partition labels,
+    # which they must (a modularity within a bound would let a wrong decision pass)
+    from mgmatch.bench import louvain as bench
+
+    rows = bench.run(graphs=["kron:k=9,seed=1"], device="cpu", repeats=1, partitions=[2, 3])
+    parted = [r for r in rows if r.get("partitions")]
+    assert [r["partitions"] for r in parted] == [2, 3]
+    assert all(r["same_labels_as_one"] and r["modularity_diff_vs_one"] == 0.0 for r in parted)

@@ -72,8 +72,8 @@ DEFAULT_ALGORITHMS = ("suitor", "bsuitor")
 
 
 def _same(a, b, algorithm) -> bool:
-    if algorithm == "louvain":  # a partition count may change Louvain's moves (issue's bound: 0.005)
-        return bool(abs(float(a.modularity[-1]) - float(b.modularity[-1])) <= 0.005)
+    if algorithm == "louvain":  # every partition count takes the one-partition decisions
+        return bool(np.array_equal(a.communities, b.communities) and list(a.modularity) == list(b.modularity))
     if algorithm == "bsuitor":
         return bool(np.array_equal(a.u, b.u) and np.array_equal(a.v, b.v))
     return bool(np.array_equal(a.mate, b.mate))

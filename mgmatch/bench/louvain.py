@@ -10,8 +10,9 @@ confined to some, or the pass's count with ``--threads``).
 
 With ``partitions`` (counts above 1, in-process or on ``client``'s cluster), each graph also
 gets one row per count: ``partitions``, its time and ``edges_per_s``, ``speedup_vs_one`` (the
-one-partition time over its own), ``modularity_diff_vs_one`` and ``per_level`` (each level's
-sweeps, messages exchanged and seconds moving, exchanging and aggregating).
+one-partition time over its own), ``modularity_diff_vs_one``, ``same_labels_as_one`` (the
+partitions take the one-partition decisions, so the labels are equal) and ``per_level`` (each
+level's sweeps, messages exchanged and seconds moving, exchanging and aggregating).
 
 Both sides are timed alike: untimed runs for at least :data:`WARMUP_S` seconds (at least one),
 then timed runs in alternating blocks of :data:`BLOCK` (each opened by untimed runs for at least
@@ -20,6 +21,8 @@ then timed runs in alternating blocks of :data:`BLOCK` (each opened by untimed r
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from .._array import resolve_device
 from ._common import (
@@ -138,12 +141,14 @@ def run(graphs=None, device: str = "auto", repeats: int = 3, timeout: float = 12
             rows.append(row)
         for k in partitions:
             if int(k) > 1:
-                rows.append(_partitioned_row(louvain, name, g, dev, int(k), client, row, repeats, timeout))
+                rows.append(_partitioned_row(louvain, name, g, dev, int(k), client, row, res.communities, repeats,
+                                             timeout))
     return rows
 
 
-def _partitioned_row(louvain, name, g, dev, parts, client, one, repeats, timeout) -> dict:
-    """One graph's row for ``parts`` partitions, beside the one-partition row ``one``."""
+def _partitioned_row(louvain, name, g, dev, parts, client, one, one_labels, repeats, timeout) -> dict:
+    """One graph's row for ``parts`` partitions, beside the one-partition row ``one`` (whose
+    result's labels are ``one_labels``)."""
     fn = {"mgmatch": lambda: louvain(g, device=dev, partitions=parts, client=client)}
     t = time_alternating(fn, repeats=repeats, block=BLOCK, warmup_s=WARMUP_S, block_warmup_s=BLOCK_WARMUP_S,
                          timeout=timeout)["mgmatch"]
@@ -156,6 +161,7 @@ def _partitioned_row(louvain, name, g, dev, parts, client, one, repeats, timeout
         "levels": len(res.levels), "modularity": float(res.modularity[-1]), "n_communities": res.n_communities,
         "speedup_vs_one": one["time_s"] / t["time_s"] if t["time_s"] > 0 else None,
         "modularity_diff_vs_one": float(res.modularity[-1]) - one["modularity"],
+        "same_labels_as_one": bool(np.array_equal(res.communities, one_labels)),
         "rounds": res.timings.get("rounds"),
         "per_level": [{k: lv.get(k) for k in ("level", "sweeps", "messages", "time_s", "modularity")}
                       for lv in summary["levels"]],
