@@ -400,3 +400,37 @@ def test_bench_rows_compare_the_partitions_labels_with_one():
     parted = [r for r in rows if r.get("partitions")]
     assert [r["partitions"] for r in parted] == [2, 3]
     assert all(r["same_labels_as_one"] and r["modularity_diff_vs_one"] == 0.0 for r in parted)
+
+
+def test_move_rows_count_the_change_of_the_internal_weight():
+    # the CPU twin counts each partition's share of a batch's change of the internal weight from
+    # its own movers' rows; over the partitions the shares add up to the change itself
+    from mgmatch.cpu import louvain as CL
+
+    g = generators.kron(9, seed=3)
+    n = g.n
+    indptr, indices = g.indptr.astype(np.int64), g.indices.astype(np.int32)
+    wfix = np.rint(g.weights * 1000).astype(np.int64)
+    loops = np.zeros(n, dtype=np.int64)
+    kfix = CL.strengths(indptr, wfix, loops)
+    rng = np.random.default_rng(9)
+    cuts = [0, n // 3, n // 2, n]
+    states = [[np.arange(n, dtype=np.int32), np.ones(n, dtype=np.int32), kfix.copy(), {}] for _ in cuts[1:]]
+    for _ in range(8):
+        before = CL.internal_weight(indptr, indices, wfix, loops, states[0][0])
+        verts = rng.choice(n, size=n // 4, replace=False)
+        # a batch: some stay, some join a neighbour's community, some a random one
+        comm = states[0][0]
+        nbr = indices[indptr[verts]] if indices.shape[0] else verts
+        new = np.where(rng.random(verts.shape[0]) < 0.5, comm[nbr], rng.integers(0, n, verts.shape[0]))
+        new = np.where(rng.random(verts.shape[0]) < 0.2, comm[verts], new)
+        rows = np.zeros((verts.shape[0], 4), dtype=np.int64)
+        rows[:, 1], rows[:, 2] = verts, new
+        total = 0
+        for (c, s, a, ws), lo, hi in zip(states, cuts[:-1], cuts[1:]):
+            total += CL.apply_move_rows(rows, c, s, a, kfix, graph=(indptr, indices, wfix, lo, hi), workspace=ws)
+        for c, s, a, ws in states[1:]:
+            np.testing.assert_array_equal(c, states[0][0])
+            np.testing.assert_array_equal(a, states[0][2])
+        assert total == CL.internal_weight(indptr, indices, wfix, loops, states[0][0]) - before
+        assert all((ws["row_moves"] == -1).all() for *_, ws in states)

@@ -370,7 +370,8 @@ class LouvainState:
     level: int = 0
     iteration: int = 0
     q_current: float = 0.0
-    internal: int = 0  # one partition: the internal weight of the communities, fixed point
+    internal: int = 0  # the level's internal weight at the last kept sweep, fixed point
+    d_internal: int | None = None  # several partitions: this sweep's change of it from the owned moves
     q_level_start: float = 0.0
     stop_after: bool = False
     nid_offsets: np.ndarray | None = None
@@ -865,7 +866,8 @@ class LouvainProgram:
         red = state.red_in
         state.two_m_fix = _unlimb(red[0:2])
         state.nnz_level = int(round(red[8]))
-        q = modularity_of(_unlimb(red[2:4]), _unlimb(red[4:8]), state.two_m_fix, state.params["resolution"])
+        state.internal = _unlimb(red[2:4])  # (every vertex alone: the self-loops)
+        q = modularity_of(state.internal, _unlimb(red[4:8]), state.two_m_fix, state.params["resolution"])
         state.q_current = state.q_level_start = q
         state.level_timing["nnz"] = state.nnz_level
         state.bucket_counts = np.stack([self._gathered(state, b) for b in range(len(MOVE_BUCKETS) + 1)], axis=1)
@@ -885,6 +887,7 @@ class LouvainProgram:
             self._apply_moves(state, inbox)
         if state.batch_t == 0:  # a sweep starts: what an undo restores
             state.saved = tuple(a.copy() for a in (state.comm, state.csize, state.afix))
+            state.d_internal = 0
         b, j = state.batches[state.batch_t]
         gm = state.params["resolution"] / float(state.two_m_fix)
         verts = state.twin.decide_moves(state.indptr_g, state.graph.indices, state.graph.wfix, state.kfix_g, state.comm,
@@ -907,16 +910,29 @@ class LouvainProgram:
         return dict.fromkeys(range(state.n_parts), msg)  # (its own come back in the next step)
 
     def _apply_moves(self, state, inbox) -> None:
-        """A batch's ``MOVE`` rows of every partition (a decide round's only messages)."""
-        state.twin.apply_move_rows(inbox.ints, state.comm, state.csize, state.afix, state.kfix_g, tune=state.config)
+        """A batch's ``MOVE`` rows of every partition (a decide round's only messages), and the
+        change of the internal weight from the owned vertices' moves where the twin counts it
+        (the CPU twin: see :func:`mgmatch.cpu.louvain.apply_move_rows`)."""
+        lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
+        g = state.graph
+        change = state.twin.apply_move_rows(inbox.ints, state.comm, state.csize, state.afix, state.kfix_g,
+                                            tune=state.config, graph=(state.indptr_g, g.indices, g.wfix, lo, hi),
+                                            workspace=state.workspace)
+        if change is None:
+            state.d_internal = None
+        elif state.d_internal is not None:
+            state.d_internal += change
 
     def _close(self, state, inbox):
         """A sweep's last batch applied; the sums of modularity for the all-reduce: the internal
         weight of the owned rows and ``sum a_c^2`` of the owned communities."""
         self._apply_moves(state, inbox)
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
-        internal = state.twin.internal_weight(state.indptr_g, state.graph.indices, state.graph.wfix, state.loop_g,
-                                              state.comm, tune=state.config, rows=(lo, hi))
+        if state.d_internal is None:  # counted anew: the owned rows' share
+            internal = state.twin.internal_weight(state.indptr_g, state.graph.indices, state.graph.wfix,
+                                                  state.loop_g, state.comm, tune=state.config, rows=(lo, hi))
+        else:  # this partition's share of the sweep's change, modulo 2**60 (it may be negative)
+            internal = state.d_internal % (1 << FIXED_BITS)
         state.red_out[0:2] = _limbs(int(internal), 2)
         state.red_out[2:6] = _limbs(_square_sum(state.afix[lo:hi], state.xp), 4)
         state.phase = "decide"
@@ -924,7 +940,10 @@ class LouvainProgram:
 
     def _after_close(self, state):
         red = state.red_in
-        q = modularity_of(_unlimb(red[0:2]), _unlimb(red[2:6]), state.two_m_fix, state.params["resolution"])
+        internal = _unlimb(red[0:2])
+        if state.d_internal is not None:  # the shares of the change (exact modulo 2**60; 2m is below)
+            internal = (state.internal + internal) % (1 << FIXED_BITS)
+        q = modularity_of(internal, _unlimb(red[2:6]), state.two_m_fix, state.params["resolution"])
         state.iteration += 1
         gain = q - state.q_current
         state.batch_t = 0
@@ -932,7 +951,7 @@ class LouvainProgram:
             state.comm, state.csize, state.afix = state.saved
             state.phase = "aggregate"
         else:
-            state.q_current = q
+            state.q_current, state.internal = q, internal
             if gain < state.threshold(q) or state.iteration >= state.params["max_iterations"]:
                 state.phase = "aggregate"
         state.saved = None

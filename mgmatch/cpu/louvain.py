@@ -365,11 +365,27 @@ def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, 
     return verts
 
 
-def apply_move_rows(rows, comm, csize, afix, kfix, *, tune=None) -> None:
+def apply_move_rows(rows, comm, csize, afix, kfix, *, tune=None, graph=None, workspace=None):
     """Apply the moves carried by message rows ``(kind, v, c, aux)`` (``rows[:, 1]`` moves to
-    ``rows[:, 2]``; a vertex already in ``c`` stays), as the GPU twin does."""
-    if rows.shape[0]:
-        _apply_move_rows(rows, comm, csize, afix, kfix)
+    ``rows[:, 2]``; a vertex already in ``c`` stays), as the GPU twin does.
+
+    With ``graph = (indptr, indices, wfix, lo, hi)`` (a partition's rows, indexed by level
+    vertex) and the partition's move ``workspace``, also returns the change of the internal
+    weight that the moves of the vertices ``lo .. hi - 1`` make, counted from their rows as
+    :func:`move_sweep` counts a batch's: summed over the partitions, the change of the whole
+    level's internal weight. Without, returns ``None``.
+    """
+    if graph is None:
+        if rows.shape[0]:
+            _apply_move_rows(rows, comm, csize, afix, kfix)
+        return None
+    indptr, indices, wfix, lo, hi = graph
+    marks = workspace.get("row_moves")
+    if marks is None or marks.shape[0] != comm.shape[0]:
+        marks = workspace["row_moves"] = np.full(comm.shape[0], -1, dtype=np.int64)
+    if rows.shape[0] == 0:
+        return 0
+    return int(_apply_move_rows_counted(rows, comm, csize, afix, kfix, indptr, indices, wfix, int(lo), int(hi), marks))
 
 
 @njit(cache=True)
@@ -384,6 +400,54 @@ def _apply_move_rows(rows, comm, csize, afix, kfix):  # pragma: no cover - compi
             csize[c] += 1
             afix[o] -= kfix[v]
             afix[c] += kfix[v]
+
+
+@njit(cache=True)
+def _apply_move_rows_counted(rows, comm, csize, afix, kfix, indptr, indices, wfix, lo, hi,
+                             marks):  # pragma: no cover - compiled
+    # marks[v] = old << 32 | new for the batch's vertices (-1 for the others, as found and left),
+    # read as _apply_range reads its moves; then the owned movers count their pairs (a pair
+    # with a mover once, each mover counting its own direction; with a vertex that stays
+    # twice), and the moves are applied.
+    k = rows.shape[0]
+    for i in range(k):
+        v = rows[i, 1]
+        marks[v] = (np.int64(comm[v]) << 32) | rows[i, 2]
+    total = np.int64(0)
+    for i in range(k):
+        v = rows[i, 1]
+        m = marks[v]
+        o = m >> 32
+        c = m & 0xFFFFFFFF
+        if c == o or v < lo or v >= hi:
+            continue
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            mu = marks[u]
+            if mu >= 0:
+                before = mu >> 32
+                after = mu & 0xFFFFFFFF
+                twice = before == after
+            else:
+                before = comm[u]
+                after = before
+                twice = True
+            d = (1 if after == c else 0) - (1 if before == o else 0)
+            if d != 0:
+                total += 2 * wfix[e] * d if twice else wfix[e] * d
+    for i in range(k):
+        v = rows[i, 1]
+        m = marks[v]
+        marks[v] = -1
+        o = m >> 32
+        c = m & 0xFFFFFFFF
+        if c != o:
+            comm[v] = c
+            csize[o] -= 1
+            csize[c] += 1
+            afix[o] -= kfix[v]
+            afix[c] += kfix[v]
+    return total
 
 
 #: Batches and graphs of fewer stored entries run on one thread: waking the thread pool costs

@@ -255,18 +255,21 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
                 apply((_grid(nv, BLOCK),), (BLOCK,), (verts, np.int32(nv), workspace["new_comm"], comm, csize, afix, kfix))
 
 
-def apply_move_rows(rows, comm, csize, afix, kfix, *, tune) -> None:
+def apply_move_rows(rows, comm, csize, afix, kfix, *, tune, graph=None, workspace=None):
     """Apply the moves carried by message rows ``(kind, v, c, aux)`` (``rows[:, 1]`` moves to
-    ``rows[:, 2]``; a vertex already in ``c`` stays): one launch, nothing read back."""
+    ``rows[:, 2]``; a vertex already in ``c`` stays): one launch, nothing read back. Returns
+    ``None``: the change of the internal weight is not counted here (``graph`` and ``workspace``
+    are the CPU twin's; a sweep's close counts the internal weight anew)."""
     k = int(rows.shape[0])
     if k == 0:
-        return
+        return None
     if rows.strides[1] != rows.itemsize:
         rows = _cp().ascontiguousarray(rows)
     _kernel("apply_move_rows", tune)(
         (_grid(k, BLOCK),), (BLOCK,),
         (rows, np.int64(k), np.int32(rows.strides[0] // rows.itemsize), comm, csize, afix, kfix),
     )
+    return None
 
 
 def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int, *,
