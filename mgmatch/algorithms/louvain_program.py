@@ -31,7 +31,9 @@ partition takes:
   and, for the last bucket, from every partition's degrees there.
 * **A sweep** ends with one more round (*close*: the last batch's messages applied) and one
   all-reduce of the internal weight and of ``sum_c a_c^2`` over the owned communities (exact
-  integers, carried in 30-bit limbs that a float64 sum adds exactly), so every partition
+  integers, carried in 30-bit limbs that a float64 sum adds exactly; the CPU twin sends the
+  change of the internal weight that its movers made, counted as it applied the batches, the
+  GPU twin the owned rows' internal weight, counted anew), so every partition
   computes the same modularity and takes the same decision: keep the sweep, or undo it when
   modularity fell, as one partition does.
 * **Aggregation.** Every partition numbers the non-empty communities in id order (it knows
