@@ -6,15 +6,21 @@ under a user without a home directory (a container started with an arbitrary use
 at ``import mgmatch``. :func:`ensure_numba_cache` points Numba at a directory under the system's
 temporary directory in that case, and leaves every other setup (``NUMBA_CACHE_DIR`` included) as
 it is.
+
+:func:`serial_twin` compiles a parallel function's body again for the calling thread alone, under
+a name of its own: Numba names a function's cache files after its qualified name and first line,
+so a twin made from the same Python function would share the parallel one's files, and
+whichever of the two was compiled first on a machine would then run for both.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import types
 from pathlib import Path
 
-__all__ = ["ensure_numba_cache"]
+__all__ = ["ensure_numba_cache", "serial_twin"]
 
 
 def _writable(directory: Path) -> bool:
@@ -52,3 +58,16 @@ def ensure_numba_cache(source_dir: Path | None = None) -> str | None:
     fallback = str(Path(tempfile.gettempdir()) / f"mgmatch-numba-cache-{uid}")
     config.CACHE_DIR = fallback
     return fallback
+
+
+def serial_twin(parallel):
+    """``parallel``'s body (a ``njit(parallel=True)`` dispatcher) compiled for one thread, and
+    cached apart from it (see the module notes)."""
+    from numba import njit  # noqa: PLC0415
+
+    py = parallel.py_func
+    body = types.FunctionType(py.__code__, py.__globals__, py.__name__ + "_serial", py.__defaults__, py.__closure__)
+    body.__qualname__ = py.__qualname__ + "_serial"
+    body.__module__ = py.__module__
+    body.__doc__ = py.__doc__
+    return njit(cache=True)(body)

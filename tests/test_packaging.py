@@ -76,6 +76,52 @@ def test_numba_cache_keeps_numbas_own_choice(monkeypatch, tmp_path):
     assert config.CACHE_DIR == str(tmp_path / "mine")
 
 
+def test_every_cached_twin_has_cache_files_of_its_own():
+    # Numba names a function's cache files after its module, qualified name and first line: two
+    # dispatchers of one Python function (a parallel one and its serial twin) shared them, and the
+    # one compiled first on a machine ran for both, so a "parallel" batch ran on one thread
+    import importlib
+    import pkgutil
+
+    from numba.core.registry import CPUDispatcher
+
+    import mgmatch
+
+    seen = {}
+    for info in pkgutil.walk_packages(mgmatch.__path__, "mgmatch."):
+        if ".gpu" in info.name or info.name.endswith(("__main__", "nx.interface")):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional dependency (CuPy, Dask) that this install lacks
+            continue
+        for value in vars(module).values():
+            if isinstance(value, CPUDispatcher) and value._cache.__class__.__name__ != "NullCache":
+                py = value.py_func
+                key = (py.__module__, py.__qualname__, py.__code__.co_firstlineno)
+                assert seen.setdefault(key, value) is value, key
+    assert len(seen) > 50
+
+
+def test_serial_twin_runs_the_same_body_on_one_thread():
+    import numpy as np
+    from numba import njit, prange
+
+    from mgmatch._numba_cache import serial_twin
+
+    @njit(parallel=True)
+    def total(a):
+        s = 0.0
+        for i in prange(a.shape[0]):
+            s += a[i]
+        return s
+
+    one = serial_twin(total)
+    assert one.py_func.__qualname__.endswith("total_serial") and one.py_func.__code__ is total.py_func.__code__
+    a = np.arange(1000.0)
+    assert one(a) == total(a) == a.sum()
+
+
 # ------------------------------------------------------------------ what the wheel carries
 def test_wheel_is_typed_and_licensed(wheel):
     names = zipfile.ZipFile(wheel).namelist()

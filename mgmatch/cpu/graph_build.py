@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._numba_cache import serial_twin
+
 __all__ = ["sort_pairs", "row_pointer", "balanced_cuts", "transpose_csr", "transpose_chunks", "copy_parallel",
            "remote_ids", "ghost_lookup", "ghost_slots", "permute_csr", "top_edges"]
 
@@ -134,7 +136,7 @@ def _transpose_chunked(indptr, indices, n_cols, bounds, fill, col_ptr, col_rows)
                 fill[t, c] += 1
 
 
-_transpose_serial = njit(cache=True)(_transpose_chunked.py_func)  # (one chunk, on this thread)
+_transpose_serial = serial_twin(_transpose_chunked)  # (one chunk, on this thread)
 
 
 def transpose_chunks(nnz: int, n_cols: int, threads: int, min_edges: int = 1 << 16) -> int:

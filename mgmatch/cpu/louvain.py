@@ -45,6 +45,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._array import get_namespace
+from .._numba_cache import serial_twin
 from ._atomics import atomic_add
 from .graph_build import balanced_cuts
 
@@ -204,7 +205,7 @@ def _bucket_of(d, bounds):  # pragma: no cover - compiled
     return bounds.shape[0]
 
 
-_bucket_fill_serial = njit(cache=True)(_bucket_fill.py_func)
+_bucket_fill_serial = serial_twin(_bucket_fill)
 
 
 def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=None) -> dict:
@@ -615,7 +616,7 @@ def _decide_batch(indptr, indices, wfix, kfix, comm, csize, afix, order, chunks,
                       gamma_over_2m, new_comm, keys[ch], vals[ch], tabs[ch], sums[ch], poss[ch])
 
 
-_decide_batch_serial = njit(cache=True)(_decide_batch.py_func)
+_decide_batch_serial = serial_twin(_decide_batch)
 
 
 @njit(parallel=True, cache=True)
@@ -681,7 +682,7 @@ def _fixed_point(w, scale, out):  # pragma: no cover - compiled
         out[i] = np.int64(np.rint(w[i] * scale))
 
 
-_fixed_point_serial = njit(cache=True)(_fixed_point.py_func)
+_fixed_point_serial = serial_twin(_fixed_point)
 
 
 def strengths(indptr, wfix, loop_fix, *, tune=None):
@@ -705,7 +706,7 @@ def _vertex_sums(indptr, wfix, loop_fix, cuts, out):  # pragma: no cover - compi
             out[v] = s
 
 
-_vertex_sums_serial = njit(cache=True)(_vertex_sums.py_func)
+_vertex_sums_serial = serial_twin(_vertex_sums)
 
 
 def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune=None, rows=None) -> int:
@@ -747,7 +748,7 @@ def _internal_weight_range(lo, hi, indptr, indices, wfix, loop_fix, comm):  # pr
     return s
 
 
-_internal_weight_serial = njit(cache=True)(_internal_weight.py_func)  # (the same, on one thread)
+_internal_weight_serial = serial_twin(_internal_weight)  # (the same, on one thread)
 
 
 def square_sum(a) -> int:
@@ -800,7 +801,7 @@ def _square_sums(a, cuts):  # pragma: no cover - compiled
     return out
 
 
-_square_sums_serial = njit(cache=True)(_square_sums.py_func)
+_square_sums_serial = serial_twin(_square_sums)
 
 
 def compose_labels(new_id, comm, labels):
@@ -817,7 +818,7 @@ def _compose(new_id, comm, labels, out):  # pragma: no cover - compiled
         out[i] = new_id[comm[labels[i]]]
 
 
-_compose_serial = njit(cache=True)(_compose.py_func)
+_compose_serial = serial_twin(_compose)
 
 
 # --------------------------------------------------------------------------------- aggregation
@@ -1036,7 +1037,7 @@ def _merge_communities(indptr, indices, wfix, loop_fix, cv, new_id, members, ver
             new_loop[nc] = loop
 
 
-_merge_communities_serial = njit(cache=True)(_merge_communities.py_func)
+_merge_communities_serial = serial_twin(_merge_communities)
 
 
 @njit(parallel=True, cache=True)
@@ -1054,4 +1055,4 @@ def _compact_edges(ccuts, new_id, edge_pos, new_indptr, tmp_idx, tmp_w, out_idx,
                 out_w[dst + q] = tmp_w[src + q]
 
 
-_compact_edges_serial = njit(cache=True)(_compact_edges.py_func)
+_compact_edges_serial = serial_twin(_compact_edges)
