@@ -434,3 +434,33 @@ def test_move_rows_count_the_change_of_the_internal_weight():
             np.testing.assert_array_equal(a, states[0][2])
         assert total == CL.internal_weight(indptr, indices, wfix, loops, states[0][0]) - before
         assert all((ws["row_moves"] == -1).all() for *_, ws in states)
+
+
+def test_a_twin_that_does_not_count_the_change_gives_the_same_labels(data_dir):
+    # the GPU twin applies the rows without counting the internal weight's change (returns
+    # None), and a sweep's close then counts it anew over the owned rows: the CPU twin, made to
+    # answer as the GPU twin does, must give the same labels as it does counting
+    import types
+
+    from mgmatch.algorithms import louvain_program as LP
+    from mgmatch.cpu import louvain as CL
+    from mgmatch.engine import run_local
+    from mgmatch.engine.execute import RunInfo
+
+    def uncounted(rows, comm, csize, afix, kfix, *, tune=None, graph=None, workspace=None):
+        CL.apply_move_rows(rows, comm, csize, afix, kfix, tune=tune)
+        return None
+
+    class Uncounted(LP.LouvainProgram):
+        def init(self, part):
+            state = super().init(part)
+            state.twin = types.SimpleNamespace(**{**{k: getattr(CL, k) for k in CL.__all__}, "apply_move_rows": uncounted})
+            return state
+
+    g = _read(data_dir, "netscience")
+    want = louvain(g, device="cpu", partitions=3, config=DISTRIBUTED)
+    params = louvain(g, device="cpu").params
+    prog = Uncounted(params, DISTRIBUTED)
+    pieces, log = run_local(prog, g.partition(3))
+    got = prog.assemble(g, pieces, RunInfo(log=log, device="cpu", n_parts=3))
+    _assert_same_levels(got, want)
