@@ -161,6 +161,34 @@ def test_worker_out_of_gpu_memory_is_one_clear_error(dask_client, graph):
     np.testing.assert_array_equal(r.mate, verify.greedy_matching(graph))
 
 
+def test_a_send_to_a_peer_that_ended_is_a_lost_peer():
+    # a rank whose task failed closes its connections; a peer sending its round to it must say
+    # it lost that worker (so the client reports the first rank's own error), never raise the
+    # socket's broken pipe, whether or not its reader saw the close first
+    import socket
+
+    from mgmatch.engine.config import EngineConfig
+    from mgmatch.engine.transport import Mesh, PeerError
+
+    for reader_first in (True, False):
+        listener = socket.create_server(("127.0.0.1", 0))
+        here = socket.create_connection(listener.getsockname())
+        there, _ = listener.accept()
+        listener.close()
+        mesh = Mesh(0, ["tcp://w0", "tcp://w1"], None, EngineConfig())
+        mesh._add(1, here)
+        there.close()
+        if reader_first:
+            deadline = time.monotonic() + 10
+            while not mesh.peers[1].closed and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert mesh.peers[1].closed
+        with pytest.raises(PeerError, match="lost worker tcp://w1"):
+            for _ in range(200):  # (the first sends may still reach the kernel's buffer)
+                mesh.send(1, np.zeros(1 << 16, dtype=np.uint8))
+        here.close()
+
+
 def test_worker_lost_mid_run_gives_identical_matching(worker_fault):
     """A worker killed or stopped (SIGSTOP) mid-run: the run starts over on the other two and
     returns the identical matching, within a bounded time (the stopped one after the peer

@@ -180,10 +180,13 @@ class Mesh:
         peer = self.peers[rank]
         try:
             peer.send(_DATA, *buffers)
-        except OSError:
+        except OSError as exc:  # the peer's end closed: it ended (failed) or was lost
             peer.closed = True
             self.check(peer)
-            raise
+            # (check is silent while the peer's last frames, or the reader's mark of the close,
+            # wait in its inbox; the send's own error is a lost peer all the same, so that the
+            # client reports the failure that ended that peer rather than this broken pipe)
+            raise PeerError(f"lost worker {peer.worker}: {exc}", peer.worker) from None
 
     def recv(self, rank: int) -> bytearray:
         peer = self.peers[rank]
