@@ -381,12 +381,16 @@ def apply_move_rows(rows, comm, csize, afix, kfix, *, tune=None, graph=None, wor
             _apply_move_rows(rows, comm, csize, afix, kfix)
         return None
     indptr, indices, wfix, lo, hi = graph
-    marks = workspace.get("row_moves")
-    if marks is None or marks.shape[0] != comm.shape[0]:
-        marks = workspace["row_moves"] = np.full(comm.shape[0], -1, dtype=np.int64)
+    n = comm.shape[0]
+    if workspace.get("row_moves") is None or workspace["row_moves"].shape[0] != n or workspace["row_batch"] >= 2**31 - 2:
+        workspace["row_moves"] = np.empty(n, dtype=np.int64)
+        workspace["row_of"] = np.full(n, -1, dtype=np.int32)
+        workspace["row_batch"] = 0
     if rows.shape[0] == 0:
         return 0
-    return int(_apply_move_rows_counted(rows, comm, csize, afix, kfix, indptr, indices, wfix, int(lo), int(hi), marks))
+    workspace["row_batch"] += 1  # (a batch number of its own: the vertices of earlier ones are not of it)
+    return int(_apply_move_rows_counted(rows, comm, csize, afix, kfix, indptr, indices, wfix, int(lo), int(hi),
+                                        workspace["row_moves"], workspace["row_of"], workspace["row_batch"]))
 
 
 @njit(cache=True)
@@ -404,50 +408,22 @@ def _apply_move_rows(rows, comm, csize, afix, kfix):  # pragma: no cover - compi
 
 
 @njit(cache=True)
-def _apply_move_rows_counted(rows, comm, csize, afix, kfix, indptr, indices, wfix, lo, hi,
-                             marks):  # pragma: no cover - compiled
-    # marks[v] = old << 32 | new for the batch's vertices (-1 for the others, as found and left),
-    # read as _apply_range reads its moves; then the owned movers count their pairs (a pair
-    # with a mover once, each mover counting its own direction; with a vertex that stays
-    # twice), and the moves are applied.
-    k = rows.shape[0]
-    for i in range(k):
+def _apply_move_rows_counted(rows, comm, csize, afix, kfix, indptr, indices, wfix, lo, hi, moves, batch_of,
+                             k):  # pragma: no cover - compiled
+    # The rows' vertices become batch k (moves[v] = old << 32 | new, as _apply_range reads them);
+    # the owned movers count their pairs' change (_pair_change); then the moves are applied.
+    for i in range(rows.shape[0]):
         v = rows[i, 1]
-        marks[v] = (np.int64(comm[v]) << 32) | rows[i, 2]
+        moves[v] = (np.int64(comm[v]) << 32) | rows[i, 2]
+        batch_of[v] = k
     total = np.int64(0)
-    for i in range(k):
+    for i in range(rows.shape[0]):
         v = rows[i, 1]
-        m = marks[v]
-        o = m >> 32
-        c = m & 0xFFFFFFFF
-        if c == o or v < lo or v >= hi:
-            continue
-        for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            mu = marks[u]
-            if mu >= 0:
-                before = mu >> 32
-                after = mu & 0xFFFFFFFF
-                twice = before == after
-            else:
-                before = comm[u]
-                after = before
-                twice = True
-            d = (1 if after == c else 0) - (1 if before == o else 0)
-            if d != 0:
-                total += 2 * wfix[e] * d if twice else wfix[e] * d
-    for i in range(k):
-        v = rows[i, 1]
-        m = marks[v]
-        marks[v] = -1
-        o = m >> 32
-        c = m & 0xFFFFFFFF
-        if c != o:
-            comm[v] = c
-            csize[o] -= 1
-            csize[c] += 1
-            afix[o] -= kfix[v]
-            afix[c] += kfix[v]
+        o = moves[v] >> 32
+        c = moves[v] & 0xFFFFFFFF
+        if c != o and lo <= v < hi:
+            total += _pair_change(v, o, c, k, indptr, indices, wfix, comm, moves, batch_of)
+    _apply_move_rows(rows, comm, csize, afix, kfix)
     return total
 
 
@@ -541,17 +517,39 @@ def _decide_range(order, lo, hi, indptr, indices, wfix, kfix, comm, csize, afix,
         new_comm[v] = best_c if (best_c >= 0 and best > score_own) else own
 
 
+@njit(cache=True, inline="always")
+def _pair_change(v, o, c, k, indptr, indices, wfix, comm, moves, batch_of):  # pragma: no cover - compiled
+    # The change of the internal weight I (the sum over ordered pairs of neighbours (v, u) in
+    # one community of w(v, u)) from pairs of v, which moves from o to c in batch k. moves[u]
+    # holds old << 32 | new for the vertices of the batch (batch_of[u] == k), read instead of
+    # comm[u], which the batch's own moves may have overwritten; the other vertices stay. A pair
+    # changes only if one end moves; a mover counts its pairs with movers once (the other mover
+    # counts the reverse pair) and those with vertices that stay twice (for both directions).
+    # Integers: exact in any order.
+    total = np.int64(0)
+    for e in range(indptr[v], indptr[v + 1]):
+        u = indices[e]
+        if batch_of[u] == k:
+            mu = moves[u]
+            before = mu >> 32
+            after = mu & 0xFFFFFFFF
+            twice = before == after
+        else:
+            before = comm[u]
+            after = before
+            twice = True
+        d = (1 if after == c else 0) - (1 if before == o else 0)
+        if d != 0:
+            total += 2 * wfix[e] * d if twice else wfix[e] * d
+    return total
+
+
 @njit(cache=True)
 def _apply_range(movers, lo, hi, k, indptr, indices, wfix, kfix, comm, csize, afix, moves, batch_of,
                  atomic):  # pragma: no cover - compiled
     # Algorithm 1, lines 8-11, for the vertices movers[lo:hi] of batch k: each move applied (a_c
     # and the sizes by atomic additions when other threads apply theirs at the same time), and
-    # the change of the internal weight I (the sum over ordered pairs of neighbours (v, u) in
-    # one community of w(v, u)) returned. moves[u] holds old << 32 | new for the vertices of the
-    # batch (batch_of[u] == k), read instead of comm[u], which the batch's own moves overwrite;
-    # the other vertices stay. A pair changes only if one end moves; a mover counts its pairs
-    # with movers once (the other mover counts the reverse pair) and those with vertices that
-    # stay twice (for both directions). Integers: exact in any order.
+    # the change of the internal weight returned (_pair_change).
     total = np.int64(0)
     for t in range(lo, hi):
         v = movers[t]
@@ -560,20 +558,7 @@ def _apply_range(movers, lo, hi, k, indptr, indices, wfix, kfix, comm, csize, af
         c = m & 0xFFFFFFFF
         if c == o:
             continue
-        for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            if batch_of[u] == k:
-                mu = moves[u]
-                before = mu >> 32
-                after = mu & 0xFFFFFFFF
-                twice = before == after
-            else:
-                before = comm[u]
-                after = before
-                twice = True
-            d = (1 if after == c else 0) - (1 if before == o else 0)
-            if d != 0:
-                total += 2 * wfix[e] * d if twice else wfix[e] * d
+        total += _pair_change(v, o, c, k, indptr, indices, wfix, comm, moves, batch_of)
         kv = kfix[v]
         if atomic:
             atomic_add(afix, o, -kv)
