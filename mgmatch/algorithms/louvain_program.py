@@ -539,7 +539,7 @@ def _join(pieces: list, xp):
 
 def _by_key(keys, values: list, xp, *, check: bool = False):
     """``keys`` sorted and each column of ``values`` alike; ``check``: unless they already are
-    (a read from the device, so not for the steps of every batch)."""
+    (a read from the device, so only where the sort is often saved: received pieces)."""
     if keys.shape[0] < 2 or (check and bool((keys[1:] >= keys[:-1]).all())):
         return keys, values
     order = xp.argsort(keys)
@@ -845,9 +845,10 @@ class LouvainProgram:
         state.comm = xp.arange(N, dtype=xp.int32)
         state.csize = xp.ones(N, dtype=xp.int32)
         out = _Outbox(xp, state.n_parts)
+        owned, zero = xp.arange(lo, hi, dtype=xp.int64), xp.zeros(n, dtype=xp.int64)
         for q in range(state.n_parts):  # the strengths: every partition keeps a_c of every community
             if q != state.index:
-                out.add(q, STRENGTH, xp.arange(lo, hi, dtype=xp.int64), xp.zeros(n, dtype=xp.int64), state.kfix)
+                out.add(q, STRENGTH, owned, zero, state.kfix)
         big = xp.flatnonzero(deg > MOVE_BUCKETS[-1])
         out.to_all(BIGDEG, deg[big], xp.full(big.shape[0], state.index, dtype=xp.int64), big + lo)
         two_m = int(state.kfix.sum()) if n else 0

@@ -393,6 +393,17 @@ def apply_move_rows(rows, comm, csize, afix, kfix, *, tune=None, graph=None, wor
                                         workspace["row_moves"], workspace["row_of"], workspace["row_batch"]))
 
 
+@njit(cache=True, inline="always")
+def _move_vertex(v, o, c, kv, comm, csize, afix):  # pragma: no cover - compiled
+    # Vertex v (strength kv) moves from community o to c, on one thread (kernels/louvain.cu's
+    # move_vertex with atomics where threads share the state).
+    afix[o] -= kv
+    afix[c] += kv
+    csize[o] -= 1
+    csize[c] += 1
+    comm[v] = c
+
+
 @njit(cache=True)
 def _apply_move_rows(rows, comm, csize, afix, kfix):  # pragma: no cover - compiled
     for i in range(rows.shape[0]):
@@ -400,11 +411,7 @@ def _apply_move_rows(rows, comm, csize, afix, kfix):  # pragma: no cover - compi
         c = rows[i, 2]
         o = comm[v]
         if c != o:
-            comm[v] = c
-            csize[o] -= 1
-            csize[c] += 1
-            afix[o] -= kfix[v]
-            afix[c] += kfix[v]
+            _move_vertex(v, o, c, kfix[v], comm, csize, afix)
 
 
 @njit(cache=True)
@@ -565,12 +572,9 @@ def _apply_range(movers, lo, hi, k, indptr, indices, wfix, kfix, comm, csize, af
             atomic_add(afix, c, kv)
             atomic_add(csize, o, -1)
             atomic_add(csize, c, 1)
+            comm[v] = c
         else:
-            afix[o] -= kv
-            afix[c] += kv
-            csize[o] -= 1
-            csize[c] += 1
-        comm[v] = c
+            _move_vertex(v, o, c, kv, comm, csize, afix)
     return total
 
 
