@@ -314,24 +314,107 @@ extern "C" __global__ void apply_move_rows(const i64* __restrict__ rows, i64 k, 
     }
 }
 
-// Per vertex v of [lo, n), its self-loop plus the weights of its edges: all of them (OWN_ONLY =
-// false: k_i, Algorithm 1 line 2), or those into its own community (OWN_ONLY = true: the first
-// term of Eq. (1)); out[v - lo]. One warp per vertex, grid-stride; lane 0 writes the vertex's sum.
-// `comm` is not read when OWN_ONLY is false. (A partition of several counts its own rows only:
-// lo is its first vertex, and the ids of its rows and neighbours are the level's.)
+// A block's sum of one value per thread added to *out (one atomic per block; blockDim.x a multiple
+// of 32, at most 1024). Unsigned, so a negative total wraps and the sum stays exact modulo 2^64.
+__device__ __forceinline__ void block_add(i64 s, u64* out) {
+    __shared__ i64 part[32];
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(FULL_MASK, s, off);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane == 0) part[warp] = s;
+    __syncthreads();
+    if (warp == 0) {
+        s = lane < (int)(blockDim.x / 32) ? part[lane] : 0;
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(FULL_MASK, s, off);
+        if (lane == 0 && s != 0) atomicAdd(out, (u64)s);
+    }
+    __syncthreads();  // (part is reused by the next call)
+}
+
+// Vertex i of a batch: verts[i], or word 1 of row i of `rows` (`stride` words a row) when the
+// batch comes as message rows (stride > 0), whose word 2 is the community it chose.
+__device__ __forceinline__ int batch_vertex(const int* verts, const i64* rows, int stride, i64 i) {
+    return stride ? (int)rows[i * stride + 1] : verts[i];
+}
+
+// pend[v] = the community vertex v of the batch chose (new_comm[v], or word 2 of its row), or
+// back to -1 (set = 0) once the batch is applied. One thread per vertex of the batch.
+extern "C" __global__ void mark_batch(const int* __restrict__ verts, const i64* __restrict__ rows, int stride, i64 k,
+                                      const int* __restrict__ new_comm, int* __restrict__ pend, int set) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < k; i += (i64)gridDim.x * blockDim.x) {
+        const int v = batch_vertex(verts, rows, stride, i);
+        pend[v] = !set ? -1 : (stride ? (int)rows[i * stride + 2] : new_comm[v]);
+    }
+}
+
+// The change of the internal weight (the first term of Eq. (1), over the stored entries of both
+// directions) that a batch's moves make, before they are applied (comm still the old C, pend
+// marked by mark_batch): for a vertex u that moves from o to c, each entry u -> x changes by
+// w (delta(c, C'x) - delta(o, Cx)), C'x = pend[x] when x is of the batch, else Cx; its twin
+// entry x -> u changes alike and is counted here too when x does not move (a vertex that moves
+// counts its own row). This spares a sweep the recount of every edge that the modularity
+// would need (after the first sweeps few vertices move). Only the batch's vertices of
+// [lo, hi) count (a partition's own rows; the others' partitions count theirs). One warp per
+// vertex, grid-stride; the sum goes to *acc (block_add).
+extern "C" __global__ void moved_weight(const int* __restrict__ verts, const i64* __restrict__ rows, int stride,
+                                        i64 k, int lo, int hi, const i64* __restrict__ indptr,
+                                        const int* __restrict__ indices, const i64* __restrict__ wfix,
+                                        const int* __restrict__ comm, const int* __restrict__ pend,
+                                        u64* __restrict__ acc) {
+    const int lane = threadIdx.x % 32;
+    const i64 warps = (i64)gridDim.x * (blockDim.x / 32);
+    i64 s = 0;
+    for (i64 i = (i64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; i < k; i += warps) {
+        const int u = batch_vertex(verts, rows, stride, i);
+        if (u < lo || u >= hi) continue;
+        const int o = comm[u], c = pend[u];
+        if (c == o) continue;
+        for (i64 e = indptr[u] + lane; e < indptr[u + 1]; e += 32) {
+            const int x = indices[e];
+            const int ox = comm[x], px = pend[x];
+            const int cx = px >= 0 ? px : ox;
+            const int d = (int)(cx == c) - (int)(ox == o);
+            if (d) s += (px >= 0 && px != ox ? 1 : 2) * d * wfix[e];
+        }
+    }
+    block_add(s, acc);
+}
+
+// sum(a^2) in five exact parts (mgmatch.cpu.louvain.square_sum): a = h 2^30 + l, l = p 2^15 + r;
+// out[0..4] += sum h^2, h l, p^2, p r, r^2 (each total below 2^62 for sum(a) < 2^60).
+extern "C" __global__ void square_sums(const i64* __restrict__ a, i64 n, u64* __restrict__ out) {
+    i64 hh = 0, hl = 0, pp = 0, pr = 0, rr = 0;
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
+        const i64 x = a[i], h = x >> 30, l = x & ((1LL << 30) - 1), p = l >> 15, r = l & ((1LL << 15) - 1);
+        hh += h * h;
+        hl += h * l;
+        pp += p * p;
+        pr += p * r;
+        rr += r * r;
+    }
+    block_add(hh, out);
+    block_add(hl, out + 1);
+    block_add(pp, out + 2);
+    block_add(pr, out + 3);
+    block_add(rr, out + 4);
+}
+
+// Per vertex, its self-loop plus the weights of its edges: all of them (OWN_ONLY = false: k_i,
+// Algorithm 1 line 2), or those into its own community (OWN_ONLY = true: the first term of
+// Eq. (1)). One warp per vertex, grid-stride; lane 0 writes the vertex's sum. `comm` is not read
+// when OWN_ONLY is false.
 template <bool OWN_ONLY>
 __global__ void vertex_weight(const i64* __restrict__ indptr, const int* __restrict__ indices,
                               const i64* __restrict__ wfix, const i64* __restrict__ loop_fix,
-                              const int* __restrict__ comm, int lo, int n, i64* __restrict__ out) {
+                              const int* __restrict__ comm, int n, i64* __restrict__ out) {
     const int lane = threadIdx.x % 32;
     const i64 warps = (i64)gridDim.x * (blockDim.x / 32);
-    for (i64 v = lo + (i64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; v < n; v += warps) {
+    for (i64 v = (i64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; v < n; v += warps) {
         const int cv = OWN_ONLY ? comm[v] : 0;
         i64 s = 0;
         for (i64 e = indptr[v] + lane; e < indptr[v + 1]; e += 32)
             if (!OWN_ONLY || comm[indices[e]] == cv) s += wfix[e];
         for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(FULL_MASK, s, off);
-        if (lane == 0) out[v - lo] = s + loop_fix[v];
+        if (lane == 0) out[v] = s + loop_fix[v];
     }
 }
 

@@ -468,6 +468,62 @@ def test_cpu_and_gpu_agree_kron(slices, fused):
 
 
 @pytest.mark.gpu
+def test_gpu_sweep_counts_the_change_of_the_internal_weight():
+    # the GPU sweep returns the change of the internal weight (counted by its movers before each
+    # batch is applied) as a device scalar: the change the CPU sweep returns for the same
+    # decisions, and the difference of the internal weights counted anew; hubs included
+    import cupy as cp
+
+    from mgmatch.cpu import louvain as cl
+    from mgmatch.gpu import louvain as gl
+
+    cfg = LouvainConfig()
+    g = generators.kron(13, seed=4)
+    n = g.n
+    indptr, indices = g.indptr.astype(np.int64), g.indices.astype(np.int32)
+    wfix = np.rint(g.weights * 2**20).astype(np.int64)
+    loop = np.zeros(n, dtype=np.int64)
+    kfix = cl.strengths(indptr, wfix, loop)
+    buckets = cl.degree_buckets(indptr, LP.MOVE_BUCKETS)
+    slices = LP._move_slices(cfg, buckets)
+    max_degree = int(np.diff(indptr).max())
+    assert max_degree > LP.MOVE_BUCKETS[-1]
+    host = [np.arange(n, dtype=np.int32), np.ones(n, dtype=np.int32), kfix.copy()]
+    dev = [cp.asarray(a) for a in host]
+    d_graph = [cp.asarray(a) for a in (indptr, indices, wfix)]
+    d_loop, d_kfix = cp.asarray(loop), cp.asarray(kfix)
+    ws_c = cl.make_move_workspace(n, max_degree, buckets, slices=slices)
+    ws_g = gl.make_move_workspace(n, max_degree, [cp.asarray(b) for b in buckets], slices=slices)
+    gm = 1.0 / float(kfix.sum())
+    before = 0
+    for _ in range(3):
+        want = cl.move_sweep(indptr, indices, wfix, kfix, *host, buckets, gm, ws_c)
+        got = gl.move_sweep(*d_graph, d_kfix, *dev, [cp.asarray(b) for b in buckets], gm, ws_g, tune=cfg)
+        after = gl.internal_weight(*d_graph, d_loop, dev[0], tune=cfg)
+        assert got.shape == () and int(got) == want == after - before
+        np.testing.assert_array_equal(cp.asnumpy(dev[0]), host[0])
+        assert gl.square_sum(dev[2], tune=cfg) == cl.square_sum(host[2])
+        before = after
+    assert int((ws_g["pend"] >= 0).sum()) == 0
+
+
+@pytest.mark.gpu
+def test_gpu_square_sum_is_exact():
+    import cupy as cp
+
+    from mgmatch.gpu import louvain as gl
+
+    rng = np.random.default_rng(12)
+    n = 300_001
+    a = rng.integers(0, 2**60 // n, n)  # a_c summing below 2**60, as the fixed point keeps them
+    a[:5] = [0, 1, 2**30 - 1, 2**30, 2**45 + 2**15 + 1]
+    cfg = LouvainConfig()
+    assert gl.square_sum(cp.asarray(a), tune=cfg) == sum(int(x) ** 2 for x in a)  # beyond 64 bits
+    assert gl.square_sum(cp.asarray(a[:3]), tune=cfg) == 1 + (2**30 - 1) ** 2
+    assert gl.square_sum(cp.zeros(0, dtype=cp.int64), tune=cfg) == 0
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize(("budget", "steps"), [(None, None), (4096, None), (64 * 2**10, 1)])
 def test_cpu_and_gpu_agree_edge_balanced(budget, steps, monkeypatch):
     # hubs of degree > 319 and communities of degree > 479 take the edge-balanced kernels; a

@@ -402,25 +402,33 @@ def test_bench_rows_compare_the_partitions_labels_with_one():
     assert all(r["same_labels_as_one"] and r["modularity_diff_vs_one"] == 0.0 for r in parted)
 
 
-def test_move_rows_count_the_change_of_the_internal_weight():
-    # the CPU twin counts each partition's share of a batch's change of the internal weight from
-    # its own movers' rows; over the partitions the shares add up to the change itself
+def test_move_rows_count_the_change_of_the_internal_weight(device):
+    # each twin counts each partition's share of a batch's change of the internal weight from
+    # its own movers' rows; over the partitions the shares add up to the change itself (the GPU
+    # twin's shares are device scalars, the CPU twin's ints)
+    from mgmatch._array import to_numpy
+    from mgmatch.algorithms.louvain_program import _twin
     from mgmatch.cpu import louvain as CL
 
+    xp = np if device == "cpu" else pytest.importorskip("cupy")
+    tw = _twin(device)
     g = generators.kron(9, seed=3)
     n = g.n
     indptr, indices = g.indptr.astype(np.int64), g.indices.astype(np.int32)
     wfix = np.rint(g.weights * 1000).astype(np.int64)
     loops = np.zeros(n, dtype=np.int64)
     kfix = CL.strengths(indptr, wfix, loops)
+    d_indptr, d_indices, d_wfix, d_kfix = (xp.asarray(a) for a in (indptr, indices, wfix, kfix))
     rng = np.random.default_rng(9)
     cuts = [0, n // 3, n // 2, n]
-    states = [[np.arange(n, dtype=np.int32), np.ones(n, dtype=np.int32), kfix.copy(), {}] for _ in cuts[1:]]
+    max_degree = int(np.diff(indptr).max())
+    states = [[xp.arange(n, dtype=xp.int32), xp.ones(n, dtype=xp.int32), d_kfix.copy(),
+               tw.make_move_workspace(n, max_degree, [], slices=[], batches=[])] for _ in cuts[1:]]
     for _ in range(8):
-        before = CL.internal_weight(indptr, indices, wfix, loops, states[0][0])
+        comm = to_numpy(states[0][0])
+        before = CL.internal_weight(indptr, indices, wfix, loops, comm)
         verts = rng.choice(n, size=n // 4, replace=False)
         # a batch: some stay, some join a neighbour's community, some a random one
-        comm = states[0][0]
         nbr = indices[indptr[verts]] if indices.shape[0] else verts
         new = np.where(rng.random(verts.shape[0]) < 0.5, comm[nbr], rng.integers(0, n, verts.shape[0]))
         new = np.where(rng.random(verts.shape[0]) < 0.2, comm[verts], new)
@@ -428,39 +436,11 @@ def test_move_rows_count_the_change_of_the_internal_weight():
         rows[:, 1], rows[:, 2] = verts, new
         total = 0
         for (c, s, a, ws), lo, hi in zip(states, cuts[:-1], cuts[1:]):
-            total += CL.apply_move_rows(rows, c, s, a, kfix, graph=(indptr, indices, wfix, lo, hi), workspace=ws)
+            total += int(tw.apply_move_rows(xp.asarray(rows), c, s, a, d_kfix, tune=LouvainConfig(),
+                                            graph=(d_indptr, d_indices, d_wfix, lo, hi), workspace=ws))
         for c, s, a, ws in states[1:]:
-            np.testing.assert_array_equal(c, states[0][0])
-            np.testing.assert_array_equal(a, states[0][2])
-        assert total == CL.internal_weight(indptr, indices, wfix, loops, states[0][0]) - before
-        assert all(ws["row_batch"] >= 1 for *_, ws in states)
-
-
-def test_a_twin_that_does_not_count_the_change_gives_the_same_labels(data_dir):
-    # the GPU twin applies the rows without counting the internal weight's change (returns
-    # None), and a sweep's close then counts it anew over the owned rows: the CPU twin, made to
-    # answer as the GPU twin does, must give the same labels as it does counting
-    import types
-
-    from mgmatch.algorithms import louvain_program as LP
-    from mgmatch.cpu import louvain as CL
-    from mgmatch.engine import run_local
-    from mgmatch.engine.execute import RunInfo
-
-    def uncounted(rows, comm, csize, afix, kfix, *, tune=None, graph=None, workspace=None):
-        CL.apply_move_rows(rows, comm, csize, afix, kfix, tune=tune)
-        return None
-
-    class Uncounted(LP.LouvainProgram):
-        def init(self, part):
-            state = super().init(part)
-            state.twin = types.SimpleNamespace(**{**{k: getattr(CL, k) for k in CL.__all__}, "apply_move_rows": uncounted})
-            return state
-
-    g = _read(data_dir, "netscience")
-    want = louvain(g, device="cpu", partitions=3, config=DISTRIBUTED)
-    params = louvain(g, device="cpu").params
-    prog = Uncounted(params, DISTRIBUTED)
-    pieces, log = run_local(prog, g.partition(3))
-    got = prog.assemble(g, pieces, RunInfo(log=log, device="cpu", n_parts=3))
-    _assert_same_levels(got, want)
+            np.testing.assert_array_equal(to_numpy(c), to_numpy(states[0][0]))
+            np.testing.assert_array_equal(to_numpy(a), to_numpy(states[0][2]))
+        assert total == CL.internal_weight(indptr, indices, wfix, loops, to_numpy(states[0][0])) - before
+        if device == "gpu":  # the marks of the batch are cleared once it is applied
+            assert all(int((ws["pend"] >= 0).sum()) == 0 for *_, ws in states)

@@ -30,12 +30,11 @@ partition takes:
   partition's share comes from the bucket counts of the partitions before it (an all-gather)
   and, for the last bucket, from every partition's degrees there.
 * **A sweep** ends with one more round (*close*: the last batch's messages applied) and one
-  all-reduce of the internal weight and of ``sum_c a_c^2`` over the owned communities (exact
-  integers, carried in 30-bit limbs that a float64 sum adds exactly; the CPU twin sends the
-  change of the internal weight that its movers made, counted as it applied the batches, the
-  GPU twin the owned rows' internal weight, counted anew), so every partition
-  computes the same modularity and takes the same decision: keep the sweep, or undo it when
-  modularity fell, as one partition does.
+  all-reduce of the change of the internal weight that the partition's movers made (each
+  twin counts it from their rows as it applies the batches, as one partition's sweep does)
+  and of ``sum_c a_c^2`` over the owned communities (exact integers, carried in 30-bit limbs
+  that a float64 sum adds exactly), so every partition computes the same modularity and takes
+  the same decision: keep the sweep, or undo it when modularity fell, as one partition does.
 * **Aggregation.** Every partition numbers the non-empty communities in id order (it knows
   every community's size), which is what the owners' counts and a prefix sum over them would
   give: the new ids of the communities a partition owns follow those of the partitions before
@@ -373,7 +372,7 @@ class LouvainState:
     iteration: int = 0
     q_current: float = 0.0
     internal: int = 0  # the level's internal weight at the last kept sweep, fixed point
-    d_internal: int | None = None  # several partitions: this sweep's change of it from the owned moves
+    d_internal: object = 0  # several partitions: this sweep's change of it from the owned moves (int or device scalar)
     q_level_start: float = 0.0
     stop_after: bool = False
     nid_offsets: np.ndarray | None = None
@@ -419,25 +418,6 @@ def _twin(device: str):
 
 
 # ----------------------------------------------------------------------- exact arithmetic
-def _square_sum(a, xp) -> int:
-    """``sum(a**2)`` exactly, for non-negative int64 ``a`` whose sum is below ``2**60``.
-
-    ``a = h 2^30 + l`` and ``l = p 2^15 + r``: every partial sum below stays under ``2**62``
-    (``sum h <= 2**30`` bounds ``sum h^2`` and ``sum h l``), and one stacked reduction reads
-    all five back at once.
-    """
-    if a.shape[0] == 0:
-        return 0
-    if xp is np:  # every thread, no temporaries
-        return _twin("cpu").square_sum(a)
-    h = a >> 30
-    lo = a & ((1 << 30) - 1)
-    p = lo >> 15
-    r = lo & ((1 << 15) - 1)
-    hh, hl, pp, pr, rr = (int(x) for x in to_numpy(xp.stack([h * h, h * lo, p * p, p * r, r * r]).sum(axis=1)))
-    return (hh << 60) + (hl << 31) + (pp << 30) + (pr << 16) + rr
-
-
 def modularity_of(internal: int, square_sum: int, two_m: int, resolution: float) -> float:
     """Eq. (1) from exact fixed-point sums: ``internal / 2m - gamma sum_c a_c^2 / (2m)^2``
     (the fused kernel's formula, so both paths round alike)."""
@@ -856,7 +836,7 @@ class LouvainProgram:
         red = state.red_out
         red[0:2] = _limbs(two_m, 2)
         red[2:4] = _limbs(internal, 2)
-        red[4:8] = _limbs(_square_sum(state.kfix, xp), 4)
+        red[4:8] = _limbs(state.twin.square_sum(state.kfix, tune=state.config), 4)
         red[8] = float(g.nnz)
         counts = _bucket_counts(deg, xp)
         for b, c in enumerate(counts):
@@ -914,38 +894,30 @@ class LouvainProgram:
 
     def _apply_moves(self, state, inbox) -> None:
         """A batch's ``MOVE`` rows of every partition (a decide round's only messages), and the
-        change of the internal weight from the owned vertices' moves where the twin counts it
-        (the CPU twin: see :func:`mgmatch.cpu.louvain.apply_move_rows`)."""
+        change of the internal weight that the owned vertices' moves make (an int from the CPU
+        twin, a device scalar from the GPU twin: summed without a read back)."""
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
         g = state.graph
         change = state.twin.apply_move_rows(inbox.ints, state.comm, state.csize, state.afix, state.kfix_g,
                                             tune=state.config, graph=(state.indptr_g, g.indices, g.wfix, lo, hi),
                                             workspace=state.workspace)
-        if change is None:
-            state.d_internal = None
-        elif state.d_internal is not None:
-            state.d_internal += change
+        state.d_internal = state.d_internal + change  # (a new value: a forked state keeps its own)
 
     def _close(self, state, inbox):
-        """A sweep's last batch applied; the sums of modularity for the all-reduce: the internal
-        weight of the owned rows and ``sum a_c^2`` of the owned communities."""
+        """A sweep's last batch applied; the sums of modularity for the all-reduce: this
+        partition's share of the sweep's change of the internal weight (modulo ``2**60``: it may
+        be negative) and ``sum a_c^2`` of the owned communities."""
         self._apply_moves(state, inbox)
         lo, hi = int(state.bounds[state.index]), int(state.bounds[state.index + 1])
-        if state.d_internal is None:  # counted anew: the owned rows' share
-            internal = state.twin.internal_weight(state.indptr_g, state.graph.indices, state.graph.wfix,
-                                                  state.loop_g, state.comm, tune=state.config, rows=(lo, hi))
-        else:  # this partition's share of the sweep's change, modulo 2**60 (it may be negative)
-            internal = state.d_internal % (1 << FIXED_BITS)
-        state.red_out[0:2] = _limbs(int(internal), 2)
-        state.red_out[2:6] = _limbs(_square_sum(state.afix[lo:hi], state.xp), 4)
+        state.red_out[0:2] = _limbs(int(state.d_internal) % (1 << FIXED_BITS), 2)
+        state.red_out[2:6] = _limbs(state.twin.square_sum(state.afix[lo:hi], tune=state.config), 4)
         state.phase = "decide"
         return {}
 
     def _after_close(self, state):
         red = state.red_in
-        internal = _unlimb(red[0:2])
-        if state.d_internal is not None:  # the shares of the change (exact modulo 2**60; 2m is below)
-            internal = (state.internal + internal) % (1 << FIXED_BITS)
+        # the shares of the change (exact modulo 2**60; 2m is below)
+        internal = (state.internal + _unlimb(red[0:2])) % (1 << FIXED_BITS)
         q = modularity_of(internal, _unlimb(red[2:6]), state.two_m_fix, state.params["resolution"])
         state.iteration += 1
         gain = q - state.q_current
@@ -1362,11 +1334,12 @@ def _local_modularity(state: LouvainState, internal: int | None = None) -> float
     weight, :func:`internal_weight` of the twin) is counted here unless given, and kept."""
     if state.two_m_fix <= 0:
         return 0.0
-    g, xp = state.graph, state.xp
+    g = state.graph
     if internal is None:
         internal = int(state.twin.internal_weight(g.indptr, g.indices, g.wfix, g.loop_fix, state.comm, tune=state.config))
     state.internal = internal
-    return modularity_of(internal, _square_sum(state.afix, xp), state.two_m_fix, state.params["resolution"])
+    square_sum = state.twin.square_sum(state.afix, tune=state.config)
+    return modularity_of(internal, square_sum, state.two_m_fix, state.params["resolution"])
 
 
 def _local_sweep(state: LouvainState) -> None:
@@ -1374,10 +1347,10 @@ def _local_sweep(state: LouvainState) -> None:
     g = state.graph
     saved = tuple(_copy(a, state.xp) for a in (state.comm, state.csize, state.afix)) + (state.internal,)
     gamma_over_2m = state.params["resolution"] / float(state.two_m_fix)
-    # (the CPU twin returns the change of the internal weight; the GPU twin, None: counted anew)
+    # (the change of the internal weight: an int from the CPU twin, a device scalar from the GPU's)
     change = state.twin.move_sweep(g.indptr, g.indices, g.wfix, state.kfix, state.comm, state.csize, state.afix,
                                    state.buckets, gamma_over_2m, state.workspace, tune=state.config)
-    q = _local_modularity(state, None if change is None else state.internal + int(change))  # read back per sweep
+    q = _local_modularity(state, state.internal + int(change))  # read back per sweep
     state.iteration += 1
     gain = q - state.q_current
     if gain < 0:  # simultaneous moves lowered Q: undo the sweep and end the phase

@@ -698,20 +698,17 @@ def _vertex_sums(indptr, wfix, loop_fix, cuts, out):  # pragma: no cover - compi
 _vertex_sums_serial = serial_twin(_vertex_sums)
 
 
-def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune=None, rows=None) -> int:
-    """Sum over vertices of the weight to their own community, self-loops included (fixed point);
-    over the vertices ``range(*rows)`` only when given.
+def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune=None) -> int:
+    """Sum over vertices of the weight to their own community, self-loops included (fixed point).
 
     This is ``sum_i e_{i -> C(i)}`` of Eq. (1), with both directions of every edge counted.
     """
     n = indptr.shape[0] - 1
-    lo, hi = (0, n) if rows is None else (int(rows[0]), int(rows[1]))
-    if hi <= lo:
+    if n <= 0:
         return 0
-    parts = _parts(int(indptr[hi] - indptr[lo]))
+    parts = _parts(int(indices.shape[0]))
     kernel = _internal_weight if parts > 1 else _internal_weight_serial
-    cuts = balanced_cuts(indptr[lo : hi + 1] - indptr[lo], parts) + lo
-    return int(kernel(indptr, indices, wfix, loop_fix, comm, cuts).sum())
+    return int(kernel(indptr, indices, wfix, loop_fix, comm, balanced_cuts(indptr, parts)).sum())
 
 
 @njit(parallel=True, cache=True)
@@ -740,7 +737,7 @@ def _internal_weight_range(lo, hi, indptr, indices, wfix, loop_fix, comm):  # pr
 _internal_weight_serial = serial_twin(_internal_weight)  # (the same, on one thread)
 
 
-def square_sum(a) -> int:
+def square_sum(a, *, tune=None) -> int:
     """``sum(a**2)`` exactly, for non-negative int64 ``a`` whose sum is below ``2**60``.
 
     ``a = h 2^30 + l`` and ``l = p 2^15 + r``: every partial sum stays under ``2**62`` (``sum h

@@ -47,7 +47,7 @@ from ..errors import ResourceError
 
 __all__ = [
     "check_memory", "fixed_point", "strengths", "make_move_workspace", "move_sweep", "decide_moves", "apply_move_rows",
-    "internal_weight",
+    "internal_weight", "square_sum",
     "aggregate",
     "fused_eligible", "run_fused",
 ]
@@ -201,7 +201,8 @@ def make_move_workspace(n: int, max_degree: int, buckets, *, slices, batches=Non
     graph (:func:`_move_plan`).
     """
     cp = _cp()
-    ws = {"table_sizes": _device_table_sizes(max_degree), "new_comm": cp.empty(max(n, 1), dtype=cp.int32)}
+    ws = {"table_sizes": _device_table_sizes(max_degree), "new_comm": cp.empty(max(n, 1), dtype=cp.int32),
+          "pend": cp.full(max(n, 1), -1, dtype=cp.int32)}  # (moved_weight's marks; -1 outside a batch)
     if batches is None:
         batches = [move_batches(verts, int(k)) for verts, k in zip(buckets, slices, strict=True)]
     ws["batches"] = batches
@@ -236,7 +237,7 @@ def _move_plan(indptr, workspace, tune) -> list:
     return plan
 
 
-def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace, *, tune) -> None:
+def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_over_2m, workspace, *, tune):
     """One iteration of Algorithm 1 on the GPU: per batch of a bucket, computeMove then apply (no host sync).
 
     ``buckets`` are the buckets ``workspace`` was made for. Batch ``j`` of bucket ``b`` is
@@ -244,32 +245,81 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
     applied (``C``, community sizes, ``a_c``) before the next batch, in the same order as the
     CPU twin, so both take the same decisions. The paper applies them once per bucket; see the
     module notes for why we do not.
+
+    Returns the change of :func:`internal_weight` over the sweep, as the CPU twin does, but as
+    a 0-d int64 device array (reading it waits for the sweep): before a batch is applied, its
+    movers count the change of their entries (``moved_weight`` in ``kernels/louvain.cu``).
     """
+    cp = _cp()
     apply = _kernel("apply_moves", tune)
+    change = cp.zeros((), dtype=cp.int64)
+    n = int(indptr.shape[0]) - 1
     for b, batches in enumerate(workspace["batches"]):
         for j, verts in enumerate(batches):
             nv = int(verts.shape[0])  # host metadata: no read-back
             if nv:
                 decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b, j,
                              tune=tune)
+                _count_batch(verts, None, nv, 0, n, indptr, indices, wfix, comm, workspace, change, tune)
                 apply((_grid(nv, BLOCK),), (BLOCK,), (verts, np.int32(nv), workspace["new_comm"], comm, csize, afix, kfix))
+                _mark(verts, None, nv, workspace, False, tune)
+    return change
+
+
+def _batch_args(verts, rows) -> tuple:
+    """A batch's vertices as the kernels take them: ``(verts, rows, stride)``, the unused array
+    repeated (a stride of 0 reads ``verts``)."""
+    if rows is None:
+        return verts, verts, np.int32(0)
+    return rows, rows, np.int32(rows.strides[0] // rows.itemsize)
+
+
+def _mark(verts, rows, k: int, workspace, set_: bool, tune) -> None:
+    """``pend`` of a batch's vertices: their chosen communities (``set_``), or back to -1."""
+    _kernel("mark_batch", tune)(
+        (_grid(k, BLOCK),), (BLOCK,),
+        (*_batch_args(verts, rows), np.int64(k), workspace["new_comm"], workspace["pend"], np.int32(set_)),
+    )
+
+
+def _count_batch(verts, rows, k: int, lo: int, hi: int, indptr, indices, wfix, comm, workspace, acc, tune) -> None:
+    """Add to ``acc`` the change of the internal weight that the batch's movers of ``[lo, hi)``
+    make (marks set first, cleared by the caller once the batch is applied)."""
+    _mark(verts, rows, k, workspace, True, tune)
+    _kernel("moved_weight", tune)(
+        (_grid(k, BLOCK // 32),), (BLOCK,),
+        (*_batch_args(verts, rows), np.int64(k), np.int32(lo), np.int32(hi), indptr, indices, wfix, comm,
+         workspace["pend"], acc),
+    )
 
 
 def apply_move_rows(rows, comm, csize, afix, kfix, *, tune, graph=None, workspace=None):
     """Apply the moves carried by message rows ``(kind, v, c, aux)`` (``rows[:, 1]`` moves to
-    ``rows[:, 2]``; a vertex already in ``c`` stays): one launch, nothing read back. Returns
-    ``None``: the change of the internal weight is not counted here (``graph`` and ``workspace``
-    are the CPU twin's; a sweep's close counts the internal weight anew)."""
+    ``rows[:, 2]``; a vertex already in ``c`` stays): nothing read back.
+
+    With ``graph = (indptr, indices, wfix, lo, hi)`` (a partition's rows, indexed by level
+    vertex) and the partition's move ``workspace``, also returns the change of the internal
+    weight that the moves of the vertices ``lo .. hi - 1`` make, as the CPU twin does but as a
+    0-d int64 device array (summed over the partitions: the change of the level's internal
+    weight). Without, returns ``None``.
+    """
+    cp = _cp()
     k = int(rows.shape[0])
+    change = None if graph is None else cp.zeros((), dtype=cp.int64)
     if k == 0:
-        return None
+        return change
     if rows.strides[1] != rows.itemsize:
-        rows = _cp().ascontiguousarray(rows)
+        rows = cp.ascontiguousarray(rows)
+    if graph is not None:
+        indptr, indices, wfix, lo, hi = graph
+        _count_batch(None, rows, k, int(lo), int(hi), indptr, indices, wfix, comm, workspace, change, tune)
     _kernel("apply_move_rows", tune)(
         (_grid(k, BLOCK),), (BLOCK,),
         (rows, np.int64(k), np.int32(rows.strides[0] // rows.itemsize), comm, csize, afix, kfix),
     )
-    return None
+    if graph is not None:
+        _mark(None, rows, k, workspace, False, tune)
+    return change
 
 
 def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, workspace, b: int, j: int, *,
@@ -333,26 +383,36 @@ def strengths(indptr, wfix, loop_fix, *, tune):
     return _vertex_weight(False, indptr, None, wfix, loop_fix, None, tune)
 
 
-def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune, rows=None) -> int:
-    """Sum over vertices of the weight to their own community, self-loops included (fixed point);
-    over the vertices ``range(*rows)`` only when given."""
+def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune) -> int:
+    """Sum over vertices of the weight to their own community, self-loops included (fixed point)."""
     n = int(indptr.shape[0]) - 1
-    lo, hi = (0, n) if rows is None else (int(rows[0]), int(rows[1]))
-    return int(_vertex_weight(True, indptr, indices, wfix, loop_fix, comm, tune, lo, hi).sum()) if hi > lo else 0
+    return int(_vertex_weight(True, indptr, indices, wfix, loop_fix, comm, tune).sum()) if n > 0 else 0
 
 
-def _vertex_weight(own_only: bool, indptr, indices, wfix, loop_fix, comm, tune, lo: int = 0, hi: int | None = None):
-    """Per vertex of ``[lo, hi)`` (default all): its self-loop plus its edges' weights, all or
-    only those inside its community."""
+def square_sum(a, *, tune) -> int:
+    """``sum(a**2)`` exactly, for non-negative int64 ``a`` whose sum is below ``2**60``: the CPU
+    twin's five parts, in one pass (``square_sums``) and one read back."""
     cp = _cp()
-    hi = int(indptr.shape[0]) - 1 if hi is None else hi
-    out = cp.empty(max(hi - lo, 0), dtype=cp.int64)
-    if hi > lo:
+    n = int(a.shape[0])
+    if n == 0:
+        return 0
+    out = cp.zeros(5, dtype=cp.uint64)
+    _kernel("square_sums", tune)((_grid(n, BLOCK),), (BLOCK,), (a, np.int64(n), out))
+    hh, hl, pp, pr, rr = (int(x) for x in cp.asnumpy(out))
+    return (hh << 60) + (hl << 31) + (pp << 30) + (pr << 16) + rr
+
+
+def _vertex_weight(own_only: bool, indptr, indices, wfix, loop_fix, comm, tune):
+    """Per vertex: its self-loop plus its edges' weights, all or only those inside its community."""
+    cp = _cp()
+    n = int(indptr.shape[0]) - 1
+    out = cp.empty(max(n, 0), dtype=cp.int64)
+    if n > 0:
         unused = cp.empty(1, dtype=cp.int32)  # vertex_weight<false> reads neither
         _kernel(f"vertex_weight<{'true' if own_only else 'false'}>", tune)(
-            (_grid(hi - lo, BLOCK // 32),), (BLOCK,),
+            (_grid(n, BLOCK // 32),), (BLOCK,),
             (indptr, unused if indices is None else indices, wfix, loop_fix, unused if comm is None else comm,
-             np.int32(lo), np.int32(hi), out),
+             np.int32(n), out),
         )
     return out
 
