@@ -336,20 +336,27 @@ __device__ __forceinline__ int batch_vertex(const int* verts, const i64* rows, i
     return stride ? (int)rows[i * stride + 1] : verts[i];
 }
 
-// pend[v] = the community vertex v of the batch chose (new_comm[v], or word 2 of its row), or
-// back to -1 (set = 0) once the batch is applied. One thread per vertex of the batch.
+// pend[v] = the community vertex v of the batch moves to (new_comm[v], or word 2 of its row) when
+// it moves (set = 1), or back to -1 (set = 0) once the batch is applied. One thread per vertex of
+// the batch.
 extern "C" __global__ void mark_batch(const int* __restrict__ verts, const i64* __restrict__ rows, int stride, i64 k,
-                                      const int* __restrict__ new_comm, int* __restrict__ pend, int set) {
+                                      const int* __restrict__ new_comm, const int* __restrict__ comm,
+                                      int* __restrict__ pend, int set) {
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < k; i += (i64)gridDim.x * blockDim.x) {
         const int v = batch_vertex(verts, rows, stride, i);
-        pend[v] = !set ? -1 : (stride ? (int)rows[i * stride + 2] : new_comm[v]);
+        if (!set) {
+            if (pend[v] >= 0) pend[v] = -1;
+            continue;
+        }
+        const int c = stride ? (int)rows[i * stride + 2] : new_comm[v];
+        if (c != comm[v]) pend[v] = c;
     }
 }
 
 // The change of the internal weight (the first term of Eq. (1), over the stored entries of both
 // directions) that a batch's moves make, before they are applied (comm still the old C, pend
 // marked by mark_batch): for a vertex u that moves from o to c, each entry u -> x changes by
-// w (delta(c, C'x) - delta(o, Cx)), C'x = pend[x] when x is of the batch, else Cx; its twin
+// w (delta(c, C'x) - delta(o, Cx)), C'x = pend[x] when x moves in the batch, else Cx; its twin
 // entry x -> u changes alike and is counted here too when x does not move (a vertex that moves
 // counts its own row). This spares a sweep the recount of every edge that the modularity
 // would need (after the first sweeps few vertices move). Only the batch's vertices of
@@ -367,13 +374,12 @@ extern "C" __global__ void moved_weight(const int* __restrict__ verts, const i64
         const int u = batch_vertex(verts, rows, stride, i);
         if (u < lo || u >= hi) continue;
         const int o = comm[u], c = pend[u];
-        if (c == o) continue;
+        if (c < 0) continue;  // (it stays)
         for (i64 e = indptr[u] + lane; e < indptr[u + 1]; e += 32) {
             const int x = indices[e];
             const int ox = comm[x], px = pend[x];
-            const int cx = px >= 0 ? px : ox;
-            const int d = (int)(cx == c) - (int)(ox == o);
-            if (d) s += (px >= 0 && px != ox ? 1 : 2) * d * wfix[e];
+            const int d = (int)((px >= 0 ? px : ox) == c) - (int)(ox == o);
+            if (d) s += (px >= 0 ? 1 : 2) * d * wfix[e];
         }
     }
     block_add(s, acc);

@@ -262,7 +262,7 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
                              tune=tune)
                 _count_batch(verts, None, nv, 0, n, indptr, indices, wfix, comm, workspace, change, tune)
                 apply((_grid(nv, BLOCK),), (BLOCK,), (verts, np.int32(nv), workspace["new_comm"], comm, csize, afix, kfix))
-                _mark(verts, None, nv, workspace, False, tune)
+                _mark(verts, None, nv, comm, workspace, False, tune)
     return change
 
 
@@ -274,18 +274,18 @@ def _batch_args(verts, rows) -> tuple:
     return rows, rows, np.int32(rows.strides[0] // rows.itemsize)
 
 
-def _mark(verts, rows, k: int, workspace, set_: bool, tune) -> None:
-    """``pend`` of a batch's vertices: their chosen communities (``set_``), or back to -1."""
+def _mark(verts, rows, k: int, comm, workspace, set_: bool, tune) -> None:
+    """``pend`` of a batch's vertices that move: their new communities (``set_``), or back to -1."""
     _kernel("mark_batch", tune)(
         (_grid(k, BLOCK),), (BLOCK,),
-        (*_batch_args(verts, rows), np.int64(k), workspace["new_comm"], workspace["pend"], np.int32(set_)),
+        (*_batch_args(verts, rows), np.int64(k), workspace["new_comm"], comm, workspace["pend"], np.int32(set_)),
     )
 
 
 def _count_batch(verts, rows, k: int, lo: int, hi: int, indptr, indices, wfix, comm, workspace, acc, tune) -> None:
     """Add to ``acc`` the change of the internal weight that the batch's movers of ``[lo, hi)``
     make (marks set first, cleared by the caller once the batch is applied)."""
-    _mark(verts, rows, k, workspace, True, tune)
+    _mark(verts, rows, k, comm, workspace, True, tune)
     _kernel("moved_weight", tune)(
         (_grid(k, BLOCK // 32),), (BLOCK,),
         (*_batch_args(verts, rows), np.int64(k), np.int32(lo), np.int32(hi), indptr, indices, wfix, comm,
@@ -318,7 +318,7 @@ def apply_move_rows(rows, comm, csize, afix, kfix, *, tune, graph=None, workspac
         (rows, np.int64(k), np.int32(rows.strides[0] // rows.itemsize), comm, csize, afix, kfix),
     )
     if graph is not None:
-        _mark(None, rows, k, workspace, False, tune)
+        _mark(None, rows, k, comm, workspace, False, tune)
     return change
 
 
