@@ -94,6 +94,45 @@ def test_aggregation_in_slices_changes_nothing(device, data_dir, name, entries):
     assert res.timings["rounds"] > whole.timings["rounds"]  # the slices took rounds of their own
 
 
+@pytest.mark.parametrize("size", [10**9, 500])
+def test_coarse_slices_hashed_and_sorted_agree(device, size):
+    # a partition's slice of rows mapped to coarse entries by the twin's aggregation (the CPU's
+    # way) and by sorting the entries' keys (the GPU's): the same keys and weights, but for the
+    # self-loops of zero weight that only the sort lists
+    import types
+
+    from mgmatch._array import to_numpy
+    from mgmatch.algorithms import louvain_program as LP
+
+    xp = np if device == "cpu" else pytest.importorskip("cupy")
+    g = generators.kron(10, seed=4)
+    n = g.n
+    rng = np.random.default_rng(3)
+    lo, hi = n // 3, n
+    indptr = (g.indptr[lo : hi + 1] - g.indptr[lo]).astype(np.int64)
+    e_lo, e_hi = int(g.indptr[lo]), int(g.indptr[hi])
+    comm = rng.integers(0, n // 4, n).astype(np.int32) * 3  # some communities empty, ids up to n
+    comm[rng.random(n) < 0.2] = comm[0]  # and one large: its members' entries merge
+    below = np.concatenate([[0], np.cumsum(np.bincount(comm, minlength=n) > 0)])
+    nid = below[1:] - 1
+    state = types.SimpleNamespace(
+        xp=xp, twin=LP._twin(device), config=LouvainConfig(), n_new=int(below[-1]), n_level=n,
+        bounds=np.asarray([0, lo, hi]), index=1, comm=xp.asarray(comm), nid_g=xp.asarray(nid),
+        src=xp.asarray(nid[comm[lo:hi]]),
+        graph=LP._LevelGraph(indptr=xp.asarray(indptr), indices=xp.asarray(g.indices[e_lo:e_hi].astype(np.int32)),
+                             wfix=xp.asarray(rng.integers(1, 1000, e_hi - e_lo)),
+                             loop_fix=xp.asarray(rng.integers(0, 3, hi - lo) * (rng.random(hi - lo) < 0.5))))
+    cuts = LP._row_slices(state.graph.indptr, size)
+    assert len(cuts) == 1 if size > g.nnz else len(cuts) > 3
+    for cut in cuts:
+        k_sort, w_sort = (to_numpy(x) for x in LP._coarse_slice_sorted(state, *cut))
+        k_hash, w_hash = (to_numpy(x) for x in LP._coarse_slice_hashed(state, *cut))
+        keep = w_sort != 0
+        assert (w_sort[~keep] == 0).all() and (k_sort[~keep] // state.n_new == k_sort[~keep] % state.n_new).all()
+        np.testing.assert_array_equal(k_hash, k_sort[keep])
+        np.testing.assert_array_equal(w_hash, w_sort[keep])
+
+
 @pytest.mark.parametrize("name", ["kron-13", "rgg-14", "delaunay-14"])
 def test_partitions_on_larger_generated_graphs(device, data_dir, name):
     # several levels across the partitions, hubs in the last bucket (kron), long chains of

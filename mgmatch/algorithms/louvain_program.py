@@ -1048,18 +1048,10 @@ class LouvainProgram:
         self-loops) to community pairs ``(C(u), C(v))`` in new ids, merge duplicates, and send
         each to the owner of its source community (this partition's own stay here). The
         all-reduce counts the partitions with slices left."""
-        xp, g, n_new = state.xp, state.graph, state.n_new
         self._take_edges(state, inbox)
-        out = _Outbox(xp, state.n_parts)
+        out = _Outbox(state.xp, state.n_parts)
         if state.cuts:
-            a, b, e0, e1 = state.cuts.pop(0)
-            src = state.src[a:b]
-            s_e = _repeat(src, g.indptr[a + 1 : b + 1] - g.indptr[a:b], xp)
-            d_e = state.nid_g[state.comm[g.indices[e0:e1]]]
-            keys = xp.concatenate([s_e * n_new + d_e, src * n_new + src])
-            w = xp.concatenate([g.wfix[e0:e1], g.loop_fix[a:b]])
-            del s_e, d_e
-            keys, (w,) = _sum_by_key(keys, [w], xp)
+            keys, w = _coarse_slice(state, *state.cuts.pop(0))
             self._route(state, out, keys, w, state.nid_offsets)
         state.red_out[0] = float(bool(state.cuts))
         state.phase = "agg_send"
@@ -1233,6 +1225,58 @@ class LouvainProgram:
     def _close_level(self, state) -> None:
         state.level_timing["modularity"] = state.q_current
         state.timings["levels"].append(state.level_timing)  # (its later aggregation rounds still add to it)
+
+
+def _coarse_slice(state: LouvainState, a: int, b: int, e0: int, e1: int):
+    """The coarse entries of the owned rows ``a .. b - 1`` (stored entries ``e0 .. e1 - 1``)
+    and of their self-loops: keys ``C(u) * n_new + C(v)`` in new ids (a self-loop's
+    ``(C(u), C(u))``), sorted and unique, and their summed weights.
+
+    The entries' keys sorted and summed (any device), or on a CPU the twin's aggregation
+    (:func:`_coarse_slice_hashed`): NumPy sorts on one thread, and on kron k=16 a partition's
+    slice of 2.4M entries took 0.32 s sorted against 0.05 s hashed on every thread. On a GPU
+    the sort keeps up with one partition's hash aggregation (half of kron k=23 sorted in
+    0.155 s, all of it hashed in 0.31 s), which would also go over every vertex of the level
+    once a slice."""
+    if state.xp is np:
+        return _coarse_slice_hashed(state, a, b, e0, e1)
+    return _coarse_slice_sorted(state, a, b, e0, e1)
+
+
+def _coarse_slice_sorted(state: LouvainState, a: int, b: int, e0: int, e1: int):
+    """:func:`_coarse_slice` by sorting the slice's entries by key and summing equal keys."""
+    xp, g, n_new = state.xp, state.graph, state.n_new
+    src = state.src[a:b]
+    s_e = _repeat(src, g.indptr[a + 1 : b + 1] - g.indptr[a:b], xp)
+    d_e = state.nid_g[state.comm[g.indices[e0:e1]]]
+    keys = xp.concatenate([s_e * n_new + d_e, src * n_new + src])
+    w = xp.concatenate([g.wfix[e0:e1], g.loop_fix[a:b]])
+    del s_e, d_e
+    keys, (w,) = _sum_by_key(keys, [w], xp)
+    return keys, w
+
+
+def _coarse_slice_hashed(state: LouvainState, a: int, b: int, e0: int, e1: int):
+    """:func:`_coarse_slice` by the twin's aggregation (Algorithm 3) of a level-shaped graph
+    holding only the slice's rows: every partition knows ``C`` of the whole level, so the new
+    ids are the level's (non-empty communities in id order). Self-loops of zero weight are left
+    out (the merge reads a missing one as zero)."""
+    xp, g, n_new = state.xp, state.graph, state.n_new
+    lo, N = int(state.bounds[state.index]), state.n_level
+    indptr = xp.zeros(N + 1, dtype=xp.int64)
+    indptr[lo + a : lo + b + 1] = g.indptr[a : b + 1] - e0
+    indptr[lo + b + 1 :] = e1 - e0
+    loops = xp.zeros(N, dtype=xp.int64)
+    loops[lo + a : lo + b] = g.loop_fix[a:b]
+    new_indptr, new_indices, new_w, new_loop, _ = state.twin.aggregate(
+        indptr, g.indices[e0:e1], g.wfix[e0:e1], loops, state.comm, tune=state.config)
+    del indptr, loops
+    src = _repeat(xp.arange(n_new, dtype=xp.int64), new_indptr[1:] - new_indptr[:-1], xp)
+    looped = xp.flatnonzero(new_loop)
+    keys = xp.concatenate([src * n_new + new_indices, looped * n_new + looped])
+    w = xp.concatenate([new_w, new_loop[looped]])
+    keys, (w,) = _by_key(keys, [w], xp)
+    return keys, w
 
 
 def _shift(wmax: float, nnz: int) -> int | None:
