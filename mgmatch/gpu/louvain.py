@@ -20,8 +20,9 @@ bucket), a sweep applies the moves after each of the ``s = slices[b]`` interleav
 ``bucket[j::s]`` of bucket ``b`` (``LouvainConfig.move_slices``, 1 for
 buckets below its ``move_slice_min``): on R-MAT graphs after aggregation most vertices share
 one bucket, and moving them all from one snapshot overshoots. Each batch is one computeMove
-launch (the bucket's kernel) and one apply_moves launch; the batches are contiguous copies
-made once per level.
+launch (the bucket's kernel), the count of the change of the internal weight that its movers
+make (``mark_batch`` and ``moved_weight``: the sweep's modularity then needs no pass over every
+edge) and one apply_moves launch; the batches are contiguous copies made once per level.
 
 Tunables arrive as ``tune``, an object with the fields of
 :class:`mgmatch.algorithms.louvain_program.LouvainConfig` (the one the run started with, passed
