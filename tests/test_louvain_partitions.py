@@ -133,6 +133,29 @@ def test_coarse_slices_hashed_and_sorted_agree(device, size):
         np.testing.assert_array_equal(w_hash, w_sort[keep])
 
 
+def test_cpu_hashes_only_slices_of_at_least_a_level_of_entries(monkeypatch):
+    # the twin's aggregation goes over every vertex of the level: a CPU partition hashes a slice
+    # only when it holds at least as many entries as the level has vertices, so that small
+    # slices (aggregate_entries) keep the aggregation's time and memory in proportion to them
+    from mgmatch.algorithms import louvain_program as LP
+
+    calls = []
+    real_hashed, real_sorted = LP._coarse_slice_hashed, LP._coarse_slice_sorted
+    monkeypatch.setattr(LP, "_coarse_slice_hashed", lambda state, *cut: calls.append(
+        ("hashed", cut[3] - cut[2], state.n_level)) or real_hashed(state, *cut))
+    monkeypatch.setattr(LP, "_coarse_slice_sorted", lambda state, *cut: calls.append(
+        ("sorted", cut[3] - cut[2], state.n_level)) or real_sorted(state, *cut))
+    g = generators.kron(10, seed=4)
+    one = louvain(g, device="cpu")
+    for config in (LouvainConfig(gather_edges=0, aggregate_entries=50), DISTRIBUTED):
+        calls.clear()
+        _assert_same_levels(louvain(g, device="cpu", partitions=2, config=config), one)
+        assert all((how == "hashed") == (entries >= n) for how, entries, n in calls)
+        level0 = [how for how, _, n in calls if n == g.n]
+        assert level0 == (["sorted"] * len(level0) if config.aggregate_entries == 50 else ["hashed", "hashed"])
+        assert len(level0) > (10 if config.aggregate_entries == 50 else 1)
+
+
 @pytest.mark.parametrize("name", ["kron-13", "rgg-14", "delaunay-14"])
 def test_partitions_on_larger_generated_graphs(device, data_dir, name):
     # several levels across the partitions, hubs in the last bucket (kron), long chains of

@@ -1232,13 +1232,16 @@ def _coarse_slice(state: LouvainState, a: int, b: int, e0: int, e1: int):
     and of their self-loops: keys ``C(u) * n_new + C(v)`` in new ids (a self-loop's
     ``(C(u), C(u))``), sorted and unique, and their summed weights.
 
-    The entries' keys sorted and summed (any device), or on a CPU the twin's aggregation
+    The entries' keys sorted and summed (any device), or on a CPU, for a slice of at least as
+    many entries as the level has vertices, the twin's aggregation
     (:func:`_coarse_slice_hashed`): NumPy sorts on one thread, and on kron k=16 a partition's
-    slice of 2.4M entries took 0.32 s sorted against 0.05 s hashed on every thread. On a GPU
-    the sort keeps up with one partition's hash aggregation (half of kron k=23 sorted in
-    0.155 s, all of it hashed in 0.31 s), which would also go over every vertex of the level
-    once a slice."""
-    if state.xp is np:
+    slice of 2.4M entries took 0.32 s sorted against 0.05 s hashed on every thread. The
+    aggregation goes over every vertex of the level and takes some 80 bytes of scratch per
+    vertex, so a smaller slice is sorted: the time and memory of a slice stay in proportion to
+    its entries (``LouvainConfig.aggregate_entries``). On a GPU the sort keeps up with one
+    partition's hash aggregation (half of kron k=23 sorted in 0.155 s, all of it hashed in
+    0.31 s)."""
+    if state.xp is np and e1 - e0 >= state.n_level:
         return _coarse_slice_hashed(state, a, b, e0, e1)
     return _coarse_slice_sorted(state, a, b, e0, e1)
 

@@ -309,7 +309,7 @@ def apply_move_rows(rows, comm, csize, afix, kfix, *, tune, graph=None, workspac
     change = None if graph is None else cp.zeros((), dtype=cp.int64)
     if k == 0:
         return change
-    if rows.strides[1] != rows.itemsize:
+    if rows.strides[1] != rows.itemsize or rows.strides[0] < 3 * rows.itemsize:  # (a stride of 0 means verts)
         rows = cp.ascontiguousarray(rows)
     if graph is not None:
         indptr, indices, wfix, lo, hi = graph
