@@ -330,7 +330,7 @@ class LouvainState:
     whole level graph; ``scale``, ``start``, ``decide``, ``close``, ``aggregate``,
     ``agg_edges``, ``agg_merge``, ``agg_cut``, ``agg_move`` for one of several; ``done``.
     Arrays named ``*_g`` and ``comm``, ``csize``, ``afix`` are indexed by level vertex or
-    community id over the whole level (``indptr_g`` and ``loop_g`` hold only the owned rows;
+    community id over the whole level (``indptr_g`` holds only the owned rows;
     ``kfix_g``, ``comm``, ``csize`` and ``afix`` are the same on every partition).
     """
 
@@ -354,7 +354,6 @@ class LouvainState:
     kfix: object = None  # k_i of the owned vertices
     kfix_g: object = None  # k_i of every level vertex
     indptr_g: object = None
-    loop_g: object = None
     comm: object = None  # C
     csize: object = None  # comSize
     afix: object = None  # a_c
@@ -697,7 +696,7 @@ class LouvainProgram:
         """A copy for the per-round task mode: the arrays a step changes are new, the level's
         read-only ones (graph, strengths, scratch) shared."""
         new = fork_state(state, shared=("part", "twin", "xp", "config", "params", "workspace", "graph", "buckets",
-                                        "indptr_g", "kfix", "kfix_g", "loop_g", "saved",
+                                        "indptr_g", "kfix", "kfix_g", "saved",
                                         "timings", "level_timing", "red_out", "red_in"))
         if state.saved is not None:
             new.saved = tuple(a.copy() for a in state.saved)
@@ -820,8 +819,6 @@ class LouvainProgram:
         # offsets (empty rows outside [lo, hi)) and strengths
         state.indptr_g = xp.concatenate([xp.zeros(lo, dtype=xp.int64), g.indptr,
                                          xp.full(N - hi, g.nnz, dtype=xp.int64)])
-        state.loop_g = xp.zeros(N, dtype=xp.int64)
-        state.loop_g[lo:hi] = g.loop_fix
         state.comm = xp.arange(N, dtype=xp.int32)
         state.csize = xp.ones(N, dtype=xp.int32)
         out = _Outbox(xp, state.n_parts)
@@ -1037,7 +1034,7 @@ class LouvainProgram:
         state.iteration = 0
         # what the moves needed and the mapping does not: freed before the coarse entries come
         state.workspace = state.saved = None
-        state.indptr_g = state.kfix_g = state.loop_g = state.csize = state.afix = None
+        state.indptr_g = state.kfix_g = state.csize = state.afix = None
         state.nid_g, state.src = nid_g, src
         state.cuts = _row_slices(state.graph.indptr, state.config.aggregate_entries)
         state.acc_keys, state.acc_w, state.acc_loops = [], [], []
