@@ -471,6 +471,7 @@ def test_move_rows_count_the_change_of_the_internal_weight(device):
     from mgmatch._array import to_numpy
     from mgmatch.algorithms.louvain_program import _twin
     from mgmatch.cpu import louvain as CL
+    from mgmatch.engine.program import Messages
 
     xp = np if device == "cpu" else pytest.importorskip("cupy")
     tw = _twin(device)
@@ -486,7 +487,7 @@ def test_move_rows_count_the_change_of_the_internal_weight(device):
     max_degree = int(np.diff(indptr).max())
     states = [[xp.arange(n, dtype=xp.int32), xp.ones(n, dtype=xp.int32), d_kfix.copy(),
                tw.make_move_workspace(n, max_degree, [], slices=[], batches=[])] for _ in cuts[1:]]
-    for _ in range(8):
+    for batch in range(8):
         comm = to_numpy(states[0][0])
         before = CL.internal_weight(indptr, indices, wfix, loops, comm)
         verts = rng.choice(n, size=n // 4, replace=False)
@@ -496,9 +497,12 @@ def test_move_rows_count_the_change_of_the_internal_weight(device):
         new = np.where(rng.random(verts.shape[0]) < 0.2, comm[verts], new)
         rows = np.zeros((verts.shape[0], 4), dtype=np.int64)
         rows[:, 1], rows[:, 2] = verts, new
+        msg = Messages(xp.asarray(rows), xp.zeros(rows.shape[0]))
+        if batch % 2:
+            msg = Messages.from_words(msg.to_words())  # the rows as a transport delivers them (strided)
         total = 0
         for (c, s, a, ws), lo, hi in zip(states, cuts[:-1], cuts[1:]):
-            total += int(tw.apply_move_rows(xp.asarray(rows), c, s, a, d_kfix, tune=LouvainConfig(),
+            total += int(tw.apply_move_rows(msg.ints, c, s, a, d_kfix, tune=LouvainConfig(),
                                             graph=(d_indptr, d_indices, d_wfix, lo, hi), workspace=ws))
         for c, s, a, ws in states[1:]:
             np.testing.assert_array_equal(to_numpy(c), to_numpy(states[0][0]))
