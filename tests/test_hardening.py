@@ -240,7 +240,13 @@ def _mgmatch_process(args, tmp_path, **kwargs):
 
     env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"), PYTHONUNBUFFERED="1")
     (tmp_path / "tmp").mkdir(exist_ok=True)
-    return subprocess.Popen([sys.executable, "-m", "mgmatch.cli", *map(str, args)], env=env, cwd=tmp_path,
+    # the job starts with the stop signals at their defaults, as from a terminal, whatever the
+    # test run inherited (under nohup SIGHUP is ignored, and the job rightly leaves it so)
+    start = ("import runpy, signal\n"
+             "for s in (signal.SIGTERM, signal.SIGHUP): signal.signal(s, signal.SIG_DFL)\n"
+             "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+             "runpy.run_module('mgmatch.cli', run_name='__main__', alter_sys=True)\n")
+    return subprocess.Popen([sys.executable, "-c", start, *map(str, args)], env=env, cwd=tmp_path,
                             stderr=subprocess.PIPE, text=True, **kwargs)
 
 
