@@ -438,6 +438,9 @@ def test_move_rows_keep_the_community_totals(device):
     kfix = rng.integers(1, 1 << 40, n, dtype=np.int64)
     comm, csize, afix = np.arange(n, dtype=np.int32), np.ones(n, dtype=np.int32), kfix.copy()
     d_comm, d_csize, d_afix, d_k = (xp.array(a, copy=True) for a in (comm, csize, afix, kfix))
+    # (no edges: the totals alone; test_move_rows_count_the_change_of_the_internal_weight counts)
+    graph = (xp.zeros(n + 1, dtype=xp.int64), xp.zeros(0, dtype=xp.int32), xp.zeros(0, dtype=xp.int64), 0, n)
+    ws = twin.make_move_workspace(n, 0, [], slices=[], batches=[])
     for batch in range(6):
         verts = rng.choice(n, size=120, replace=False)
         new = np.where(rng.random(120) < 0.5, comm[verts], rng.integers(0, n, 120)).astype(np.int64)
@@ -447,7 +450,7 @@ def test_move_rows_keep_the_community_totals(device):
         msg = Messages(xp.asarray(rows), xp.zeros(120))
         if batch % 2:
             msg = Messages.from_words(msg.to_words())  # the rows as a transport delivers them
-        twin.apply_move_rows(msg.ints, d_comm, d_csize, d_afix, d_k, tune=LouvainConfig())
+        twin.apply_move_rows(msg.ints, d_comm, d_csize, d_afix, d_k, tune=LouvainConfig(), graph=graph, workspace=ws)
     np.testing.assert_array_equal(to_numpy(d_comm), comm)
     np.testing.assert_array_equal(to_numpy(d_csize), np.bincount(comm, minlength=n))
     np.testing.assert_array_equal(to_numpy(d_afix), [int(kfix[comm == c].sum()) for c in range(n)])

@@ -366,20 +366,16 @@ def decide_moves(indptr, indices, wfix, kfix, comm, csize, afix, gamma_over_2m, 
     return verts
 
 
-def apply_move_rows(rows, comm, csize, afix, kfix, *, tune=None, graph=None, workspace=None):
+def apply_move_rows(rows, comm, csize, afix, kfix, *, tune=None, graph, workspace):
     """Apply the moves carried by message rows ``(kind, v, c, aux)`` (``rows[:, 1]`` moves to
-    ``rows[:, 2]``; a vertex already in ``c`` stays), as the GPU twin does.
+    ``rows[:, 2]``; a vertex already in ``c`` stays), as the GPU twin does, and return the
+    change of the internal weight that the moves of the vertices ``lo .. hi - 1`` make.
 
-    With ``graph = (indptr, indices, wfix, lo, hi)`` (a partition's rows, indexed by level
-    vertex) and the partition's move ``workspace``, also returns the change of the internal
-    weight that the moves of the vertices ``lo .. hi - 1`` make, counted from their rows as
-    :func:`move_sweep` counts a batch's: summed over the partitions, the change of the whole
-    level's internal weight. Without, returns ``None``.
+    ``graph = (indptr, indices, wfix, lo, hi)`` holds a partition's rows, indexed by level
+    vertex, and ``workspace`` is the partition's move workspace. The change is counted from the
+    movers' rows as :func:`move_sweep` counts a batch's: summed over the partitions, the change
+    of the whole level's internal weight.
     """
-    if graph is None:
-        if rows.shape[0]:
-            _apply_move_rows(rows, comm, csize, afix, kfix)
-        return None
     indptr, indices, wfix, lo, hi = graph
     n = comm.shape[0]
     if workspace.get("row_moves") is None or workspace["row_moves"].shape[0] != n or workspace["row_batch"] >= 2**31 - 2:

@@ -294,32 +294,28 @@ def _count_batch(verts, rows, k: int, lo: int, hi: int, indptr, indices, wfix, c
     )
 
 
-def apply_move_rows(rows, comm, csize, afix, kfix, *, tune, graph=None, workspace=None):
+def apply_move_rows(rows, comm, csize, afix, kfix, *, tune, graph, workspace):
     """Apply the moves carried by message rows ``(kind, v, c, aux)`` (``rows[:, 1]`` moves to
-    ``rows[:, 2]``; a vertex already in ``c`` stays): nothing read back.
-
-    With ``graph = (indptr, indices, wfix, lo, hi)`` (a partition's rows, indexed by level
-    vertex) and the partition's move ``workspace``, also returns the change of the internal
-    weight that the moves of the vertices ``lo .. hi - 1`` make, as the CPU twin does but as a
-    0-d int64 device array (summed over the partitions: the change of the level's internal
-    weight). Without, returns ``None``.
+    ``rows[:, 2]``; a vertex already in ``c`` stays), nothing read back, and return the change
+    of the internal weight that the moves of the vertices ``lo .. hi - 1`` of
+    ``graph = (indptr, indices, wfix, lo, hi)`` (a partition's rows, indexed by level vertex)
+    make: as the CPU twin does, but as a 0-d int64 device array (summed over the partitions: the
+    change of the level's internal weight). ``workspace`` is the partition's move workspace.
     """
     cp = _cp()
     k = int(rows.shape[0])
-    change = None if graph is None else cp.zeros((), dtype=cp.int64)
+    change = cp.zeros((), dtype=cp.int64)
     if k == 0:
         return change
     if rows.strides[1] != rows.itemsize or rows.strides[0] < 3 * rows.itemsize:  # (a stride of 0 means verts)
         rows = cp.ascontiguousarray(rows)
-    if graph is not None:
-        indptr, indices, wfix, lo, hi = graph
-        _count_batch(None, rows, k, int(lo), int(hi), indptr, indices, wfix, comm, workspace, change, tune)
+    indptr, indices, wfix, lo, hi = graph
+    _count_batch(None, rows, k, int(lo), int(hi), indptr, indices, wfix, comm, workspace, change, tune)
     _kernel("apply_move_rows", tune)(
         (_grid(k, BLOCK),), (BLOCK,),
         (rows, np.int64(k), np.int32(rows.strides[0] // rows.itemsize), comm, csize, afix, kfix),
     )
-    if graph is not None:
-        _mark(None, rows, k, comm, workspace, False, tune)
+    _mark(None, rows, k, comm, workspace, False, tune)
     return change
 
 
