@@ -404,21 +404,15 @@ extern "C" __global__ void square_sums(const i64* __restrict__ a, i64 n, u64* __
     block_add(rr, out + 4);
 }
 
-// Per vertex, its self-loop plus the weights of its edges: all of them (OWN_ONLY = false: k_i,
-// Algorithm 1 line 2), or those into its own community (OWN_ONLY = true: the first term of
-// Eq. (1)). One warp per vertex, grid-stride; lane 0 writes the vertex's sum. `comm` is not read
-// when OWN_ONLY is false.
-template <bool OWN_ONLY>
-__global__ void vertex_weight(const i64* __restrict__ indptr, const int* __restrict__ indices,
-                              const i64* __restrict__ wfix, const i64* __restrict__ loop_fix,
-                              const int* __restrict__ comm, int n, i64* __restrict__ out) {
+// k_i (Algorithm 1, line 2): per vertex, its self-loop plus the weights of its edges. One warp
+// per vertex, grid-stride; lane 0 writes the vertex's sum.
+extern "C" __global__ void vertex_strengths(const i64* __restrict__ indptr, const i64* __restrict__ wfix,
+                                            const i64* __restrict__ loop_fix, int n, i64* __restrict__ out) {
     const int lane = threadIdx.x % 32;
     const i64 warps = (i64)gridDim.x * (blockDim.x / 32);
     for (i64 v = (i64)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; v < n; v += warps) {
-        const int cv = OWN_ONLY ? comm[v] : 0;
         i64 s = 0;
-        for (i64 e = indptr[v] + lane; e < indptr[v + 1]; e += 32)
-            if (!OWN_ONLY || comm[indices[e]] == cv) s += wfix[e];
+        for (i64 e = indptr[v] + lane; e < indptr[v + 1]; e += 32) s += wfix[e];
         for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(FULL_MASK, s, off);
         if (lane == 0) out[v] = s + loop_fix[v];
     }

@@ -115,3 +115,17 @@ def worker_fault(request):
             if mode == "stopped":
                 with contextlib.suppress(ProcessLookupError):  # Dask may have replaced it
                     os.kill(pid, signal.SIGCONT)
+
+
+@pytest.fixture(scope="session")
+def internal_weight():
+    """Louvain's internal weight counted anew in NumPy (the first term of Eq. (1): every
+    vertex's self-loop plus its stored entries into its own community, fixed point), the
+    reference for the changes the twins count from their movers. Host arrays in, an int out."""
+    import numpy as np
+
+    def count(indptr, indices, wfix, loop_fix, comm) -> int:
+        rows = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))
+        return int(loop_fix.sum()) + int(wfix[comm[rows] == comm[indices]].sum())
+
+    return count

@@ -467,7 +467,7 @@ def test_bench_rows_compare_the_partitions_labels_with_one():
     assert all(r["same_labels_as_one"] and r["modularity_diff_vs_one"] == 0.0 for r in parted)
 
 
-def test_move_rows_count_the_change_of_the_internal_weight(device):
+def test_move_rows_count_the_change_of_the_internal_weight(device, internal_weight):
     # each twin counts each partition's share of a batch's change of the internal weight from
     # its own movers' rows; over the partitions the shares add up to the change itself (the GPU
     # twin's shares are device scalars, the CPU twin's ints)
@@ -492,7 +492,7 @@ def test_move_rows_count_the_change_of_the_internal_weight(device):
                tw.make_move_workspace(n, max_degree, [], slices=[], batches=[])] for _ in cuts[1:]]
     for batch in range(8):
         comm = to_numpy(states[0][0])
-        before = CL.internal_weight(indptr, indices, wfix, loops, comm)
+        before = internal_weight(indptr, indices, wfix, loops, comm)
         verts = rng.choice(n, size=n // 4, replace=False)
         # a batch: some stay, some join a neighbour's community, some a random one
         nbr = indices[indptr[verts]] if indices.shape[0] else verts
@@ -510,6 +510,6 @@ def test_move_rows_count_the_change_of_the_internal_weight(device):
         for c, s, a, ws in states[1:]:
             np.testing.assert_array_equal(to_numpy(c), to_numpy(states[0][0]))
             np.testing.assert_array_equal(to_numpy(a), to_numpy(states[0][2]))
-        assert total == CL.internal_weight(indptr, indices, wfix, loops, to_numpy(states[0][0])) - before
+        assert total == internal_weight(indptr, indices, wfix, loops, to_numpy(states[0][0])) - before
         if device == "gpu":  # the marks of the batch are cleared once it is applied
             assert all(int((ws["pend"] >= 0).sum()) == 0 for *_, ws in states)

@@ -1355,7 +1355,9 @@ def _start_local(state: LouvainState) -> None:
     state.workspace = state.twin.make_move_workspace(g.n, max_degree, state.buckets,
                                                      slices=_move_slices(state.config, state.buckets))
     state.iteration = 0
-    state.q_current = _local_modularity(state)
+    # every vertex alone: its weight to its own community is its self-loop (a level graph holds
+    # self-loops in loop_fix only), so the internal weight needs no pass over the entries
+    state.q_current = _local_modularity(state, int(g.loop_fix.sum()) if g.n else 0)
     state.q_level_start = state.q_current
     state.level_timing = {"level": state.level, "n": g.n, "nnz": g.nnz, "move_s": 0.0,
                           "first_round": state.steps}
@@ -1373,15 +1375,13 @@ def _copy(a, xp):
     return a.copy()
 
 
-def _local_modularity(state: LouvainState, internal: int | None = None) -> float:
-    """Eq. (1) on the level graph, from the fixed-point weights; ``internal`` (the internal
-    weight, :func:`internal_weight` of the twin) is counted here unless given, and kept."""
+def _local_modularity(state: LouvainState, internal: int) -> float:
+    """Eq. (1) on the level graph, from the fixed-point weights and the internal weight
+    ``internal`` (its first term: over every vertex, its self-loop and its edges' weights into
+    its own community), which is kept."""
+    state.internal = internal
     if state.two_m_fix <= 0:
         return 0.0
-    g = state.graph
-    if internal is None:
-        internal = int(state.twin.internal_weight(g.indptr, g.indices, g.wfix, g.loop_fix, state.comm, tune=state.config))
-    state.internal = internal
     square_sum = state.twin.square_sum(state.afix, tune=state.config)
     return modularity_of(internal, square_sum, state.two_m_fix, state.params["resolution"])
 

@@ -60,7 +60,6 @@ __all__ = [
     "move_sweep",
     "decide_moves",
     "apply_move_rows",
-    "internal_weight",
     "square_sum",
     "compose_labels",
     "aggregate",
@@ -333,10 +332,11 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
     every thread (atomic additions to ``a_c`` and the sizes: integers, so the result does not
     depend on their order); a smaller one runs on the calling thread.
 
-    Returns the change of :func:`internal_weight` over the sweep, exact: before a batch's moves
-    are applied, each vertex that moves sums the change of its pairs with its neighbours. After
-    the first sweeps few vertices move, and this costs a small part of the pass over every edge
-    that :func:`internal_weight` makes.
+    Returns the change of the internal weight (the first term of Eq. (1): over every vertex, its
+    self-loop and its edges' weights into its own community, fixed point) over the sweep, exact:
+    before a batch's moves are applied, each vertex that moves sums the change of its pairs with
+    its neighbours. After the first sweeps few vertices move, and this costs a small part of a
+    pass over every edge, which counting the weight anew would take.
     """
     _plan(indptr, workspace)
     ws = workspace
@@ -694,45 +694,6 @@ def _vertex_sums(indptr, wfix, loop_fix, cuts, out):  # pragma: no cover - compi
 _vertex_sums_serial = serial_twin(_vertex_sums)
 
 
-def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune=None) -> int:
-    """Sum over vertices of the weight to their own community, self-loops included (fixed point).
-
-    This is ``sum_i e_{i -> C(i)}`` of Eq. (1), with both directions of every edge counted.
-    """
-    n = indptr.shape[0] - 1
-    if n <= 0:
-        return 0
-    parts = _parts(int(indices.shape[0]))
-    kernel = _internal_weight if parts > 1 else _internal_weight_serial
-    return int(kernel(indptr, indices, wfix, loop_fix, comm, balanced_cuts(indptr, parts)).sum())
-
-
-@njit(parallel=True, cache=True)
-def _internal_weight(indptr, indices, wfix, loop_fix, comm, cuts):  # pragma: no cover - compiled
-    # Eq. (1), first term, a run of vertices per thread (integers: the total is exact in any order).
-    # Each run's sum goes to its own slot, added up by the caller: the loop has no reduction
-    # (a sum kept across its inner loops fails some Numba versions' reduction analysis).
-    out = np.zeros(cuts.shape[0] - 1, dtype=np.int64)
-    for ch in prange(cuts.shape[0] - 1):
-        out[ch] = _internal_weight_range(cuts[ch], cuts[ch + 1], indptr, indices, wfix, loop_fix, comm)
-    return out
-
-
-@njit(cache=True)
-def _internal_weight_range(lo, hi, indptr, indices, wfix, loop_fix, comm):  # pragma: no cover - compiled
-    s = np.int64(0)
-    for v in range(lo, hi):
-        cv = comm[v]
-        s += loop_fix[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            if comm[indices[e]] == cv:
-                s += wfix[e]
-    return s
-
-
-_internal_weight_serial = serial_twin(_internal_weight)  # (the same, on one thread)
-
-
 def square_sum(a, *, tune=None) -> int:
     """``sum(a**2)`` exactly, for non-negative int64 ``a`` whose sum is below ``2**60``.
 
@@ -755,8 +716,8 @@ def square_sum(a, *, tune=None) -> int:
 
 @njit(parallel=True, cache=True)
 def _square_sums(a, cuts):  # pragma: no cover - compiled
-    # the five partial sums of each run in its own row, added up by the caller (no reduction
-    # in the parallel loop, as in _internal_weight)
+    # the five partial sums of each run in its own row, added up by the caller: the loop has no
+    # reduction (a sum kept across its inner loops fails some Numba versions' reduction analysis)
     out = np.zeros((cuts.shape[0] - 1, 5), dtype=np.int64)
     for ch in prange(cuts.shape[0] - 1):
         hh = np.int64(0)

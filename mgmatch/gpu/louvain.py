@@ -48,7 +48,7 @@ from ..errors import ResourceError
 
 __all__ = [
     "check_memory", "fixed_point", "strengths", "make_move_workspace", "move_sweep", "decide_moves", "apply_move_rows",
-    "internal_weight", "square_sum",
+    "square_sum",
     "aggregate",
     "fused_eligible", "run_fused",
 ]
@@ -62,9 +62,7 @@ _NO_COMM = 0x7FFFFFFF  # best_c before any candidate (atomicMin)
 
 # (threads per vertex, table slots) of the sub-warp and warp buckets [1,4] .. [33,84]
 _GROUP_CONFIG = ((4, 7), (8, 13), (16, 29), (32, 53), (32, 127))
-_NAMES = tuple(f"compute_move_group<{g}, {t}>" for g, t in _GROUP_CONFIG) + (
-    "vertex_weight<false>", "vertex_weight<true>",
-)
+_NAMES = tuple(f"compute_move_group<{g}, {t}>" for g, t in _GROUP_CONFIG)
 
 
 def _cp():
@@ -247,7 +245,7 @@ def move_sweep(indptr, indices, wfix, kfix, comm, csize, afix, buckets, gamma_ov
     CPU twin, so both take the same decisions. The paper applies them once per bucket; see the
     module notes for why we do not.
 
-    Returns the change of :func:`internal_weight` over the sweep, as the CPU twin does, but as
+    Returns the change of the internal weight over the sweep, as the CPU twin does, but as
     a 0-d int64 device array (reading it waits for the sweep): before a batch is applied, its
     movers count the change of their entries (``moved_weight`` in ``kernels/louvain.cu``).
     """
@@ -377,13 +375,13 @@ def fixed_point(weights, scale: float):
 
 def strengths(indptr, wfix, loop_fix, *, tune):
     """``k_i`` (Algorithm 1, line 2), a warp per vertex (no prefix sum over the edges)."""
-    return _vertex_weight(False, indptr, None, wfix, loop_fix, None, tune)
-
-
-def internal_weight(indptr, indices, wfix, loop_fix, comm, *, tune) -> int:
-    """Sum over vertices of the weight to their own community, self-loops included (fixed point)."""
+    cp = _cp()
     n = int(indptr.shape[0]) - 1
-    return int(_vertex_weight(True, indptr, indices, wfix, loop_fix, comm, tune).sum()) if n > 0 else 0
+    out = cp.empty(max(n, 0), dtype=cp.int64)
+    if n > 0:
+        _kernel("vertex_strengths", tune)((_grid(n, BLOCK // 32),), (BLOCK,),
+                                          (indptr, wfix, loop_fix, np.int32(n), out))
+    return out
 
 
 def square_sum(a, *, tune) -> int:
@@ -397,21 +395,6 @@ def square_sum(a, *, tune) -> int:
     _kernel("square_sums", tune)((_grid(n, BLOCK),), (BLOCK,), (a, np.int64(n), out))
     hh, hl, pp, pr, rr = (int(x) for x in cp.asnumpy(out))
     return (hh << 60) + (hl << 31) + (pp << 30) + (pr << 16) + rr
-
-
-def _vertex_weight(own_only: bool, indptr, indices, wfix, loop_fix, comm, tune):
-    """Per vertex: its self-loop plus its edges' weights, all or only those inside its community."""
-    cp = _cp()
-    n = int(indptr.shape[0]) - 1
-    out = cp.empty(max(n, 0), dtype=cp.int64)
-    if n > 0:
-        unused = cp.empty(1, dtype=cp.int32)  # vertex_weight<false> reads neither
-        _kernel(f"vertex_weight<{'true' if own_only else 'false'}>", tune)(
-            (_grid(n, BLOCK // 32),), (BLOCK,),
-            (indptr, unused if indices is None else indices, wfix, loop_fix, unused if comm is None else comm,
-             np.int32(n), out),
-        )
-    return out
 
 
 def aggregate(indptr, indices, wfix, loop_fix, comm, *, tune):
