@@ -6,6 +6,11 @@ file a ``finally`` block would have removed: the hidden ``.partial`` files of
 :func:`mgmatch.io.atomic_path` and the spool file of a stream input. Inside
 :func:`terminate_as_interrupt` either signal raises :class:`Terminated`, a
 ``KeyboardInterrupt``, so every clean-up that runs on Ctrl-C runs on them too.
+
+Some code swallows that exception where it lands: a C extension that clears any error while it
+imports a module (pyarrow importing pandas on its first conversion), or a garbage-collector
+callback, whose exceptions Python prints and drops. The signal is therefore also recorded, and
+:func:`raise_if_stopped` raises it again where an output is about to be committed.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import contextlib
 import signal
 import threading
 
-__all__ = ["Terminated", "terminate_as_interrupt"]
+__all__ = ["Terminated", "terminate_as_interrupt", "raise_if_stopped"]
 
 #: The signals that stop a batch job, by name.
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -32,8 +37,34 @@ class Terminated(KeyboardInterrupt):
         return signal.Signals(self.signum).name
 
 
+#: The stop signals delivered inside :func:`terminate_as_interrupt` (emptied on entering and
+#: leaving it).
+_received: list[int] = []
+
+
 def _raise_terminated(signum, frame):
+    _received.append(signum)
     raise Terminated(signum)
+
+
+def raise_if_stopped() -> None:
+    """Raise :class:`Terminated` if a stop signal came inside :func:`terminate_as_interrupt`,
+    even where the code it interrupted swallowed the exception (see the module notes).
+
+    >>> import os
+    >>> with terminate_as_interrupt():
+    ...     try:
+    ...         os.kill(os.getpid(), signal.SIGTERM)
+    ...     except Terminated:
+    ...         pass  # swallowed, as some extensions do
+    ...     try:
+    ...         raise_if_stopped()
+    ...     except Terminated as stop:
+    ...         print(stop.name)
+    SIGTERM
+    """
+    if _received:
+        raise Terminated(_received[-1])
 
 
 @contextlib.contextmanager
@@ -53,6 +84,7 @@ def terminate_as_interrupt():
         yield
         return
     before = {}
+    _received.clear()
     try:
         for signum in STOP_SIGNALS:
             if signal.getsignal(signum) is signal.SIG_IGN:
@@ -62,3 +94,4 @@ def terminate_as_interrupt():
     finally:
         for signum, handler in before.items():
             signal.signal(signum, handler)
+        _received.clear()

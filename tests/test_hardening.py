@@ -310,6 +310,31 @@ def test_a_stop_signal_removes_the_partial_files_of_a_result(tmp_path):
     assert list((tmp_path / "out").iterdir()) == []
 
 
+def test_a_swallowed_stop_signal_still_stops_the_output(tmp_path):
+    """Code that swallows the stop signal's exception (an extension clearing errors while it
+    imports, a garbage-collector callback) does not let the job commit its output: the signal
+    is raised again where the output would be moved into place, and its partial file goes."""
+    import os
+    import signal
+
+    from mgmatch._signals import Terminated, terminate_as_interrupt
+    from mgmatch.io.writers import atomic_path
+
+    target = tmp_path / "out" / "m.csv"
+    with terminate_as_interrupt():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        except Terminated:
+            pass  # swallowed on the way
+        with pytest.raises(Terminated, match="15"), atomic_path(target) as partial:
+            partial.write_text("0,1\n")
+    assert list(target.parent.iterdir()) == []
+    # a later job in the same process starts afresh
+    with terminate_as_interrupt(), atomic_path(target) as partial:
+        partial.write_text("0,1\n")
+    assert target.read_text() == "0,1\n"
+
+
 # ------------------------------------------------------------------------- bounded spooling
 @pytest.mark.parametrize("fmt, needle", [("edgelist", "NUL byte"), ("mtx", "NUL byte"), ("npz", "does not start as"),
                                          ("parquet", "does not start as")])

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .._array import to_numpy
+from .._signals import raise_if_stopped
 from ..errors import InputError, MgmatchError, ParameterError, ResourceError
 
 __all__ = ["atomic_path", "write_table", "write_json", "write_result", "read_table", "summary_path_for", "unwritable",
@@ -70,6 +71,7 @@ def atomic_path(path):
         raise _write_error(target, exc) from exc
     try:
         yield partial
+        raise_if_stopped()  # (a stop signal whose exception was swallowed on the way)
         os.replace(partial, target)
     except BaseException:
         with contextlib.suppress(OSError):
