@@ -37,6 +37,19 @@ class _Exit(click.ClickException):
         click.echo(f"mgmatch: error: {message}", err=True)
 
 
+def _os_error(exc: OSError) -> str:
+    """One line for an operating-system error: what it was about and why (``File name too
+    long``, ``Permission denied``), without the name repeated when it is long."""
+    why = exc.strerror or str(exc)
+    name = exc.filename
+    if name is None:
+        return why
+    name = str(name)
+    if len(name) > 120:
+        name = name[:60] + "..." + name[-40:]
+    return f"{name}: {why}"
+
+
 def _friendly(fn):
     """Turn MgmatchError into one line and exit status 2."""
 
@@ -55,6 +68,8 @@ def _friendly(fn):
         except MemoryError:
             raise _Exit("ran out of memory; no output written (try fewer vertices, a cluster with "
                         "more workers, or --device cpu)") from None
+        except OSError as exc:  # the file system said no where no check named it first: the user's to fix
+            raise _Exit(_os_error(exc)) from None
         except KeyboardInterrupt:
             click.echo("mgmatch: interrupted; no output written", err=True)
             sys.exit(130)

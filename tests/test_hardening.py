@@ -335,6 +335,16 @@ def test_a_swallowed_stop_signal_still_stops_the_output(tmp_path):
     assert target.read_text() == "0,1\n"
 
 
+@pytest.mark.parametrize("where", ["input", "output", "summary"])
+def test_a_file_name_too_long_is_one_message(runner, tmp_path, small_graph, where):
+    # the operating system's refusal (ENAMETOOLONG here, EACCES alike) names the path in one line
+    long = tmp_path / ("x" * 300 + ".csv")
+    args = {"input": ["info", long], "output": ["run", "-q", "-a", "suitor", small_graph, "-o", long],
+            "summary": ["run", "-q", "-a", "suitor", small_graph, "-o", tmp_path / "m.csv", "--summary", long]}[where]
+    _one_error(_run(runner, *args), "File name too long", "x" * 30 + ".csv")
+    assert [p.name for p in tmp_path.iterdir() if p.name != small_graph.name] == []
+
+
 # ------------------------------------------------------------------------- bounded spooling
 @pytest.mark.parametrize("fmt, needle", [("edgelist", "NUL byte"), ("mtx", "NUL byte"), ("npz", "does not start as"),
                                          ("parquet", "does not start as")])
