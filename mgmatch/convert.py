@@ -425,10 +425,14 @@ def renumber_ids(arrays: list, mode: bool | str = "auto") -> tuple[VertexMap, li
     >>> vm.ids.tolist(), a.tolist(), b.tolist()
     (['x', 'y', 'z'], [0, 1], [1, 2])
     """
-    if arrays and all(_is_arrow_text(a) for a in arrays):
+    text = [_is_arrow_text(a) for a in arrays]
+    if arrays and all(text):
         if mode is False:
             raise InputError("renumber=False needs integer vertex ids; these are strings")
         return _renumber_text(arrays)
+    if any(text):  # (one id space: is the text "1" the number 1? Neither guess is safe)
+        raise InputError("the vertex id columns hold different types (strings in some, numbers in others); "
+                         "give every id column the same type")
     ints = all(a.dtype.kind in "iu" for a in arrays)
     if ints and mode is not True:
         top = max((int(a.max()) for a in arrays if a.size), default=-1)

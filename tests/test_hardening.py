@@ -345,6 +345,19 @@ def test_a_file_name_too_long_is_one_message(runner, tmp_path, small_graph, wher
     assert [p.name for p in tmp_path.iterdir() if p.name != small_graph.name] == []
 
 
+@pytest.mark.parametrize("command", ["info", "suitor", "louvain"])
+def test_id_columns_of_different_types_are_one_message(runner, tmp_path, command):
+    # one id space, ids as numbers in one column and as text in the other: whether "1" is 1 is
+    # a guess either way, so the reader says so (bipartite sides are separate id spaces)
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "mixed.parquet"
+    pq.write_table(pa.table({"src": [0, 1], "dst": ["1", "2"]}), path)
+    args = ["info", path] if command == "info" else ["run", "-q", "-a", command, path, "-o", tmp_path / "m.csv"]
+    _one_error(_run(runner, *args), "mixed.parquet", "different types")
+    assert not (tmp_path / "m.csv").exists()
+
+
 # ------------------------------------------------------------------------- bounded spooling
 @pytest.mark.parametrize("fmt, needle", [("edgelist", "NUL byte"), ("mtx", "NUL byte"), ("npz", "does not start as"),
                                          ("parquet", "does not start as")])
