@@ -74,7 +74,12 @@ def column_options(src=None, dst=None, weight=None, columns=None) -> dict | None
         if single:
             raise ParameterError("give the columns either with --columns or with --src, --dst and --weight, "
                                  "not both")
-        parts = [part.strip() for part in str(columns).split(",")] if isinstance(columns, str) else list(columns)
+        if isinstance(columns, str):
+            parts = [part.strip() for part in columns.split(",")]
+        elif isinstance(columns, (list, tuple)):  # (a pipeline file's list)
+            parts = list(columns)
+        else:
+            parts = []
         if len(parts) not in (2, 3) or any(part in ("", None) for part in parts):
             raise ParameterError(f"--columns takes SRC,DST or SRC,DST,WEIGHT (names, or field numbers from 1), "
                                  f"not {columns!r}")

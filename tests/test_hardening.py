@@ -508,6 +508,14 @@ def test_pipeline_job_options_that_do_not_apply_are_refused_before_any_job_runs(
     assert _leftovers(tmp_path) == ["g.txt", "p.yaml"]
 
 
+@pytest.mark.parametrize("value", ["5", "{src: a}", "[a]", "true"])
+def test_pipeline_columns_of_the_wrong_shape_are_one_message(runner, tmp_path, small_graph, value):
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text(f"jobs:\n  - {{input: g.txt, output: a.csv, columns: {value}}}\n")
+    _one_error(_run(runner, "run", "-q", pipeline), "job 1", "--columns takes SRC,DST")
+    assert _leftovers(tmp_path) == ["g.txt", "p.yaml"]
+
+
 @pytest.mark.parametrize("option", [["--report", "r.html"], ["-a", "ld"], ["-o", "x.csv"], ["--partitions", "2"]])
 def test_pipeline_with_job_options_on_the_command_line_is_refused(runner, tmp_path, small_graph, option):
     pipeline = tmp_path / "p.yaml"
