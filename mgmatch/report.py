@@ -167,6 +167,10 @@ def read_summary(path) -> dict:
         summary = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", path=source) from None
+    except RecursionError:
+        raise InputError("is not an mgmatch summary (its JSON is nested too deeply to read)", path=source) from None
+    except ValueError as exc:  # (an integer of more digits than Python converts)
+        raise InputError(f"is not an mgmatch summary ({exc})", path=source) from None
     if not isinstance(summary, dict) or not isinstance(summary.get("algorithm"), str):
         raise InputError("is not an mgmatch summary (a JSON object with an 'algorithm', as mgmatch run writes "
                          "beside its result)", path=source)
@@ -253,7 +257,7 @@ def _header_html(summary: dict, missing: list[str]) -> str:
                     f"<td>{esc(str(value))}</td></tr>" for name, value in rows)
     lines.append(f"<table style='font-size:14px;display:inline-table;vertical-align:top;margin-right:40px'>"
                  f"{cells}</table>")
-    times = [(str(k).removesuffix("_s"), v) for k, v in (summary.get("time_s") or {}).items()
+    times = [(str(k).removesuffix("_s"), v) for k, v in _mapping(summary, "time_s").items()
              if _is_number(v) and k not in _COUNTS_IN_TIMES]
     if times:
         cells = "".join(f"<tr><th style='text-align:left;padding-right:14px;font-weight:600'>{esc(k)}</th>"
@@ -274,7 +278,7 @@ def _facts(summary: dict) -> list[tuple[str, object]]:
         graph = f"{_count(s.get('n_men'))} men, {_count(s.get('n_women'))} women, {_count(s.get('pairs'))} pairs"
     else:
         graph = f"{_count(s.get('n'))} vertices" + (f", {_count(s['m'])} edges" if "m" in s else "")
-    partitions = s.get("partitions") or (s.get("time_s") or {}).get("partitions")
+    partitions = s.get("partitions") or _mapping(s, "time_s").get("partitions")
     result = []
     if "cardinality" in s:
         result.append(f"{_count(s['cardinality'])} matched pairs")
@@ -286,9 +290,9 @@ def _facts(summary: dict) -> list[tuple[str, object]]:
         result.append(f"modularity {s['modularity']:.6f}")
     if "n_communities" in s:
         result.append(f"{_count(s['n_communities'])} communities")
-    rounds = s.get("rounds") if "rounds" in s else (s.get("time_s") or {}).get("rounds")
+    rounds = s.get("rounds") if "rounds" in s else _mapping(s, "time_s").get("rounds")
     counts = s.get("counts") if isinstance(s.get("counts"), dict) else {}
-    version = (s.get("versions") or {}).get("mgmatch")
+    version = _mapping(s, "versions").get("mgmatch")
     return [
         ("input", s.get("input")),
         ("graph", graph),
@@ -299,9 +303,16 @@ def _facts(summary: dict) -> list[tuple[str, object]]:
         ("transport", s.get("transport")),
         ("rounds", rounds),
         ("counts", ", ".join(f"{k.replace('_', ' ')} {_count(v)}" for k, v in counts.items()) or None),
-        ("gpu", (s.get("versions") or {}).get("gpu")),
+        ("gpu", _mapping(s, "versions").get("gpu")),
         ("mgmatch", version),
     ]
+
+
+def _mapping(summary: dict, key: str) -> dict:
+    """``summary[key]`` when it is a JSON object, else empty (a summary edited by hand, or of
+    another version, may hold anything there)."""
+    value = summary.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _count(value) -> str:
@@ -348,7 +359,7 @@ def _messages_chart(s):
         return None, "The run had no rounds."
     if not any(messages):
         return None, "No messages crossed partitions" + (": the run had one partition." if s.get("partitions") == 1
-                                                         or (s.get("time_s") or {}).get("partitions") == 1 else ".")
+                                                         or _mapping(s, "time_s").get("partitions") == 1 else ".")
     src = _source("messages_per_round", {"round": list(range(1, len(messages) + 1)), "messages": messages})
     fig = _figure("Messages per round", "round", "messages")
     bars = fig.vbar(x="round", top="messages", width=0.8, source=src, color=_PHASE_COLOURS[0])

@@ -183,6 +183,8 @@ def test_report_command_from_a_summary(runner, mesh, tmp_path):
     ("{not json", "is not JSON"),
     ("[1, 2]", "is not an mgmatch summary"),
     ('{"n": 3}', "is not an mgmatch summary"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('{"algorithm": "suitor", "n": ' + "9" * 5000 + "}", "is not an mgmatch summary"),
 ])
 def test_report_command_refuses_what_is_not_a_summary(runner, tmp_path, content, message):
     source = tmp_path / "s.json"
@@ -191,6 +193,21 @@ def test_report_command_refuses_what_is_not_a_summary(runner, tmp_path, content,
     res = runner.invoke(main, ["report", str(source), "-o", str(tmp_path / "r.html")])
     assert res.exit_code == 2 and message in res.output and len(res.output.strip().splitlines()) == 1
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("field", ["time_s", "versions"])
+@pytest.mark.parametrize("value", ['"text"', "3", "[1, 2]", "NaN", "null"])
+def test_report_command_takes_a_summary_whose_fields_have_other_types(runner, mesh, tmp_path, field, value):
+    # a summary edited by hand, or of another version: a field that is not the object it should
+    # be is left out of the page, not a traceback
+    _run(runner, ["run", str(mesh), "--device", "cpu", "-q", "-o", str(tmp_path / "m.csv")])
+    text = (tmp_path / "m.json").read_text()
+    summary = json.loads(text)
+    assert isinstance(summary[field], dict)
+    summary[field] = "@"
+    (tmp_path / "m.json").write_text(json.dumps(summary).replace('"@"', value))
+    res = _run(runner, ["report", str(tmp_path / "m.json")])
+    assert res.output.strip() == f"wrote {tmp_path / 'm.html'}"
 
 
 def test_report_paths_are_checked_before_work(runner, mesh, tmp_path):
