@@ -985,6 +985,19 @@ def test_npz_problems(tmp_path):
     assert "source id 0.5 (entry 0) is not an integer" in str(error_of(float_ids))
 
 
+@pytest.mark.parametrize("indices, indptr, needle", [
+    ([1, 0], [0, 5, 2], "non-decreasing"),  # offsets that fall (and overrun)
+    ([1, 7], [0, 1, 2], "indices must be < 2"),  # a column outside the shape
+])
+def test_npz_sparse_matrix_that_is_not_well_formed_is_refused(tmp_path, indices, indptr, needle):
+    # scipy.sparse.load_npz builds the matrix from the saved arrays as they are
+    path = tmp_path / "m.npz"
+    np.savez(path, format="csr", shape=np.array([2, 2]), data=np.array([1.0, 1.0]), indices=np.array(indices),
+             indptr=np.array(indptr))
+    err = str(error_of(path))
+    assert "not well formed" in err and needle in err
+
+
 def test_npz_holding_one_array_is_refused(tmp_path):
     path = tmp_path / "one.npz"
     with open(path, "wb") as fh:

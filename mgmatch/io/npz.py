@@ -24,6 +24,7 @@ def _read_npz(req: _Request) -> tuple[Graph, dict]:
             if req.one_based is not None:
                 raise ParameterError("a SciPy sparse matrix has 0-based indices; one_based does not apply")
             matrix = sp.load_npz(req.path)
+            _check_matrix(matrix, req)
             graph, _ = _graph_from_matrix(matrix, req, weighted=True, base=0)
             return graph, {"npz": f"scipy.sparse {matrix.format} matrix"}
         missing = [name for name in ("src", "dst") if name not in keys]
@@ -47,6 +48,19 @@ def _read_npz(req: _Request) -> tuple[Graph, dict]:
         shape = tuple(_scalar_array(archive["shape"], "shape", req)) if "shape" in keys else None
     graph, details = _graph_from_arrays(arrays, req, n=n, shape=shape)
     return graph, {"npz": "edge arrays", **details}
+
+
+def _check_matrix(matrix, req: _Request) -> None:
+    """Refuse a compressed matrix whose offsets and indices do not describe one (SciPy builds
+    it from the saved arrays as they are: offsets that fall or overrun would read other rows'
+    entries or past the end)."""
+    check = getattr(matrix, "check_format", None)
+    if check is None:
+        return
+    try:
+        check(full_check=True)
+    except (ValueError, IndexError, TypeError) as exc:
+        raise InputError(f"the saved {matrix.format} matrix is not well formed: {exc}", path=req.path) from None
 
 
 def _load_npz(path):
