@@ -416,6 +416,43 @@ def test_a_garbage_scheduler_file_is_one_message(runner, tmp_path, small_graph, 
     assert _leftovers(tmp_path) == ["g.txt", "sched.json"]
 
 
+@pytest.mark.parametrize("answer", [None, b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 2])
+def test_a_service_that_is_no_scheduler_is_one_error_in_bounded_time(answer):
+    # a server on the port that accepts and says nothing (Dask's connect reads the handshake
+    # without a time limit) or says something else (read as a frame length of exabytes)
+    import socket
+    import threading
+    import time
+
+    from mgmatch.distributed.cluster import connect
+    from mgmatch.errors import ClusterError
+
+    pytest.importorskip("distributed")
+    server = socket.create_server(("127.0.0.1", 0))
+    held = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if answer is not None:
+                conn.sendall(answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(ClusterError, match="cannot reach the Dask scheduler"):
+            connect(f"tcp://127.0.0.1:{server.getsockname()[1]}", timeout=2.0)
+        assert time.monotonic() - t0 < 30
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+
+
 def test_a_missing_scheduler_file_is_one_message(runner, tmp_path, small_graph):
     res = _run(runner, "run", "-q", small_graph, "-o", tmp_path / "m.csv", "--scheduler-file", tmp_path / "no.json")
     _one_error(res, "no.json", "does not exist")

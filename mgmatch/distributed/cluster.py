@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 
 from ..errors import ClusterError, ParameterError, ResourceError
 
@@ -62,14 +63,58 @@ def connect(address: str | None = None, scheduler_file: str | None = None, *, ti
         raise ParameterError("give either a scheduler address or a scheduler file, not both")
     if scheduler_file is not None:
         address = scheduler_address(scheduler_file)
+    where = address if scheduler_file is None else f"{address} (from {scheduler_file})"
+    if isinstance(address, str) and address:
+        _probe(address, timeout, where)
     try:
         return Client(address, timeout=timeout)
     except (OSError, TimeoutError) as exc:
-        where = address if scheduler_file is None else f"{address} (from {scheduler_file})"
         raise ClusterError(f"cannot reach the Dask scheduler at {where}: {exc}") from None
     except (ValueError, TypeError) as exc:  # malformed address
         where = "" if scheduler_file is None else f" (from {scheduler_file})"
         raise ClusterError(f"cannot use scheduler address {address!r}{where}: {exc}") from None
+
+
+def _probe(address: str, timeout: float, where: str) -> None:
+    """Open one connection to ``address`` and read the scheduler's handshake, all within
+    ``timeout`` seconds. Dask's own connect reads the handshake without a time limit, so a
+    service that accepts connections and never answers (another server on the port) made
+    ``Client`` wait forever, and one that answers with other bytes made it read a frame length
+    of exabytes and run out of memory. Runs on a thread of its own: the caller may be inside an
+    event loop."""
+    import asyncio  # noqa: PLC0415
+
+    from distributed.comm import connect as comm_connect  # noqa: PLC0415
+
+    failure: list = []
+
+    async def handshake():
+        comm = await comm_connect(address, timeout=timeout)
+        await comm.close()
+
+    def run():
+        try:
+            asyncio.run(asyncio.wait_for(handshake(), timeout))
+        except BaseException as exc:  # noqa: BLE001 (reported below, in the caller's thread)
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name="mgmatch-scheduler-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 5.0)
+    if thread.is_alive():
+        failure.append(TimeoutError(f"no answer within {timeout:g} s"))
+    if not failure:
+        return
+    exc = failure[0]
+    if isinstance(exc, (ValueError, TypeError)):  # a malformed address: Client says it as before
+        return
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        raise ClusterError(f"cannot reach the Dask scheduler at {where}: no Dask handshake within {timeout:g} s "
+                           "(is it a Dask scheduler's address?)")
+    if isinstance(exc, MemoryError) or not isinstance(exc, OSError):
+        raise ClusterError(f"cannot reach the Dask scheduler at {where}: it did not answer as a Dask scheduler "
+                           f"({type(exc).__name__})")
+    raise ClusterError(f"cannot reach the Dask scheduler at {where}: {exc}")
 
 
 def scheduler_address(scheduler_file) -> str:
