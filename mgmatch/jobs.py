@@ -348,9 +348,13 @@ def _parse_b(b, n):
     if b is None:
         raise ParameterError("--algorithm bsuitor needs --b (an integer or a file of integers)")
     try:
-        return int(b)
+        value = int(b)
     except (TypeError, ValueError):
         pass
+    else:
+        if value < 0:
+            raise ParameterError(f"--b must be a non-negative integer or a file of them, not {b!r}")
+        return value
     import warnings  # noqa: PLC0415
 
     path = Path(str(b))

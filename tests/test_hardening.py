@@ -453,6 +453,22 @@ def test_a_service_that_is_no_scheduler_is_one_error_in_bounded_time(answer):
             conn.close()
 
 
+def test_an_empty_scheduler_address_is_refused(runner, tmp_path, small_graph):
+    # an unset variable in a batch script (--scheduler "$ADDR") must not run the job elsewhere
+    _one_error(_run(runner, "run", "-q", small_graph, "-o", tmp_path / "m.csv", "--scheduler", ""),
+               "scheduler is empty")
+    assert not (tmp_path / "m.csv").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "verify"])
+def test_a_negative_b_is_a_parameter_error(runner, tmp_path, small_graph, command):
+    result = tmp_path / "m.csv"
+    assert _run(runner, "run", "-q", "-a", "bsuitor", "--b", "1", small_graph, "-o", result).exit_code == 0
+    args = (["run", "-q", "-a", "bsuitor", "--b", "-1", small_graph, "-o", tmp_path / "n.csv"] if command == "run"
+            else ["verify", "--b", "-1", small_graph, result])
+    _one_error(_run(runner, *args), "--b must be a non-negative integer")
+
+
 def test_a_missing_scheduler_file_is_one_message(runner, tmp_path, small_graph):
     res = _run(runner, "run", "-q", small_graph, "-o", tmp_path / "m.csv", "--scheduler-file", tmp_path / "no.json")
     _one_error(res, "no.json", "does not exist")

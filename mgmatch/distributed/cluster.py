@@ -200,6 +200,10 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
         raise ParameterError(f"wait_for_workers must be a positive integer, not {wait_for_workers!r}")
     if not isinstance(wait_timeout, (int, float)) or not wait_timeout > 0 or wait_timeout == float("inf"):
         raise ParameterError(f"wait_timeout must be a positive number of seconds, not {wait_timeout!r}")
+    for name, value in (("scheduler", scheduler), ("scheduler_file", scheduler_file)):
+        if value is not None and not str(value).strip():  # (an unset variable in a batch script)
+            raise ParameterError(f"{name} is empty; give a scheduler's address (tcp://HOST:PORT) or file, or "
+                                 "leave it out to run without a cluster")
     if scheduler or scheduler_file:
         client = connect(scheduler, scheduler_file, timeout=timeout)
         try:
