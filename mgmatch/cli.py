@@ -539,6 +539,10 @@ def bench(family, device, graphs, repeats, quick, output, workers, threads, fill
 
     if repeats < 1:
         raise ParameterError(f"--repeats must be at least 1 (the timed runs of each case), not {repeats}")
+    if output is not None:  # refused now rather than after the runs
+        from ._paths import check_job_paths  # noqa: PLC0415
+
+        check_job_paths({}, {"output": output})
     specs = [s for s in graphs.split(";") if s] if graphs else None
     families = list(ALL_FAMILIES) if family == "all" else [family]
     counts = _parse_counts(workers)
@@ -600,6 +604,8 @@ def demo(out_dir, device, workers):
     from .distributed import cluster  # noqa: PLC0415
     from .io import summary_path_for  # noqa: PLC0415
 
+    if out_dir.exists() and not out_dir.is_dir():  # refused now rather than after the runs
+        raise ParameterError(f"--output {out_dir} is a file; the demo writes its results into a directory")
     console = _console()
     t0 = time.perf_counter()
     graph = generators.builtin_demo_graph()

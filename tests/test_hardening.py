@@ -453,6 +453,22 @@ def test_a_service_that_is_no_scheduler_is_one_error_in_bounded_time(answer):
             conn.close()
 
 
+@pytest.mark.parametrize("command", ["bench", "demo"])
+def test_bench_and_demo_outputs_are_checked_before_the_runs(runner, tmp_path, command, monkeypatch):
+    # a directory for bench's JSON, a file for demo's directory: refused before any run starts
+    from mgmatch import bench, generators
+
+    def no_runs(*args, **kwargs):
+        raise AssertionError("a run started")
+
+    monkeypatch.setattr(bench, "run_family", no_runs)
+    monkeypatch.setattr(generators, "builtin_demo_graph", no_runs)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "f").write_text("x")
+    args = ["bench", "--quick", "-o", tmp_path / "d"] if command == "bench" else ["demo", "-o", tmp_path / "f"]
+    _one_error(_run(runner, *args), "is a directory" if command == "bench" else "is a file")
+
+
 def test_an_empty_scheduler_address_is_refused(runner, tmp_path, small_graph):
     # an unset variable in a batch script (--scheduler "$ADDR") must not run the job elsewhere
     _one_error(_run(runner, "run", "-q", small_graph, "-o", tmp_path / "m.csv", "--scheduler", ""),
