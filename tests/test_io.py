@@ -998,6 +998,15 @@ def test_npz_sparse_matrix_that_is_not_well_formed_is_refused(tmp_path, indices,
     assert "not well formed" in err and needle in err
 
 
+def test_npz_vertex_count_bounds_a_bipartite_read(tmp_path):
+    # n vertices read as rows x columns: an n x n matrix, as the undirected read bounds its ids
+    path = tmp_path / "b.npz"
+    np.savez(path, src=np.array([0, 1]), dst=np.array([1, 5]), n=np.int64(3))
+    assert "outside the 3 x 3 shape" in str(error_of(path, bipartite=True))
+    np.savez(path, src=np.array([0, 1]), dst=np.array([1, 2]), n=np.int64(4))
+    assert read_graph(path, bipartite=True).shape == (4, 4)
+
+
 def test_npz_holding_one_array_is_refused(tmp_path):
     path = tmp_path / "one.npz"
     with open(path, "wb") as fh:

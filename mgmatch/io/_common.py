@@ -256,6 +256,8 @@ def _graph_from_arrays(arrays, req: _Request, *, n, shape) -> tuple[Graph, dict]
         if weight.dtype.kind in "iuf" and weight.dtype != np.float64:
             weight = weight.astype(np.float64)
     if req.bipartite:
+        if shape is None and n is not None:  # n vertices read as rows x columns: a square matrix
+            shape = (n, n)
         graph = _graph_from_edges(src, dst, weight, req, bipartite=True, shape=shape)
     else:
         graph = _graph_from_edges(src, dst, weight, req, n=n)
