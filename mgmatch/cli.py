@@ -38,16 +38,12 @@ class _Exit(click.ClickException):
 
 
 def _os_error(exc: OSError) -> str:
-    """One line for an operating-system error: what it was about and why (``File name too
-    long``, ``Permission denied``), without the name repeated when it is long."""
-    why = exc.strerror or str(exc)
-    name = exc.filename
-    if name is None:
-        return why
-    name = str(name)
-    if len(name) > 120:
+    """One line for an operating-system error, as an :class:`InputError` names its file: the
+    path (shortened in the middle when long) and why (``File name too long``)."""
+    name = None if exc.filename is None else str(exc.filename)
+    if name is not None and len(name) > 120:
         name = name[:60] + "..." + name[-40:]
-    return f"{name}: {why}"
+    return str(InputError(exc.strerror or str(exc), path=name))
 
 
 def _friendly(fn):

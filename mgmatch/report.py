@@ -291,7 +291,7 @@ def _facts(summary: dict) -> list[tuple[str, object]]:
     if "n_communities" in s:
         result.append(f"{_count(s['n_communities'])} communities")
     rounds = s.get("rounds") if "rounds" in s else _mapping(s, "time_s").get("rounds")
-    counts = s.get("counts") if isinstance(s.get("counts"), dict) else {}
+    counts = _mapping(s, "counts")
     version = _mapping(s, "versions").get("mgmatch")
     return [
         ("input", s.get("input")),
