@@ -135,17 +135,49 @@ def _input(path: Path) -> Path:
     return Path("/dev/stdin") if str(path) == "-" else path
 
 
+class _UsageLine(click.ClickException):
+    """A usage error (an unknown option or command, a missing argument, a value click's types
+    refuse) as one ``mgmatch: error:`` line with the help to read, where click prints the usage
+    block, a hint and the error: a batch job's log then holds one line per failed job, as for
+    every other error."""
+
+    exit_code = 2
+
+    def __init__(self, exc: click.UsageError):
+        super().__init__(exc.format_message())
+        self.command_path = exc.ctx.command_path if exc.ctx is not None else "mgmatch"
+
+    def show(self, file=None):
+        click.echo(f"mgmatch: error: {self.message} (see '{self.command_path} --help')", err=True)
+
+
+def _one_line_usage(call, *args, **kwargs):
+    """``call(*args, **kwargs)`` with its usage errors as :class:`_UsageLine`; a bare ``mgmatch``
+    still prints its help (click's ``NoArgsIsHelpError``, itself a usage error)."""
+    no_args = getattr(click.exceptions, "NoArgsIsHelpError", ())
+    try:
+        return call(*args, **kwargs)
+    except click.UsageError as exc:
+        if isinstance(exc, no_args):
+            raise
+        raise _UsageLine(exc) from None
+
+
 class _Main(click.Group):
     """The ``mgmatch`` group; keeps the arguments it was started with, which summaries and
-    reports show as the user's command line (:func:`mgmatch.report.command_line`)."""
+    reports show as the user's command line (:func:`mgmatch.report.command_line`), and says a
+    usage error in one line (:class:`_UsageLine`)."""
 
     def make_context(self, info_name, args, parent=None, **extra):
         argv = list(args)
-        ctx = super().make_context(info_name, args, parent=parent, **extra)
+        ctx = _one_line_usage(super().make_context, info_name, args, parent=parent, **extra)
         from .report import ARGV_KEY  # noqa: PLC0415
 
         ctx.meta[ARGV_KEY] = argv
         return ctx
+
+    def invoke(self, ctx):
+        return _one_line_usage(super().invoke, ctx)
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -547,6 +547,29 @@ def test_an_unreadable_input_is_one_message(runner, tmp_path, small_graph, monke
     assert "Usage:" not in res.output
 
 
+@pytest.mark.parametrize("args, needles", [
+    (["run", "--no-such-option"], ["No such option '--no-such-option'", "'mgmatch run --help'"]),
+    (["run"], ["Missing argument 'INPUT'", "'mgmatch run --help'"]),
+    (["frobnicate"], ["No such command 'frobnicate'", "'mgmatch --help'"]),
+    (["run", "g.txt", "--device", "tpu"], ["'--device'", "'tpu' is not one of"]),
+    (["bench", "--repeats", "many"], ["'--repeats'", "'many' is not a valid integer", "'mgmatch bench --help'"]),
+    (["--log-level", "loud", "info", "g.txt"], ["'--log-level'", "'mgmatch --help'"]),
+])
+def test_a_usage_error_is_one_line(runner, args, needles):
+    """click prints a usage block, a hint and the error; a batch log gets the one line every
+    other error gives, with the help to read."""
+    res = runner.invoke(main, args, prog_name="mgmatch")
+    line = _one_error(res, *needles)
+    assert res.output.strip() == line
+    assert "Usage:" not in res.output
+
+
+def test_a_bare_command_still_prints_its_help(runner):
+    res = _run(runner)
+    assert res.output.startswith("Usage: ")
+    assert "mgmatch: error:" not in res.output
+
+
 # ------------------------------------------------ batch jobs that do what was asked, or refuse
 @pytest.mark.parametrize("algorithm, option", [
     ("apfb", ["--partitions", "2"]),
