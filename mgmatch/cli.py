@@ -468,16 +468,16 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
             report = verify_stable_result(read_instance(graph_path, graph_reader=graph_reader), table)
         elif {"row", "col"} <= set(table):
             read = _read(graph_path, **_as_matrix_pattern(opts))
-            report = verify_bipartite_result(read.graph, _in_dense_ids(table, read))
+            report = verify_bipartite_result(read.graph, _in_dense_ids(table, read, result_path))
         elif {"vertex", "community"} <= set(table):
             read = _read(graph_path, **opts)
-            report = verify_communities(read.graph, _in_dense_ids(table, read))
+            report = verify_communities(read.graph, _in_dense_ids(table, read, result_path))
         elif {"u", "v"} <= set(table):
             read = _read(graph_path, **opts)
             if read.renumbered and b is not None and _b_file(b) is not None:
                 raise ParameterError(f"--b {b} gives one value per vertex 0 .. n-1, but the ids of {graph_path} are "
                                      "renumbered: give one b for all vertices")
-            report = verify_result(read.graph, _in_dense_ids(table, read),
+            report = verify_result(read.graph, _in_dense_ids(table, read, result_path),
                                    b=None if b is None else _parse_b(b, read.graph.n))
         else:
             raise InputError(f"result has columns {', '.join(table)}; expected u, v[, weight], or row, col, "
@@ -491,17 +491,24 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
         sys.exit(1)
 
 
-def _in_dense_ids(table: dict, read) -> dict:
+def _in_dense_ids(table: dict, read, result_path) -> dict:
     """A result table with its vertex columns mapped from the input's ids, as ``run`` wrote them
-    for a renumbered input, to the graph's ``0 .. n-1`` (an id the graph lacks is an error)."""
+    for a renumbered input, to the graph's ``0 .. n-1`` (an id the graph lacks is an error).
+    Columns of labels are read again as the text written (``+1`` is a label, not the number 1)."""
     if not read.renumbered:
         return table
+    maps = {name: read.columns if name == "col" else read.vertices for name in ("u", "v", "vertex", "row", "col")
+            if name in table}
+    maps = {name: m for name, m in maps.items() if m is not None and m.renumbered}
+    labelled = [name for name, m in maps.items() if m.ids.dtype == object]
+    if any(table[name].dtype != object for name in labelled):  # a type guessed for labels
+        from .io import read_table  # noqa: PLC0415
+
+        table = read_table(result_path, text=labelled)
     out = dict(table)
-    for name, values in table.items():
-        vertex_map = read.columns if name == "col" else read.vertices if name in ("u", "v", "vertex", "row") else None
-        if vertex_map is None or not vertex_map.renumbered:
-            continue
-        if vertex_map.ids.dtype == object and values.dtype != object:  # labels that read back as numbers
+    for name, vertex_map in maps.items():
+        values = table[name]
+        if vertex_map.ids.dtype == object and values.dtype != object:  # a Parquet column of numbers
             values = values.astype(str).astype(object)
         try:
             out[name] = vertex_map.to_dense(values.tolist())

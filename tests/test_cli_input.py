@@ -265,6 +265,20 @@ def test_verify_refuses_an_id_the_graph_lacks(runner, tmp_path):
     assert res.exit_code == 2 and "column 'v'" in res.output and "'nobody' is not in the graph" in res.output
 
 
+@pytest.mark.parametrize("algorithm, suffix", [("suitor", ".csv"), ("suitor", ".tsv"), ("suitor", ".parquet"),
+                                               ("louvain", ".csv")])
+def test_verify_accepts_labels_that_look_like_numbers(runner, tmp_path, algorithm, suffix):
+    # "+1", "0x2", "007" are labels of a graph whose ids are text; read back with a guessed type
+    # "+1" was the number 1 and the result named a vertex the graph lacks
+    path = _csv(tmp_path, "a,b,w\n+0,+1,1\n+1,0x2,2\n0x2,007,1\n007,1e3,3\n")
+    out = tmp_path / f"m{suffix}"
+    res = _run(runner, path, "-a", algorithm, "-o", out)
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(main, ["verify", str(path), str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["ok"] is True
+
+
 def test_column_choice_is_checked_in_python(tmp_path):
     path = _csv(tmp_path, "a,b,w\nx,y,1\n")
     for columns in (("a",), {"src": "a", "weights": "w"}, ("a", 0), ("a", True)):

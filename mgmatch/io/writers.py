@@ -196,8 +196,12 @@ def write_json(path, obj) -> Path:
     return target
 
 
-def read_table(path) -> dict[str, np.ndarray]:
+def read_table(path, *, text=()) -> dict[str, np.ndarray]:
     """Read a Parquet, CSV or TSV table into a dict of NumPy arrays.
+
+    ``text`` names columns of a CSV or TSV file to read as the text written, where the reader
+    would guess a type: labels such as ``+1`` or ``0x2`` stay labels instead of reading as the
+    number 1 or as text of another column type. Parquet keeps the types it stored.
 
     Raises
     ------
@@ -228,7 +232,7 @@ def read_table(path) -> dict[str, np.ndarray]:
     if source.stat().st_size == 0:
         raise InputError("the file is empty (0 bytes)", path=source)
     try:
-        table = _read_arrow_table(source, fmt)
+        table = _read_arrow_table(source, fmt, text)
         names = table.column_names  # decoded here: a header that is not UTF-8 fails now
     except MgmatchError:
         raise
@@ -362,17 +366,19 @@ def _float_text(column):
     return pc.if_else(integral, pc.binary_join_element_wise(text, ".0", ""), text)
 
 
-def _read_arrow_table(path: Path, fmt: str):
+def _read_arrow_table(path: Path, fmt: str, text=()):
     if fmt == "parquet":
         import pyarrow.parquet as pq  # noqa: PLC0415
 
         return pq.read_table(path)
+    import pyarrow as pa  # noqa: PLC0415
     import pyarrow.csv as pacsv  # noqa: PLC0415
 
     return pacsv.read_csv(
         path,
         parse_options=pacsv.ParseOptions(delimiter=_DELIMITERS[fmt]),
-        convert_options=pacsv.ConvertOptions(null_values=[""], strings_can_be_null=False),
+        convert_options=pacsv.ConvertOptions(null_values=[""], strings_can_be_null=False,
+                                             column_types={name: pa.string() for name in text}),
     )
 
 
