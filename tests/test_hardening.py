@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from mgmatch import Graph
 from mgmatch.cli import main
 from mgmatch.errors import InputError
-from mgmatch.io import read_graph
+from mgmatch.io import read_graph, read_table
 
 
 @pytest.fixture
@@ -333,6 +333,18 @@ def test_a_swallowed_stop_signal_still_stops_the_output(tmp_path):
     with terminate_as_interrupt(), atomic_path(target) as partial:
         partial.write_text("0,1\n")
     assert target.read_text() == "0,1\n"
+
+
+@pytest.mark.parametrize("name", ["x" * 251 + ".csv", "é" * 121 + ".parquet", "x" * 245 + ".tsv"])
+def test_an_output_name_that_fits_is_written(runner, tmp_path, small_graph, name):
+    # the hidden temporary beside it (.NAME.TOKEN.partial.csv) was 18 bytes longer than the name:
+    # a name of 238 to 255 bytes failed, after the whole computation
+    assert len(name.encode()) <= 255
+    res = _run(runner, "run", "-q", "-a", "suitor", small_graph, "-o", tmp_path / name,
+               "--summary", tmp_path / "s.json")
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([small_graph.name, name, "s.json"])
+    assert read_table(tmp_path / name)["u"].tolist() == [1]
 
 
 @pytest.mark.parametrize("where", ["input", "output", "summary"])

@@ -64,7 +64,7 @@ def atomic_path(path):
         if why is not None:
             raise ResourceError(f"cannot write {target}: {why}") from exc
         raise _write_error(target, exc) from exc
-    partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial{''.join(target.suffixes)}")
+    partial = target.with_name(_partial_name(target.name))
     try:
         partial.open("xb").close()  # a directory that cannot be written to fails here, naming the target
     except OSError as exc:
@@ -77,6 +77,28 @@ def atomic_path(path):
         with contextlib.suppress(OSError):
             partial.unlink()
         raise
+
+
+#: The longest file name, in bytes, of the common file systems (ext4, XFS, Btrfs, NFS, APFS).
+_NAME_MAX = 255
+
+
+def _partial_name(name: str) -> str:
+    """The hidden temporary name :func:`atomic_path` writes beside ``name``: ``.NAME.TOKEN.partial``
+    and the target's suffixes, with NAME cut short where the whole would pass ``_NAME_MAX``
+    bytes (a target name that fits must not fail for its temporary's).
+
+    >>> _partial_name("m.csv")[:3], _partial_name("m.csv")[-12:]
+    ('.m.', '.partial.csv')
+    >>> name = _partial_name("a" * 250 + ".csv")
+    >>> len(name.encode()), name.endswith(".partial.csv")
+    (255, True)
+    """
+    suffixes = "".join(Path(name).suffixes)
+    tail = f".{secrets.token_hex(4)}.partial{suffixes if len(suffixes.encode()) < 64 else Path(name).suffix[:32]}"
+    room = _NAME_MAX - 1 - len(tail.encode())
+    stem = name.encode()[:room].decode("utf-8", "ignore")  # not through a character's bytes
+    return f".{stem}{tail}"
 
 
 def write_table(path, columns: dict, *, format=None) -> Path:
