@@ -19,7 +19,7 @@ import contextlib
 import signal
 import threading
 
-__all__ = ["Terminated", "terminate_as_interrupt", "raise_if_stopped"]
+__all__ = ["Terminated", "terminate_as_interrupt", "raise_if_stopped", "stop_signals_deferred"]
 
 #: The signals that stop a batch job, by name.
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -95,3 +95,42 @@ def terminate_as_interrupt():
         for signum, handler in before.items():
             signal.signal(signum, handler)
         _received.clear()
+
+
+@contextlib.contextmanager
+def stop_signals_deferred():
+    """Within the block a stop signal (SIGTERM or SIGHUP inside :func:`terminate_as_interrupt`,
+    and SIGINT) is recorded instead of raised, and raised as the block ends: for a step that an
+    exception must not cut in two. A local Dask cluster interrupted while its workers start is
+    left half made, out of reach of the code that would close it, and Dask's exit hook then fails
+    on it with a traceback. Outside the main thread it does nothing.
+
+    >>> import os
+    >>> with terminate_as_interrupt():
+    ...     try:
+    ...         with stop_signals_deferred():
+    ...             os.kill(os.getpid(), signal.SIGTERM)
+    ...             print("the block ends")
+    ...     except Terminated as stop:
+    ...         print(stop.name)
+    the block ends
+    SIGTERM
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    interrupted = []
+    before = {}
+    try:
+        for signum in STOP_SIGNALS:
+            if signal.getsignal(signum) is _raise_terminated:
+                before[signum] = signal.signal(signum, lambda signum, frame: _received.append(signum))
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            before[signal.SIGINT] = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum))
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+    raise_if_stopped()
+    if interrupted:
+        raise KeyboardInterrupt

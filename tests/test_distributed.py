@@ -564,6 +564,34 @@ def test_handback_without_room_goes_through_dask(monkeypatch):
         handback.close_run(folder)
 
 
+def test_a_stop_signal_while_the_local_cluster_starts_closes_it():
+    """SIGTERM inside the cluster's start (here as its constructor ends) used to escape before
+    ``cluster()`` held the cluster: nothing closed it, and Dask's exit hook failed with a
+    traceback on workers still starting. The signal now waits for the start, then unwinds
+    through the code that closes the cluster."""
+    import subprocess
+    import sys
+
+    code = ("import os, signal, distributed\n"
+            "from distributed.deploy.spec import SpecCluster\n"
+            "from mgmatch._signals import Terminated, terminate_as_interrupt\n"
+            "from mgmatch.distributed.cluster import cluster\n"
+            "class Stopped(distributed.LocalCluster):\n"
+            "    def __init__(self, *args, **kwargs):\n"
+            "        super().__init__(*args, **kwargs)\n"
+            "        os.kill(os.getpid(), signal.SIGTERM)\n"
+            "distributed.LocalCluster = Stopped\n"
+            "try:\n"
+            "    with terminate_as_interrupt(), cluster(workers=1, device='cpu', check_cores=False):\n"
+            "        print('ran', flush=True)\n"
+            "except Terminated as stop:\n"
+            "    print('stopped by', stop.name, flush=True)\n"
+            "print('open:', sum(c.status.name != 'closed' for c in list(SpecCluster._instances)), flush=True)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split("\n")[:2] == ["stopped by SIGTERM", "open: 0"], done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+
+
 def test_handback_folder_goes_when_the_client_exits_mid_run():
     """A client that ends while it waits for a run (a job stopped by SIGTERM unwinds and exits)
     removes the run's folder on its way out, and a worker that finishes later keeps its arrays."""

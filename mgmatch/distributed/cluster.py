@@ -13,9 +13,11 @@ kernel warm-up), never by tasks.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 
+from .._signals import stop_signals_deferred
 from ..errors import ClusterError, ParameterError, ResourceError
 
 __all__ = ["cluster", "WorkerSetup", "connect"]
@@ -231,7 +233,7 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
         if workers is not None and workers > visible:
             raise ClusterError(f"{workers} GPU workers were asked for, but {visible} GPU(s) are visible")
         _check_embedded_wait(wait_for_workers, workers or visible)
-        local = LocalCUDACluster(host="127.0.0.1", dashboard_address=dash, silence_logs=40,
+        make = functools.partial(LocalCUDACluster, host="127.0.0.1", dashboard_address=dash, silence_logs=40,
                                  n_workers=workers or visible)
     else:
         from distributed import LocalCluster  # noqa: PLC0415
@@ -239,11 +241,15 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
         if check_cores:
             _check_cpu_workers(workers)
         _check_embedded_wait(wait_for_workers, workers or 2)
-        local = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                             dashboard_address=dash, silence_logs=40)
+        make = functools.partial(LocalCluster, n_workers=workers or 2, threads_per_worker=1, processes=True,
+                                 host="127.0.0.1", dashboard_address=dash, silence_logs=40)
     from distributed import Client  # noqa: PLC0415
 
     try:
+        # A stop signal while the workers start waits for the start to end, then unwinds through
+        # the close below: a cluster half made would be out of reach (stop_signals_deferred).
+        with stop_signals_deferred():
+            local = make()
         with Client(local) as client:
             if wait_for_workers is not None:
                 _wait_for_workers(client, wait_for_workers, wait_timeout)
@@ -253,8 +259,9 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
         # A worker slow to stop (a loaded machine) makes close() time out after the job is done,
         # its process killed by the nanny all the same: that must not fail the job, nor replace
         # the error a failing one is raising.
-        with contextlib.suppress(TimeoutError, OSError):
-            local.close()
+        if local is not None:
+            with contextlib.suppress(TimeoutError, OSError):
+                local.close()
 
 
 def usable_cores() -> int:
