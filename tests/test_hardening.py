@@ -465,6 +465,21 @@ def test_a_service_that_is_no_scheduler_is_one_error_in_bounded_time(answer):
             conn.close()
 
 
+def test_a_port_where_nothing_listens_says_so():
+    # Dask retries a refused connection until its timeout and then reports a time-out; the
+    # refusal behind it is what the user can act on
+    import socket
+
+    from mgmatch.distributed.cluster import connect
+    from mgmatch.errors import ClusterError
+
+    pytest.importorskip("distributed")
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]  # free again once closed: nothing listens there
+    with pytest.raises(ClusterError, match="nothing listens there .*refused for 1 s"):
+        connect(f"tcp://127.0.0.1:{port}", timeout=1.0)
+
+
 @pytest.mark.parametrize("command", ["bench", "demo"])
 def test_bench_and_demo_outputs_are_checked_before_the_runs(runner, tmp_path, command, monkeypatch):
     # a directory for bench's JSON, a file for demo's directory: refused before any run starts

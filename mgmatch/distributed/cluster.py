@@ -96,13 +96,15 @@ def _probe(address: str, timeout: float, where: str) -> None:
 
     def run():
         try:
-            asyncio.run(asyncio.wait_for(handshake(), timeout))
+            # Dask's connect retries a refused connection until its timeout and then says why;
+            # the handshake that follows has no limit but this one, a little later
+            asyncio.run(asyncio.wait_for(handshake(), timeout + 2.0))
         except BaseException as exc:  # noqa: BLE001 (reported below, in the caller's thread)
             failure.append(exc)
 
     thread = threading.Thread(target=run, name="mgmatch-scheduler-probe", daemon=True)
     thread.start()
-    thread.join(timeout + 5.0)
+    thread.join(timeout + 7.0)
     if thread.is_alive():
         failure.append(TimeoutError(f"no answer within {timeout:g} s"))
     if not failure:
@@ -116,7 +118,22 @@ def _probe(address: str, timeout: float, where: str) -> None:
     if not isinstance(exc, OSError):  # (other bytes: a MemoryError for a frame of exabytes, a decode error)
         raise ClusterError(f"cannot reach the Dask scheduler at {where}: it did not answer as a Dask scheduler "
                            f"({type(exc).__name__})")
+    if _refused(exc):
+        raise ClusterError(f"cannot reach the Dask scheduler at {where}: nothing listens there (the connection was "
+                           f"refused for {timeout:g} s; is the scheduler running, on that host and port?)")
     raise ClusterError(f"cannot reach the Dask scheduler at {where}: {exc}")
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether ``exc`` or an exception behind it is a refused connection (Dask wraps the last
+    one it met in its own time-out error)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, ConnectionRefusedError):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def scheduler_address(scheduler_file) -> str:
