@@ -103,7 +103,8 @@ def stop_signals_deferred():
     and SIGINT) is recorded instead of raised, and raised as the block ends: for a step that an
     exception must not cut in two. A local Dask cluster interrupted while its workers start is
     left half made, out of reach of the code that would close it, and Dask's exit hook then fails
-    on it with a traceback. Outside the main thread it does nothing.
+    on it with a traceback. A second signal in the block raises at once: a start that hangs (a
+    worker stuck in its set-up) must still give way. Outside the main thread it does nothing.
 
     >>> import os
     >>> with terminate_as_interrupt():
@@ -113,24 +114,42 @@ def stop_signals_deferred():
     ...             print("the block ends")
     ...     except Terminated as stop:
     ...         print(stop.name)
+    ...     try:
+    ...         with stop_signals_deferred():
+    ...             os.kill(os.getpid(), signal.SIGTERM)
+    ...             os.kill(os.getpid(), signal.SIGTERM)
+    ...             print("not reached")
+    ...     except Terminated as stop:
+    ...         print("at once:", stop.name)
     the block ends
     SIGTERM
+    at once: SIGTERM
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    interrupted = []
+    deferred = []
+
+    def record(signum, frame):
+        deferred.append(signum)
+        if len(deferred) > 1:  # asked twice: now
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            _raise_terminated(signum, frame)
+        if signum != signal.SIGINT:
+            _received.append(signum)
+
     before = {}
     try:
         for signum in STOP_SIGNALS:
             if signal.getsignal(signum) is _raise_terminated:
-                before[signum] = signal.signal(signum, lambda signum, frame: _received.append(signum))
+                before[signum] = signal.signal(signum, record)
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            before[signal.SIGINT] = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum))
+            before[signal.SIGINT] = signal.signal(signal.SIGINT, record)
         yield
     finally:
         for signum, handler in before.items():
             signal.signal(signum, handler)
     raise_if_stopped()
-    if interrupted:
+    if signal.SIGINT in deferred:
         raise KeyboardInterrupt

@@ -135,16 +135,14 @@ def _input(path: Path) -> Path:
     return Path("/dev/stdin") if str(path) == "-" else path
 
 
-class _UsageLine(click.ClickException):
+class _UsageLine(click.UsageError):
     """A usage error (an unknown option or command, a missing argument, a value click's types
     refuse) as one ``mgmatch: error:`` line with the help to read, where click prints the usage
     block, a hint and the error: a batch job's log then holds one line per failed job, as for
-    every other error."""
-
-    exit_code = 2
+    every other error. Still a ``click.UsageError`` for a program that calls :func:`main`."""
 
     def __init__(self, exc: click.UsageError):
-        super().__init__(exc.format_message())
+        super().__init__(exc.format_message(), ctx=exc.ctx)
         self.command_path = exc.ctx.command_path if exc.ctx is not None else "mgmatch"
 
     def show(self, file=None):
@@ -158,7 +156,7 @@ def _one_line_usage(call, *args, **kwargs):
     try:
         return call(*args, **kwargs)
     except click.UsageError as exc:
-        if isinstance(exc, no_args):
+        if isinstance(exc, (no_args, _UsageLine)):
             raise
         raise _UsageLine(exc) from None
 

@@ -118,21 +118,36 @@ def _probe(address: str, timeout: float, where: str) -> None:
     if not isinstance(exc, OSError):  # (other bytes: a MemoryError for a frame of exabytes, a decode error)
         raise ClusterError(f"cannot reach the Dask scheduler at {where}: it did not answer as a Dask scheduler "
                            f"({type(exc).__name__})")
-    if _refused(exc):
+    if _refused(exc, address):
         raise ClusterError(f"cannot reach the Dask scheduler at {where}: nothing listens there (the connection was "
                            f"refused for {timeout:g} s; is the scheduler running, on that host and port?)")
     raise ClusterError(f"cannot reach the Dask scheduler at {where}: {exc}")
 
 
-def _refused(exc: BaseException) -> bool:
-    """Whether ``exc`` or an exception behind it is a refused connection (Dask wraps the last
-    one it met in its own time-out error)."""
+def _refused(exc: BaseException, address: str) -> bool:
+    """Whether Dask's failure to connect to ``address`` was a refused connection. Dask wraps the
+    last error it met in its own time-out error, but its last try may start too late to be
+    refused before the time runs out; a TCP address is then tried once more, directly."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, ConnectionRefusedError):
             return True
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
+    import socket  # noqa: PLC0415
+
+    from distributed.comm.addressing import parse_address, parse_host_port  # noqa: PLC0415
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in ("tcp", "tls"):
+            return False
+        host, port = parse_host_port(location)
+        socket.create_connection((host, port), timeout=2.0).close()
+    except ConnectionRefusedError:
+        return True
+    except (OSError, ValueError, TypeError):  # another failure: Dask's message says it
+        return False
     return False
 
 
