@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import InputError, ParameterError
 
-__all__ = ["check_job_paths", "same_file", "symlink_loop"]
+__all__ = ["check_job_paths", "same_file", "symlink_loop", "require_utf8_name"]
 
 
 def symlink_loop(path) -> bool:
@@ -34,6 +34,29 @@ def symlink_loop(path) -> bool:
     except OSError as exc:
         return exc.errno == errno.ELOOP
     return False
+
+
+def require_utf8_name(path, *, writing: bool) -> None:
+    """Refuse a path whose name is not UTF-8 text. A Linux file name may hold any bytes, which
+    Python keeps as surrogate escapes; the Arrow and SciPy readers and writers take UTF-8 paths
+    only and fail on such a name with an encoding or type error. An input is an
+    :class:`InputError`, an output a :class:`ParameterError`.
+
+    >>> require_utf8_name("m\u00e9.csv", writing=True)
+    >>> require_utf8_name(os.fsdecode(b"m\\xff.csv"), writing=True)
+    Traceback (most recent call last):
+    ...
+    mgmatch.errors.ParameterError: m\\xff.csv: the file name is not UTF-8 text, which mgmatch's readers and writers need; rename it
+    """
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(text).decode("utf-8", "backslashreplace")
+        why = "the file name is not UTF-8 text, which mgmatch's readers and writers need; rename it"
+        if writing:
+            raise ParameterError(f"{shown}: {why}") from None
+        raise InputError(why, path=shown) from None
 
 
 def same_file(a, b) -> bool:
@@ -77,6 +100,10 @@ def check_job_paths(reads: dict, writes: dict) -> None:
     """
     reads = {what: Path(p) for what, p in reads.items() if p is not None}
     writes = {what: Path(p) for what, p in writes.items() if p is not None}
+    for path in reads.values():
+        require_utf8_name(path, writing=False)
+    for path in writes.values():
+        require_utf8_name(path, writing=True)
     for what, path in reads.items():
         if symlink_loop(path):
             raise InputError("is a loop of symbolic links", path=path)

@@ -104,9 +104,11 @@ def column_choice(columns) -> dict | None:
 def _check_readable(path) -> None:
     """Refuse a path that names no readable, non-empty file (a stream's size is known only once
     it is read: :func:`_spooled` checks that)."""
+    from .._paths import require_utf8_name, symlink_loop  # noqa: PLC0415
+
+    require_utf8_name(path, writing=False)
     p = Path(path)
     if not p.exists():
-        from .._paths import symlink_loop  # noqa: PLC0415
 
         raise InputError("is a loop of symbolic links" if symlink_loop(p) else "no such file", path=path)
     if p.is_dir():

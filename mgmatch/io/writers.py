@@ -51,6 +51,9 @@ def atomic_path(path):
     ...     print(target.read_text(), sorted(p.name for p in target.parent.iterdir()))
     done ['note.txt']
     """
+    from .._paths import require_utf8_name  # noqa: PLC0415
+
+    require_utf8_name(path, writing=True)
     target = Path(path)
     if target.is_dir():
         raise ResourceError(f"cannot write {target}: it is a directory")
@@ -95,10 +98,11 @@ def _partial_name(name: str) -> str:
     (255, True)
     """
     suffixes = "".join(Path(name).suffixes)
-    tail = f".{secrets.token_hex(4)}.partial{suffixes if len(suffixes.encode()) < 64 else Path(name).suffix[:32]}"
+    if len(suffixes.encode()) >= 64:
+        suffixes = Path(name).suffix[:32]
+    tail = f".{secrets.token_hex(4)}.partial{suffixes}"
     room = _NAME_MAX - 1 - len(tail.encode())
-    stem = name.encode()[:room].decode("utf-8", "ignore")  # not through a character's bytes
-    return f".{stem}{tail}"
+    return f".{name.encode()[:room].decode('utf-8', 'ignore')}{tail}"  # cut where a character ends
 
 
 def write_table(path, columns: dict, *, format=None) -> Path:
@@ -240,6 +244,9 @@ def read_table(path, *, text=()) -> dict[str, np.ndarray]:
     """
     import pyarrow as pa  # noqa: PLC0415
 
+    from .._paths import require_utf8_name  # noqa: PLC0415
+
+    require_utf8_name(path, writing=False)
     source = Path(path)
     try:
         fmt = _table_format(source, None)
