@@ -564,6 +564,22 @@ def test_handback_without_room_goes_through_dask(monkeypatch):
         handback.close_run(folder)
 
 
+def test_an_embedded_cluster_holds_all_its_workers_when_the_job_starts(monkeypatch):
+    # on a loaded machine a worker could register after the job began (the demo printed
+    # "0 workers"), and the partitions went to the workers already there: the cluster waits for
+    # every worker it started
+    import importlib
+
+    module = importlib.import_module("mgmatch.distributed.cluster")  # (the package's `cluster` is the function)
+    waited = []
+    real = module._wait_for_workers
+    monkeypatch.setattr(module, "_wait_for_workers", lambda client, n, timeout: (waited.append(n),
+                                                                                 real(client, n, timeout)))
+    with module.cluster(workers=2, device="cpu", dashboard=False) as client:
+        assert waited == [2]
+        assert len(client.scheduler_info()["workers"]) == 2
+
+
 def test_a_stop_signal_while_the_local_cluster_starts_closes_it():
     """SIGTERM inside the cluster's start (here as its constructor ends) used to escape before
     ``cluster()`` held the cluster: nothing closed it, and Dask's exit hook failed with a

@@ -264,7 +264,8 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
         visible = cupy_or_none().cuda.runtime.getDeviceCount()
         if workers is not None and workers > visible:
             raise ClusterError(f"{workers} GPU workers were asked for, but {visible} GPU(s) are visible")
-        _check_embedded_wait(wait_for_workers, workers or visible)
+        expected = workers or visible
+        _check_embedded_wait(wait_for_workers, expected)
         make = functools.partial(LocalCUDACluster, host="127.0.0.1", dashboard_address=dash, silence_logs=40,
                                  n_workers=workers or visible)
     else:
@@ -272,8 +273,9 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
 
         if check_cores:
             _check_cpu_workers(workers)
-        _check_embedded_wait(wait_for_workers, workers or 2)
-        make = functools.partial(LocalCluster, n_workers=workers or 2, threads_per_worker=1, processes=True,
+        expected = workers or 2
+        _check_embedded_wait(wait_for_workers, expected)
+        make = functools.partial(LocalCluster, n_workers=expected, threads_per_worker=1, processes=True,
                                  host="127.0.0.1", dashboard_address=dash, silence_logs=40)
     from distributed import Client  # noqa: PLC0415
 
@@ -283,8 +285,9 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
         with stop_signals_deferred():
             local = make()
         with Client(local) as client:
-            if wait_for_workers is not None:
-                _wait_for_workers(client, wait_for_workers, wait_timeout)
+            # the cluster's own workers, all of them: one that registers late (a loaded machine)
+            # would otherwise find its partitions placed on the others
+            _wait_for_workers(client, expected if wait_for_workers is None else wait_for_workers, wait_timeout)
             client.register_plugin(WorkerSetup(dev))
             yield client
     finally:
