@@ -335,6 +335,21 @@ def test_a_swallowed_stop_signal_still_stops_the_output(tmp_path):
     assert target.read_text() == "0,1\n"
 
 
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_failed_write_in_place_leaves_the_link(runner, tmp_path, small_graph, suffix):
+    # an output that exists and is no regular file (here a link to a device that is always full)
+    # is written in place; given a path, pyarrow deleted the link when its write failed
+    import os
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    link = tmp_path / f"full{suffix}"
+    link.symlink_to("/dev/full")
+    _one_error(_run(runner, "run", "-q", "-a", "suitor", small_graph, "-o", link, "--summary", tmp_path / "s.json"),
+               "No space left on device")
+    assert link.is_symlink() and os.readlink(link) == "/dev/full"
+
+
 @pytest.mark.parametrize("name", ["x" * 251 + ".csv", "é" * 121 + ".parquet", "x" * 245 + ".tsv"])
 def test_an_output_name_that_fits_is_written(runner, tmp_path, small_graph, name):
     # the hidden temporary beside it (.NAME.TOKEN.partial.csv) was 18 bytes longer than the name:

@@ -1066,7 +1066,7 @@ def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
     before = target.read_bytes()
 
     def half_write(table, where, **_):
-        Path(where).write_bytes(b"PAR1 partial")
+        where.write(b"PAR1 partial")  # (the file mgmatch opened)
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(pq, "write_table", half_write)

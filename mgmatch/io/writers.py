@@ -180,9 +180,13 @@ def _arrow_table(columns: dict, fmt: str):
 def _write_table_file(path: Path, table, fmt: str) -> None:
     """Write an Arrow table to ``path`` as it is (the caller makes it atomic)."""
     if fmt == "parquet":
+        import pyarrow as pa  # noqa: PLC0415
         import pyarrow.parquet as pq  # noqa: PLC0415
 
-        pq.write_table(table, path)
+        # through a file opened here: given a path, pyarrow deletes it when a write fails, and a
+        # target written in place (a link to a device, see atomic_path) is not its to delete
+        with pa.OSFile(str(path), "wb") as out:
+            pq.write_table(table, out)
     else:
         _write_delimited(table, path, _DELIMITERS[fmt])
 
