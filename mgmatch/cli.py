@@ -143,10 +143,10 @@ class _UsageLine(click.UsageError):
 
     def __init__(self, exc: click.UsageError):
         super().__init__(exc.format_message(), ctx=exc.ctx)
-        self.command_path = exc.ctx.command_path if exc.ctx is not None else "mgmatch"
 
     def show(self, file=None):
-        click.echo(f"mgmatch: error: {self.message} (see '{self.command_path} --help')", err=True)
+        command = self.ctx.command_path if self.ctx is not None else "mgmatch"
+        click.echo(f"mgmatch: error: {self.message} (see '{command} --help')", err=True)
 
 
 def _one_line_usage(call, *args, **kwargs):

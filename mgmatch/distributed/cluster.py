@@ -285,9 +285,10 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
         with stop_signals_deferred():
             local = make()
         with Client(local) as client:
-            # the cluster's own workers, all of them: one that registers late (a loaded machine)
+            # the cluster's own workers, all of them (at least as many as --wait-for-workers, which
+            # _check_embedded_wait bounds by them): one that registers late, on a loaded machine,
             # would otherwise find its partitions placed on the others
-            _wait_for_workers(client, expected if wait_for_workers is None else wait_for_workers, wait_timeout)
+            _wait_for_workers(client, expected, wait_timeout)
             client.register_plugin(WorkerSetup(dev))
             yield client
     finally:
