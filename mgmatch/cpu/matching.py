@@ -538,15 +538,6 @@ def _best_free(i, u, indptr, indices, weights, slot, matched):
     return best_v, best_w
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _weight_to(i, v, indptr, indices, weights):
-    """The weight of owned row ``i``'s entry for neighbour ``v`` (0.0 when there is none)."""
-    for e in range(indptr[i], indptr[i + 1]):
-        if indices[e] == v:
-            return weights[e]
-    return 0.0
-
-
 @njit(cache=True, nogil=True)
 def _ld_settle(lo, hi, indptr, indices, weights, slot, ghost_slot, matched, cand, mate, mate_w,
                fresh, nfresh, ob_i, ob_w, cnt):
@@ -675,7 +666,11 @@ def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate
         if v < 0:
             continue
         sv = _slot_of(v, lo, hi, ghost_slot)
-        w = _weight_to(i, v, indptr, indices, weights)
+        w = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            if indices[e] == v:
+                w = weights[e]
+                break
         if sv >= n_owned:
             ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, POINT, v, x, w, -1)
         if cand[sv] == x and not matched[sv]:
@@ -754,13 +749,21 @@ def _hs_collate(i, lo, hi, indptr, indices, weights, slot, ghost_slot, matched, 
     if sv >= n_owned:
         if sent[i] != v:
             sent[i] = v
-            w = _weight_to(i, v, indptr, indices, weights)
+            w = 0.0
+            for e in range(indptr[i], indptr[i + 1]):
+                if indices[e] == v:
+                    w = weights[e]
+                    break
             ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, POINT, v, lo + i, w, -1)
         if cand[sv] != lo + i or matched[sv]:
             return False, nwork, ob_i, ob_w, cnt
     elif cand[sv] != lo + i:
         return False, nwork, ob_i, ob_w, cnt
-    w = _weight_to(i, v, indptr, indices, weights)
+    w = 0.0
+    for e in range(indptr[i], indptr[i + 1]):
+        if indices[e] == v:
+            w = weights[e]
+            break
     matched[i] = True
     matched[sv] = True
     mate[i] = v
