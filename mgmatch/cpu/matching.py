@@ -722,18 +722,6 @@ def _link(i, v, lo, hi, ghost_slot, head, nxt):
         head[s] = i
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _tell_remote_pointers(y, lo, n_owned, indptr, indices, slot, matched, cand, ob_i, ob_w, cnt):
-    """MATCHED to every free remote neighbour of owned vertex ``y`` that points at it: ``y`` is
-    taken, and they choose again in their partition."""
-    j = y - lo
-    for e in range(indptr[j], indptr[j + 1]):
-        s = slot[e]
-        if s >= n_owned and not matched[s] and cand[s] == y:
-            ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, indices[e], y, 0.0, -1)
-    return ob_i, ob_w, cnt
-
-
 @njit(cache=True, nogil=True)
 def _hs_collate(i, lo, hi, indptr, indices, weights, slot, ghost_slot, matched, cand, mate, mate_w, sent,
                 head, nxt, work, nwork, ob_i, ob_w, cnt):
@@ -780,9 +768,13 @@ def _hs_collate(i, lo, hi, indptr, indices, weights, slot, ghost_slot, matched, 
             p = nxt[p]
     # remote vertices that pointed at the newly matched owned vertices must look again
     for y in (lo + i, v):
-        if lo <= y < hi:
-            ob_i, ob_w, cnt = _tell_remote_pointers(y, lo, n_owned, indptr, indices, slot, matched, cand,
-                                                    ob_i, ob_w, cnt)
+        if not (lo <= y < hi):
+            continue
+        j = y - lo
+        for e in range(indptr[j], indptr[j + 1]):
+            s = slot[e]
+            if s >= n_owned and not matched[s] and cand[s] == y:
+                ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, indices[e], y, 0.0, -1)
     return True, nwork, ob_i, ob_w, cnt
 
 
@@ -815,9 +807,14 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
     nfresh, ob_i, ob_w, cnt = _apply_pointer_inbox(lo, hi, ghost_slot, matched, cand, mate, mate_w,
                                                    in_i, in_w, fresh, ob_i, ob_w, cnt)
     for k in range(nfresh):  # matches made across the boundary: tell remote pointers
-        if fresh[k] >= 0:
-            ob_i, ob_w, cnt = _tell_remote_pointers(fresh[k], lo, n_owned, indptr, indices, slot, matched, cand,
-                                                    ob_i, ob_w, cnt)
+        y = fresh[k]
+        if y < 0:
+            continue
+        j = y - lo
+        for e in range(indptr[j], indptr[j + 1]):
+            s = slot[e]
+            if s >= n_owned and not matched[s] and cand[s] == y:
+                ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, indices[e], y, 0.0, -1)
     head = np.full(matched.shape[0], -1, np.int64)
     nxt = np.empty(n_owned, np.int64)
     work = np.empty(n_owned, np.int64)  # a vertex is on one list, read once: no repeats
