@@ -176,61 +176,6 @@ def test_strongest_neighbour_matches_brute_force(device):
             assert sn[v] == best
 
 
-# ------------------------------------------------------------- handshaking passes (CPU twin)
-def _handshake_on_cpu(g, partitions):
-    """The mate array and the passes summed over the partitions' steps of a CPU handshaking run."""
-    from mgmatch.algorithms.matching import _assemble, _Handshake
-    from mgmatch.engine.local import run_local
-
-    pieces, log = run_local(_Handshake(), g.partition(partitions))
-    return _assemble(g, "handshake", pieces, log).mate, sum(p["passes"] for p in pieces)
-
-
-def _whole_passes(g):
-    """Passes of handshaking made the plain way, on the whole graph: in every pass every free
-    vertex points at its strongest free neighbour, then pointers that meet match, until a pass
-    matches nobody (that pass counts too)."""
-    matched = np.zeros(g.n, bool)
-    cand = np.full(g.n, -1)
-    passes = 0
-    while True:
-        passes += 1
-        for u in np.flatnonzero(~matched):
-            nbrs, w = g.neighbours(u)
-            free = ~matched[nbrs]
-            cand[u] = nbrs[free][np.lexsort((nbrs[free], -w[free]))[0]] if free.any() else -1
-        made = [u for u in range(g.n) if not matched[u] and cand[u] >= 0 and cand[cand[u]] == u]
-        if not made:
-            return passes
-        matched[made] = True
-
-
-@pytest.mark.parametrize("n", [1000, 1001, 20_000])
-def test_handshake_path_of_ties_takes_a_pass_per_pair(n):
-    # equal weights: every vertex points at its smaller neighbour, only the front pair meets, so
-    # the path matches a pair per pass from vertex 0 on, and the last pass finds nothing. A pass
-    # looks again only at the vertices whose candidate was taken (20,000 vertices took seconds
-    # when every pass went over the whole partition)
-    g = mgmatch.Graph.from_edges(np.arange(n - 1), np.arange(1, n), np.ones(n - 1))
-    mate, passes = _handshake_on_cpu(g, 1)
-    np.testing.assert_array_equal(mate, verify.greedy_matching(g))
-    assert passes == n // 2 + 1
-
-
-@pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("partitions", [1, 2, 3, 5])
-def test_handshake_on_ties_equals_greedy_and_whole_passes(seed, partitions):
-    # weights 1..3: long chains of ties; and a grid of equal weights, whose pointers chain too
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(50, 400))
-    g = random_graph(n, int(rng.integers(n, 5 * n)), seed=seed) if seed < 3 else \
-        mgmatch.Graph.from_networkx(nx.grid_2d_graph(20, 20))
-    mate, passes = _handshake_on_cpu(g, partitions)
-    np.testing.assert_array_equal(mate, verify.greedy_matching(g))
-    if partitions == 1:  # with more, the passes are split over the steps that messages cause
-        assert passes == _whole_passes(g)
-
-
 # ------------------------------------------------------------------------- property test
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(

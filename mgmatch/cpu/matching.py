@@ -711,93 +711,15 @@ def strongest_neighbour(n_rows, indptr, indices, weights, slot, matched, row_fre
     return out
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _link(i, v, lo, hi, ghost_slot, head, nxt):
-    """Put owned vertex ``i`` (an index) on the list of the owned vertices pointing at ``v``, its
-    new candidate (``head`` per slot, ``nxt`` per owned vertex): a vertex points at one candidate
-    at a time, and moves on only once that one is matched, when its list is read and done with."""
-    if v >= 0:
-        s = _slot_of(v, lo, hi, ghost_slot)
-        nxt[i] = head[s]
-        head[s] = i
-
-
-@njit(cache=True, nogil=True)
-def _hs_collate(i, lo, hi, indptr, indices, weights, slot, ghost_slot, matched, cand, mate, mate_w, sent,
-                head, nxt, work, nwork, ob_i, ob_w, cnt):
-    """The collate step of owned vertex ``i`` (an index): POINT to a new remote candidate, and a
-    match when the candidate points back. The vertices pointing at a pair it makes go on ``work``:
-    their candidate is taken, so they choose again in the next pass; remote ones are told
-    (MATCHED). Returns whether it matched, with ``nwork`` and the outbox."""
-    n_owned = hi - lo
-    v = cand[i]
-    if v < 0 or matched[i]:
-        return False, nwork, ob_i, ob_w, cnt
-    sv = _slot_of(v, lo, hi, ghost_slot)
-    if sv >= n_owned:
-        if sent[i] != v:
-            sent[i] = v
-            w = 0.0
-            for e in range(indptr[i], indptr[i + 1]):
-                if indices[e] == v:
-                    w = weights[e]
-                    break
-            ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, POINT, v, lo + i, w, -1)
-        if cand[sv] != lo + i or matched[sv]:
-            return False, nwork, ob_i, ob_w, cnt
-    elif cand[sv] != lo + i:
-        return False, nwork, ob_i, ob_w, cnt
-    w = 0.0
-    for e in range(indptr[i], indptr[i + 1]):
-        if indices[e] == v:
-            w = weights[e]
-            break
-    matched[i] = True
-    matched[sv] = True
-    mate[i] = v
-    mate_w[i] = w
-    if sv < n_owned:
-        mate[sv] = lo + i
-        mate_w[sv] = w
-    for s in (i, sv):  # owned vertices that pointed at the pair (a ghost has no row here to scan)
-        p = head[s]
-        while p >= 0:
-            if not matched[p]:
-                work[nwork] = p
-                nwork += 1
-            p = nxt[p]
-    # remote vertices that pointed at the newly matched owned vertices must look again
-    for y in (lo + i, v):
-        if not (lo <= y < hi):
-            continue
-        j = y - lo
-        for e in range(indptr[j], indptr[j + 1]):
-            s = slot[e]
-            if s >= n_owned and not matched[s] and cand[s] == y:
-                ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, indices[e], y, 0.0, -1)
-    return True, nwork, ob_i, ob_w, cnt
-
-
 @njit(cache=True, nogil=True)
 def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate, mate_w,
                     sent, in_i, in_w, ghost_slot):
     """One-way handshaking on one partition until local quiescence [4].
 
     Repeated passes: every free owned vertex points at its strongest free neighbour (the
-    segmented max-scan), then pairs that point at each other match (the collate step, in
-    ascending vertex order). A vertex pointing at a ghost sends POINT once per new target
-    (``sent``). Returns the outbox and the number of passes made.
-
-    Only the first pass runs over the whole partition. Vertices only go from free to matched, so
-    a free vertex's strongest free neighbour stays what it is until that neighbour is matched;
-    and two vertices that did not point at each other in one pass can do so in the next only if
-    one of them chose anew. A later pass therefore takes only the vertices whose candidate was
-    matched in the pass before (each owned vertex is on the list of its candidate's pointers,
-    read when the candidate is matched), chooses again for them, and collates them, with the
-    partners they now point back at, in ascending order: the matches, the outbox rows and the
-    passes are those of whole passes. The work of a pass is in proportion to the vertices whose
-    candidate was taken (and their edges), so a chain of ties (equal weights along a path match
-    a pair per pass, from one end) costs passes but not passes times the partition.
+    segmented max-scan), then pairs that point at each other match (the collate step). A vertex
+    pointing at a ghost sends POINT once per new target (``sent``). Returns the outbox and the
+    number of passes made.
     """
     n_owned = hi - lo
     ob_i = np.empty((64, 4), np.int64)
@@ -815,50 +737,59 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
             s = slot[e]
             if s >= n_owned and not matched[s] and cand[s] == y:
                 ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, indices[e], y, 0.0, -1)
-    head = np.full(matched.shape[0], -1, np.int64)
-    nxt = np.empty(n_owned, np.int64)
-    work = np.empty(n_owned, np.int64)  # a vertex is on one list, read once: no repeats
-    nwork = 0
-    # first pass, whole: the inbox may have taken any candidate (cand -2) or matched any vertex
-    passes = 1
+    passes = 0
     row_free = np.empty(n_owned, np.bool_)
-    for i in range(n_owned):
-        row_free[i] = not matched[i]
-    best = strongest_neighbour(n_owned, indptr, indices, weights, slot, matched, row_free)
-    for i in range(n_owned):
-        if row_free[i]:
-            cand[i] = best[i]
-            _link(i, best[i], lo, hi, ghost_slot, head, nxt)
-    made = False
-    for i in range(n_owned):
-        hit, nwork, ob_i, ob_w, cnt = _hs_collate(i, lo, hi, indptr, indices, weights, slot, ghost_slot, matched,
-                                                  cand, mate, mate_w, sent, head, nxt, work, nwork, ob_i, ob_w, cnt)
-        made |= hit
-    while made:
+    while True:
         passes += 1
-        order = np.empty(2 * nwork, np.int64)
-        k = 0
-        for q in range(nwork):
-            i = work[q]
-            v, _ = _best_free(i, lo + i, indptr, indices, weights, slot, matched)
-            cand[i] = v
-            _link(i, v, lo, hi, ghost_slot, head, nxt)
-            order[k] = i
-            k += 1
-            # a partner that kept its candidate (this vertex) collates at its own place in the order
-            if lo <= v < hi and cand[v - lo] == lo + i:
-                order[k] = v - lo
-                k += 1
-        order = np.sort(order[:k])
-        nwork = 0
-        made = False
-        for q in range(k):
-            if q > 0 and order[q] == order[q - 1]:  # both of a pair chose anew
+        for i in range(n_owned):
+            row_free[i] = not matched[i]
+        best = strongest_neighbour(n_owned, indptr, indices, weights, slot, matched, row_free)
+        for i in range(n_owned):
+            if row_free[i]:
+                cand[i] = best[i]
+        made = 0
+        for i in range(n_owned):  # collate: mutual pointers match
+            v = cand[i]
+            if v < 0 or matched[i]:
                 continue
-            hit, nwork, ob_i, ob_w, cnt = _hs_collate(order[q], lo, hi, indptr, indices, weights, slot, ghost_slot,
-                                                      matched, cand, mate, mate_w, sent, head, nxt, work, nwork,
-                                                      ob_i, ob_w, cnt)
-            made |= hit
+            sv = _slot_of(v, lo, hi, ghost_slot)
+            if sv >= n_owned:
+                if sent[i] != v:
+                    sent[i] = v
+                    w = 0.0
+                    for e in range(indptr[i], indptr[i + 1]):
+                        if indices[e] == v:
+                            w = weights[e]
+                            break
+                    ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, POINT, v, lo + i, w, -1)
+                if cand[sv] != lo + i or matched[sv]:
+                    continue
+            elif cand[sv] != lo + i:
+                continue
+            w = 0.0
+            for e in range(indptr[i], indptr[i + 1]):
+                if indices[e] == v:
+                    w = weights[e]
+                    break
+            matched[i] = True
+            matched[sv] = True
+            mate[i] = v
+            mate_w[i] = w
+            if sv < n_owned:
+                mate[sv] = lo + i
+                mate_w[sv] = w
+            made += 1
+            # remote vertices that pointed at the newly matched owned vertices must look again
+            for y in (lo + i, v):
+                if not (lo <= y < hi):
+                    continue
+                j = y - lo
+                for e in range(indptr[j], indptr[j + 1]):
+                    s = slot[e]
+                    if s >= n_owned and not matched[s] and cand[s] == y:
+                        ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, indices[e], y, 0.0, -1)
+        if made == 0:
+            break
     return ob_i[:cnt], ob_w[:cnt], passes
 
 
