@@ -366,6 +366,68 @@ def test_engine_config_is_validated():
             pass
     with pytest.raises(mgmatch.ParameterError, match="heartbeat_s"):
         EngineConfig(peer_timeout_s=1.0, heartbeat_s=2.0)
+    for bad in (-0.1, float("nan"), float("inf"), True):
+        with pytest.raises(mgmatch.ParameterError, match="spin_wait_s"):
+            EngineConfig(spin_wait_s=bad)
+    assert EngineConfig(spin_wait_s=0).spin_wait_s == 0
+
+
+class _WaitingSession:
+    """What :func:`~mgmatch.engine.transport.wait_for` uses of a session: its mesh (a check
+    that may raise, the configuration) and ``abort``."""
+
+    def __init__(self, config, fail_after=None):
+        from types import SimpleNamespace
+
+        self.checks = 0
+        self.aborted = False
+        self.fail_after = fail_after
+        self.mesh = SimpleNamespace(config=config, check=self._check)
+
+    def _check(self):
+        from mgmatch.engine.transport import PeerError
+
+        self.checks += 1
+        if self.fail_after is not None and self.checks > self.fail_after:
+            raise PeerError("worker tcp://w1 sent nothing for 1 s", "tcp://w1", stopped=True)
+
+    def abort(self):
+        self.aborted = True
+
+
+def test_a_device_wait_polls_without_sleeping_then_sleeps(monkeypatch):
+    # a round's wait for its device polls without a pause for spin_wait_s (a sleep overshoots
+    # each round by a fifth of a millisecond), then sleeps between polls; the peers are checked
+    # all along
+    from mgmatch.engine import EngineConfig
+    from mgmatch.engine import transport
+
+    sleeps = []
+    real_sleep = time.sleep
+    monkeypatch.setattr(transport.time, "sleep", lambda s: (sleeps.append(s), real_sleep(s)))
+    end = time.monotonic() + 0.05
+    session = _WaitingSession(EngineConfig(spin_wait_s=1.0))
+    transport.wait_for(session, lambda: time.monotonic() > end)
+    assert sleeps == [] and session.checks >= 1 and not session.aborted
+    end = time.monotonic() + 0.05
+    session = _WaitingSession(EngineConfig(spin_wait_s=0))
+    transport.wait_for(session, lambda: time.monotonic() > end)
+    assert sleeps and all(s <= 0.002 for s in sleeps) and session.checks >= 1
+    transport.wait_for(session, lambda: True)  # done at once: no check, no sleep
+
+
+def test_a_device_wait_aborts_on_a_lost_peer():
+    # a collective whose peer stopped never completes: the wait must give up with the peer's
+    # error and abort the communicator, whether it is still polling or already sleeping
+    from mgmatch.engine import EngineConfig
+    from mgmatch.engine.transport import PeerError, wait_for
+
+    for spin in (10.0, 0.0):
+        session = _WaitingSession(EngineConfig(spin_wait_s=spin), fail_after=2)
+        t0 = time.monotonic()
+        with pytest.raises(PeerError, match="tcp://w1"):
+            wait_for(session, lambda: False)
+        assert session.aborted and session.checks == 3 and time.monotonic() - t0 < 5
 
 
 def test_partition_keeps_derived_tables_on_the_cpu_only_where_it_lives():

@@ -106,6 +106,26 @@ def test_one_gpu_worker_equals_local():
 
 
 @pytest.mark.gpu
+def test_a_round_waits_for_its_device_then_copies_back():
+    # the NCCL round's read of the gathered counts: the host waits for the stream (polling,
+    # then sleeping) and gets what the kernels in flight wrote
+    from types import SimpleNamespace
+
+    from mgmatch._array import cupy_or_none
+    from mgmatch.engine import EngineConfig
+    from mgmatch.engine.transport import _wait_and_get
+
+    cp = cupy_or_none()
+    n = 1 << 24
+    for spin in (0.05, 0.0):
+        y = cp.cumsum(cp.arange(n, dtype=cp.float64))  # in flight when the wait starts
+        mesh = SimpleNamespace(config=EngineConfig(spin_wait_s=spin), check=lambda: None)
+        out = _wait_and_get(SimpleNamespace(mesh=mesh, abort=lambda: None), y[-2:], cp.cuda.get_current_stream())
+        assert isinstance(out, np.ndarray)
+        assert out.tolist() == [(n - 2) * (n - 1) / 2, (n - 1) * n / 2]
+
+
+@pytest.mark.gpu
 def test_more_gpu_workers_than_gpus_is_one_clear_error():
     pytest.importorskip("dask_cuda")
     from mgmatch._array import cupy_or_none

@@ -95,6 +95,11 @@ class EngineConfig:
         Runs started over after a lost or stopped worker before the job fails.
     progress_interval_s : float
         Least time between two progress events that a cluster run publishes.
+    spin_wait_s : float
+        Longest a GPU worker polls its device without pausing while it waits for a round's
+        kernels and its peers; longer waits sleep between polls (0: always). The default covers
+        the rounds of every family on the measured graphs (docs/performance.md, "Waiting for
+        the device").
     threads : int or None
         Threads an in-process run on the CPU uses: partitions whose program declares concurrent
         steps run them on a pool of this many threads, and a run given no partition count is
@@ -121,6 +126,7 @@ class EngineConfig:
     connect_timeout_s: float = 120.0
     max_restarts: int = 2
     progress_interval_s: float = 0.2
+    spin_wait_s: float = 0.05
     threads: int | None = None
     min_partition_nnz: int = 1 << 20
     handback_bytes: int | None = 1 << 22
@@ -134,6 +140,7 @@ class EngineConfig:
                 raise ParameterError(f"{name} must be a positive finite number of seconds, not {value!r}")
         if self.heartbeat_s >= self.peer_timeout_s:
             raise ParameterError("heartbeat_s must be shorter than peer_timeout_s")
+        check_amount("spin_wait_s", self.spin_wait_s)
         check_count("max_restarts", self.max_restarts, 0)
         if self.threads is not None:
             check_count("threads", self.threads, also=" (or None: every CPU this process may use)")

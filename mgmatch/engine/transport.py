@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import ClusterError
 from .program import Messages
 
-__all__ = ["PeerError", "Mesh", "Session", "SESSIONS", "exchange"]
+__all__ = ["PeerError", "Mesh", "Session", "SESSIONS", "exchange", "wait_for"]
 
 _HEADER = struct.Struct("<QB")  # payload length, frame type
 _DATA, _HEARTBEAT, _HELLO = 0, 1, 2
@@ -417,20 +417,39 @@ def _exchange_nccl(session, own, owner_rank, block, outgoing, n_parts, width, xp
 
 
 def _wait_and_get(session, recv, stream) -> np.ndarray:
-    """Copy ``recv`` to the host once the stream gets there, watching the peers meanwhile: a
-    collective whose peer died or stopped never completes, so the communicator is aborted."""
+    """Copy ``recv`` to the host once the stream gets there (see :func:`wait_for`)."""
     import cupy  # noqa: PLC0415
 
     event = cupy.cuda.Event(block=False, disable_timing=True)
     event.record(stream)
-    spins = 0
-    while not event.done:
-        spins += 1
-        if spins > 200:
+    wait_for(session, lambda: event.done)
+    return cupy.asnumpy(recv, stream=stream)
+
+
+#: Interval of the peer checks while a rank waits for its device.
+_CHECK_EVERY_S = 0.005
+
+
+def wait_for(session, done) -> None:
+    """Return once ``done()`` is true, watching the peers meanwhile: a collective whose peer
+    died or stopped never completes, so the communicator is aborted and the peer's error raised.
+
+    ``done`` is polled without a pause for the first ``spin_wait_s`` of the session's
+    configuration, then with short sleeps. A round waits here for its own kernels and for its
+    slower peer, a few milliseconds; a sleep between two polls overshoots by about 0.2 ms, which
+    a round would pay every time (docs/performance.md, "Waiting for the device")."""
+    mesh = session.mesh
+    start = time.monotonic()
+    check_at = start + _CHECK_EVERY_S
+    while not done():
+        now = time.monotonic()
+        if now >= check_at:
+            check_at = now + _CHECK_EVERY_S
             try:
-                session.mesh.check()
+                mesh.check()
             except Exception:
                 session.abort()
                 raise
-            time.sleep(0.0002 if spins < 5000 else 0.002)
-    return cupy.asnumpy(recv, stream=stream)
+        waited = now - start
+        if waited > mesh.config.spin_wait_s:
+            time.sleep(0.0002 if waited < 1.0 else 0.002)
