@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import lzma
+import re
 import subprocess
 import sys
 import zipfile
@@ -1188,7 +1189,12 @@ def test_graph_from_a_matrix_equals_the_edge_build(duplicates, zeros, dtype, sha
     bipartite = shape[0] != shape[1]
     for told in (False, True) if symmetric else (False,):
         graph, _ = matrix_market._graph_from_matrix(csr, req, weighted=weighted, base=1, symmetric=told)
-        expect = Graph.from_scipy(sp.coo_array(csr), bipartite=bipartite, weighted=weighted, **canon)
+        # a symmetric file's mirror is the format's, one entry with a_ij: merged as equals, never
+        # summed (the summary still names the rule asked for)
+        rule = "max" if told and duplicates == "sum" else duplicates
+        expect = Graph.from_scipy(sp.coo_array(csr), bipartite=bipartite, weighted=weighted,
+                                  **{**canon, "duplicates": rule})
+        expect.summary.duplicate_rule = duplicates
         assert graph.summary.as_dict() == expect.summary.as_dict()
         assert (graph.n_rows, graph.n_cols, graph.bipartite, graph.weighted) == (
             expect.n_rows, expect.n_cols, expect.bipartite, expect.weighted)
@@ -1197,13 +1203,36 @@ def test_graph_from_a_matrix_equals_the_edge_build(duplicates, zeros, dtype, sha
             assert got.dtype == want.dtype and np.array_equal(got, want), name
 
 
-def test_graph_from_a_symmetric_matrix_refuses_an_overflowing_sum():
+def test_graph_from_a_general_matrix_refuses_an_overflowing_sum():
+    # a general matrix's a_ij and a_ji are two entries, summed under duplicates="sum"; a
+    # symmetric file's mirror is not a second entry
     import scipy.sparse as sp
 
     csr = sp.csr_array(([1e308, 1e308], ([0, 1], [1, 0])), shape=(2, 2))
     req = readers._Request("m.mtx", None, None, True, {"duplicates": "sum"})
     with pytest.raises(InputError, match=r"edge \(0, 1\) overflows: merging its entries gives inf"):
-        matrix_market._graph_from_matrix(csr, req, weighted=True, base=1, symmetric=True)
+        matrix_market._graph_from_matrix(csr, req, weighted=True, base=1, symmetric=False)
+    csr = sp.csr_array(([8e307, 8e307], ([0, 1], [1, 0])), shape=(2, 2))
+    graph, _ = matrix_market._graph_from_matrix(csr, req, weighted=True, base=1, symmetric=True)
+    assert graph.weights.tolist() == [8e307, 8e307]
+
+
+@pytest.mark.parametrize("duplicates", ["max", "sum", "min", "first"])
+def test_a_format_implied_mirror_is_not_summed(tmp_path, duplicates):
+    # a symmetric Matrix Market file stores one triangle and a METIS file lists every edge from
+    # both ends: each edge has the file's weight under every duplicate rule; a general file
+    # that stores a_ij and a_ji sums them under "sum"
+    sym = write_text(tmp_path / "s.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1.5\n3 2 4\n")
+    metis = write_text(tmp_path / "s.graph", "3 2 1\n2 3\n1 3 3 8\n2 8\n")
+    gen = write_text(tmp_path / "g.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n2 1 1.5\n1 2 1.5\n")
+    assert read_graph(sym, duplicates=duplicates).to_scipy().toarray().tolist() == [
+        [0, 1.5, 0], [1.5, 0, 4], [0, 4, 0]]
+    assert read_graph(metis, duplicates=duplicates).to_scipy().toarray().tolist() == [
+        [0, 3, 0], [3, 0, 8], [0, 8, 0]]
+    both = 3.0 if duplicates == "sum" else 1.5
+    assert read_graph(gen, duplicates=duplicates).to_scipy().toarray()[0, 1] == both
+    again = read_graph(sym, duplicates=duplicates, random_weights=4)  # (the edge build's path)
+    assert again.m == 2 and again.summary.duplicate_rule == duplicates
 
 
 @pytest.mark.parametrize("duplicates", ["max", "sum", "first"])
@@ -1262,13 +1291,61 @@ def test_metis_lists_build_the_graph_from_edges_builds(tmp_path, data_dir, canon
     got = read_graph(path, **canon)
     src = np.concatenate([u, v])
     dst = np.concatenate([v, u])
-    want = Graph.from_edges(src, dst, np.concatenate([w, w]), n=g0.n, **canon)
+    # (the two listings of an edge are one edge of the file: merged as equals under every rule)
+    want = Graph.from_edges(src, dst, np.concatenate([w, w]), n=g0.n, **{**canon, "duplicates": "max"})
+    want.summary.duplicate_rule = canon.get("duplicates", "max")
     assert_same_graph(got, want)
     assert got.summary.as_dict() == want.summary.as_dict()
 
 
 def test_metis_lists_that_break_the_form_are_still_named(tmp_path):
-    # a repeated entry, a self-loop and an edge listed from one end take the full merge's checks
-    assert "distinct" in str(error_of(write_text(tmp_path / "r.graph", "2 2\n2 2\n1 1\n")))
+    # a repeated entry, a self-loop, an edge listed from one end, an edge with two weights
+    assert "vertex 1 lists 2 twice" in str(error_of(write_text(tmp_path / "r.graph", "2 2\n2 2\n1 1\n")))
+    assert "vertex 1 lists 2 twice" in str(error_of(write_text(tmp_path / "r2.graph", "3 1\n2 2\n\n\n")))
+    assert "vertex 1 lists 2 with weight 1, but vertex 2 lists 1 with weight 5" in str(error_of(
+        write_text(tmp_path / "w.graph", "3 2 1\n2 1\n1 5 3 2\n2 2\n")))
     assert "lists itself" in str(error_of(write_text(tmp_path / "l.graph", "2 1\n1 2\n1\n")))
     assert "does not list" in str(error_of(write_text(tmp_path / "u.graph", "3 2\n2 3\n1\n\n")))
+
+
+@pytest.mark.parametrize("header,body,words", [
+    # a dense symmetric matrix that is not square: SciPy's reader wrote past its array
+    ("array real symmetric\n2 3", "0\n1\n1\n0\n0\n0\n", "a symmetric matrix is square, but the header declares 2 rows"),
+    ("array real skew-symmetric\n2 4", "1\n2\n3\n4\n5\n", "a skew-symmetric matrix is square"),
+    ("coordinate real symmetric\n4 5 1", "2 1 1\n", "a symmetric matrix is square"),
+    ("coordinate real hermitian\n3 3 1", "2 1 1\n", "a hermitian matrix has complex values"),
+    ("coordinate pattern hermitian\n3 3 1", "2 1\n", "a hermitian matrix has complex values"),
+    ("coordinate pattern skew-symmetric\n3 3 1", "2 1\n", "a skew-symmetric matrix has values"),
+    # a symmetric file that stores both triangles would double every such weight
+    ("coordinate real symmetric\n3 3 3", "2 1 2\n1 2 2\n3 1 1\n", r"entries \(2, 1\) and \(1, 2\) are both stored"),
+    ("coordinate integer skew-symmetric\n3 3 2", "1 3 -2\n3 1 2\n", r"entries \(3, 1\) and \(1, 3\) are both"),
+])
+def test_matrix_market_headers_the_format_does_not_allow(tmp_path, header, body, words):
+    path = write_text(tmp_path / "m.mtx", f"%%MatrixMarket matrix {header}\n{body}")
+    assert re.search(words, str(error_of(path, negative="abs")))
+
+
+def test_matrix_market_one_triangle_either_side_is_read(tmp_path):
+    # one triangle, stored above or below the diagonal (or a mix of distinct pairs), is the file
+    lower = write_text(tmp_path / "l.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 2\n3 1 1\n")
+    upper = write_text(tmp_path / "u.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n1 2 2\n1 3 1\n")
+    mixed = write_text(tmp_path / "x.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 2\n1 3 1\n")
+    want = [[0, 2, 1], [2, 0, 0], [1, 0, 0]]
+    for path in (lower, upper, mixed):
+        assert read_graph(path).to_scipy().toarray().tolist() == want
+
+
+def test_parquet_unsigned_ids_past_int64_are_refused(tmp_path):
+    # they used to wrap to negative ids, renumbered as labels, and came out as other numbers
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "u.parquet"
+    pq.write_table(pa.table({"src": pa.array([0, 5], pa.uint64()), "dst": pa.array([2**64 - 1, 6], pa.uint64())}),
+                   path)
+    assert "destination id 18446744073709551615 (entry 0) is too large" in str(error_of(path))
+    pq.write_table(pa.table({"src": pa.array([0, 5], pa.uint64()), "dst": pa.array([2**63 - 1, 6], pa.uint64())}),
+                   path)
+    from mgmatch.io import read_input
+
+    got = read_input(path)
+    assert got.renumbered and got.graph.m == 2 and got.vertices.ids.tolist() == [0, 5, 6, 2**63 - 1]

@@ -6,9 +6,11 @@ edges by the duplicate rule. Most files repeat none: a symmetric matrix gives ea
 SciPy's COO to CSR conversion (which sorts each row's columns) gives the graph's CSR itself,
 and only the canonicalisation rules are applied here, as ``from_edges`` applies them: self-loops
 dropped, ``|w|`` under ``negative="abs"``, a mirrored pair merged (to ``2 |a_ij|`` under
-``duplicates="sum"``, else ``|a_ij|``), zeros kept or dropped, the weight dtype, and the
-overflow checks. Anything else (a repeated edge, random weights, an option ``from_edges``
-refuses, ids it refuses) returns ``None``, and the caller builds through ``from_edges``.
+``duplicates="sum"``, else ``|a_ij|``; a mirror that the format implies, a symmetric Matrix
+Market file's or a METIS file's, is not a second entry and stays ``|a_ij|``), zeros kept or
+dropped, the weight dtype, and the overflow checks. Anything else (a repeated edge, random
+weights, an option ``from_edges`` refuses, ids it refuses) returns ``None``, and the caller
+builds through ``from_edges``.
 """
 
 from __future__ import annotations
@@ -32,11 +34,14 @@ def _options(canon: dict) -> dict | None:
     return canon
 
 
-def graph_from_csr(csr, canon: dict, source, *, weighted: bool, bipartite: bool, symmetric: bool = False):
+def graph_from_csr(csr, canon: dict, source, *, weighted: bool, bipartite: bool, symmetric: bool = False,
+                   implied: bool = False):
     """The graph :meth:`Graph.from_scipy <mgmatch.graph.Graph.from_scipy>` builds from ``csr``
     (sorted, distinct columns in each row; weights finite), or ``None``: a bipartite graph (every
     entry an edge), or an undirected graph whose matrix is symmetric in its pattern and in
-    ``|a_ij|`` (``symmetric`` says it is known to be; else it is checked)."""
+    ``|a_ij|`` (``symmetric`` says it is known to be; else it is checked). ``implied``: the
+    format gives each edge's mirror (a symmetric Matrix Market file, a METIS file), so a mirrored
+    pair is one entry of the file, not two to merge by the duplicate rule."""
     options = _options(canon)
     if options is None:
         return None
@@ -55,7 +60,8 @@ def graph_from_csr(csr, canon: dict, source, *, weighted: bool, bipartite: bool,
     if not bipartite and not symmetric and not _is_symmetric(csr, w if weighted else None):
         return None
     return _finish(csr.indptr, csr.indices, w, options, source, shape=csr.shape, weighted=weighted,
-                   bipartite=bipartite, mirrors_given=not bipartite, entries=int(csr.nnz), negatives=negatives)
+                   bipartite=bipartite, mirrors_given=not bipartite, entries=int(csr.nnz), negatives=negatives,
+                   implied=implied)
 
 
 def _is_symmetric(csr, w) -> bool:
@@ -124,11 +130,13 @@ def graph_from_edge_arrays(src, dst, weight, canon: dict, source, *, n=None, bip
     return graph
 
 
-def _finish(indptr, cols, w, options, source, *, shape, weighted, bipartite, mirrors_given, entries, negatives):
+def _finish(indptr, cols, w, options, source, *, shape, weighted, bipartite, mirrors_given, entries, negatives,
+            implied=False):
     """The graph of a CSR with sorted, distinct columns and ``|w|`` weights, under ``options``.
     An undirected graph's CSR holds every edge in both directions (and maybe self-loops, which
     are dropped); ``mirrors_given`` says the input gave both (merged as a mirrored pair, as
-    ``from_edges`` does), else each edge was given once."""
+    ``from_edges`` does, unless the format ``implied`` the mirror), else each edge was given
+    once."""
     n_rows, n_cols = shape
     summary = CanonSummary(input_entries=entries, weighted=weighted, duplicate_rule=options["duplicates"],
                            negatives_made_absolute=negatives)
@@ -146,7 +154,7 @@ def _finish(indptr, cols, w, options, source, *, shape, weighted, bipartite, mir
         edge = rows < cols  # each edge once: its entry above the diagonal
         if mirrors_given:
             summary.mirrored_pairs = int(np.count_nonzero(edge))
-            if options["duplicates"] == "sum":
+            if options["duplicates"] == "sum" and not implied:
                 with np.errstate(over="ignore"):  # an overflowing sum is refused below, naming the edge
                     w = w * 2  # a_ij + a_ji
     zero = w == 0

@@ -51,14 +51,17 @@ def _read_matrix_market(req: _Request) -> tuple[Graph, dict]:
         _check_matrix_market_object(stream.readline(1 << 12), req.path)
     direct = not gzipped and not marked and not req.path.endswith((".gz", ".bz2"))
     nrows, ncols, stored, layout, field, symmetry = _matrix_market_call(scipy.io.mminfo, req.path, direct=direct)
+    _check_matrix_market_kind(req.path, nrows, ncols, field, symmetry)
     _check_matrix_market_header(req.path, nrows, ncols, stored, layout, symmetry, gzipped=gzipped)
     _check_matrix_market_body(req.path, layout, field)
     # a symmetric, skew-symmetric or Hermitian file stores one triangle and SciPy's reader adds
     # each entry's mirror, so the matrix read is symmetric in its pattern and in |a_ij|. (The
     # matrix goes straight into the call, so that the graph build holds its only reference and
     # frees it once it is summed into a CSR.)
+    one_triangle = symmetry != "general" and layout == "coordinate"
     graph, entries = _graph_from_matrix(_mmread(req.path, direct, stored, (nrows, ncols)), req,
-                                        weighted=field != "pattern", base=1, symmetric=symmetry != "general")
+                                        weighted=field != "pattern", base=1, symmetric=symmetry != "general",
+                                        triangle=stored if one_triangle else None)
     details = {
         "matrix_market": {
             "layout": layout,
@@ -90,17 +93,21 @@ def _mmread(path, direct, stored, shape):
             raise _matrix_market_error(exc, path, stored, shape) from exc
 
 
-def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int, symmetric: bool = False
-                       ) -> tuple[Graph, dict]:
+def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int, symmetric: bool = False,
+                       triangle: int | None = None) -> tuple[Graph, dict]:
     """The graph of a sparse (or dense) matrix: repeated coordinates summed, ``|a_ij|`` if complex.
 
     ``base`` is added to row and column indices when a message names an entry; ``symmetric``
-    says the matrix is known to be symmetric in its pattern and in ``|a_ij|``.
+    says the matrix is known to be symmetric in its pattern and in ``|a_ij|`` (the mirror of
+    each entry is the format's, not a second entry to merge with it); ``triangle``, the entries
+    a symmetric file stored, has them checked for one triangle (:func:`_check_one_triangle`).
     """
     import scipy.sparse as sp  # noqa: PLC0415
 
     coo = sp.coo_array(matrix)  # a dense matrix keeps its nonzero entries
     del matrix
+    if triangle is not None:
+        _check_one_triangle(coo, triangle, base, req.path)
     entries = int(coo.nnz)
     data = coo.data
     if np.issubdtype(data.dtype, np.complexfloating):
@@ -119,10 +126,63 @@ def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int, symm
                             f"{int(csr.indices[i]) + base})"),
         )
     bipartite = _matrix_bipartite(csr.shape, req)
-    graph = graph_from_csr(csr, req.canon, req.path, weighted=weighted, bipartite=bipartite, symmetric=symmetric)
+    graph = graph_from_csr(csr, req.canon, req.path, weighted=weighted, bipartite=bipartite, symmetric=symmetric,
+                           implied=symmetric)
     if graph is None:  # an entry to merge with another than its mirror, or random weights
-        graph = Graph.from_scipy(csr, bipartite=bipartite, weighted=weighted, source=req.path, **req.canon)
+        canon = dict(req.canon)
+        if symmetric and canon.get("duplicates") == "sum":
+            canon["duplicates"] = "max"  # (a_ij and its mirror are one entry of the file: equal, not summed)
+        graph = Graph.from_scipy(csr, bipartite=bipartite, weighted=weighted, source=req.path, **canon)
+        graph.summary.duplicate_rule = req.canon.get("duplicates", graph.summary.duplicate_rule)
     return graph, {"matrix": entries, "summed": entries - int(csr.nnz)}
+
+
+def _check_one_triangle(coo, stored: int, base: int, path) -> None:
+    """Refuse a symmetric (skew-symmetric, Hermitian) file that stores an entry in both
+    triangles: each stored entry stands for its mirror too, so ``(i, j)`` and ``(j, i)`` would
+    be the edge twice, its weight summed. (A file that stores the whole matrix under a symmetric
+    header is a common slip; read as it is, every weight would come out doubled.)
+
+    SciPy's reader gives the ``stored`` entries of the file first, then the mirror of each of
+    them off the diagonal, in the same order; where the matrix it gave is not so (another
+    reader), nothing can be told and nothing is checked."""
+    rows, cols = coo.row, coo.col
+    if rows.size < stored:
+        return
+    r, c = rows[:stored], cols[:stored]
+    off = r != c
+    if rows.size - stored != int(np.count_nonzero(off)):
+        return
+    if not (np.array_equal(rows[stored:], c[off]) and np.array_equal(cols[stored:], r[off])):
+        return
+    below, above = r > c, r < c
+    if not (below.any() and above.any()):
+        return
+    width = np.int64(max(int(r.max()), int(c.max())) + 1)
+    lower = r[below].astype(np.int64) * width + c[below]
+    upper = c[above].astype(np.int64) * width + r[above]  # as the lower entry it mirrors
+    both = np.intersect1d(lower, upper)
+    if both.size:
+        i, j = int(both[0] // width) + base, int(both[0] % width) + base
+        raise InputError(f"Matrix Market: entries ({i}, {j}) and ({j}, {i}) are both stored, but the header "
+                         "declares a symmetric matrix, which stores one triangle (each entry stands for its "
+                         "mirror); declare it 'general' if the file holds the whole matrix", path=path)
+
+
+def _check_matrix_market_kind(path, nrows, ncols, field: str, symmetry: str) -> None:
+    """Refuse a header the format does not allow: a symmetric, skew-symmetric or Hermitian
+    matrix that is not square (it stores one triangle and stands for the other; SciPy's reader
+    of a dense one writes past its array), a Hermitian one whose values are not complex, and a
+    skew-symmetric pattern (its entries would have no sign to flip)."""
+    if symmetry != "general" and nrows != ncols:
+        raise InputError(f"Matrix Market: a {symmetry} matrix is square, but the header declares "
+                         f"{nrows:,} rows and {ncols:,} columns", path=path)
+    if symmetry == "hermitian" and field != "complex":
+        raise InputError(f"Matrix Market: a hermitian matrix has complex values, but the header declares a "
+                         f"{field} one (a real symmetric matrix is 'symmetric')", path=path)
+    if symmetry == "skew-symmetric" and field == "pattern":
+        raise InputError("Matrix Market: a skew-symmetric matrix has values, but the header declares a "
+                         "pattern one", path=path)
 
 
 def _check_matrix_market_header(path, nrows, ncols, stored, layout, symmetry, *, gzipped: bool) -> None:

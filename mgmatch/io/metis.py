@@ -157,17 +157,16 @@ class _MetisReader:
             )
         weighted = header.has_edge_weights and req.weighted
         weight = _concat(self.parts["weight"], np.float64) if weighted else None
-        graph = _graph_from_lists(src, dst, weight, header.n, req)
-        if graph is None:  # a self-loop, a repeated or unpaired entry, or an option only from_edges takes
+        graph = _graph_from_lists(src, dst, weight, header.n, req, header.line)
+        if graph is None:  # an option only from_edges takes (random weights): each edge given once
             src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
-            graph = Graph.from_edges(src, dst, weight, n=header.n, source=req.path, **req.canon)
+            once = src < dst
+            graph = Graph.from_edges(src[once], dst[once], None if weight is None else weight[once], n=header.n,
+                                     source=req.path, **req.canon)
         distinct = graph.m + graph.summary.zeros_dropped
         if distinct != header.m:
-            loops = graph.summary.self_loops_dropped
             raise InputError(
-                f"the header says m={header.m} but the adjacency lists name {distinct} distinct "
-                f"edges{f' and {loops} self-loop entries' if loops else ''}; every edge must be "
-                f"listed from both ends{_metis_unpaired(src, dst, header.n)}",
+                f"the header says m={header.m} but the adjacency lists name {distinct} distinct edges",
                 path=req.path, line=header.line,
             )
         if req.bipartite:
@@ -176,32 +175,59 @@ class _MetisReader:
         return graph, details
 
 
-def _graph_from_lists(src, dst, weight, n: int, req: _Request):
+def _graph_from_lists(src, dst, weight, n: int, req: _Request, line: int):
     """The graph of adjacency lists that give every edge from both ends, once each, with equal
-    weights (what METIS requires), built as the symmetric matrix it is: one SciPy conversion to
-    CSR and the checks of :func:`~mgmatch.io._build.graph_from_csr`, without the full merge of
+    weights (what METIS requires; lists that do not are refused, naming the first vertex that
+    breaks the rule), built as the symmetric matrix it is: one SciPy conversion to CSR and the
+    checks of :func:`~mgmatch.io._build.graph_from_csr`, without the full merge of
     :meth:`Graph.from_edges`, whose sort of every entry costs most of a read's time and memory.
-    ``None`` when the lists break that form: the caller then builds through ``from_edges``, which
-    merges by the duplicate rule, and its checks name the problem."""
+    The two listings of an edge are one edge of the file, not two entries to merge by the
+    duplicate rule. ``None`` for an option that only ``from_edges`` takes. (``line``, the
+    header's, goes with the messages: the lists hold ``m`` edges, but not as METIS lists them.)"""
     import scipy.sparse as sp  # noqa: PLC0415
 
-    if src.size == 0 or bool((src == dst).any()):
+    from ._build import _is_symmetric  # noqa: PLC0415
+
+    if src.size == 0:
         return None
+    broken = _metis_unpaired(src, dst, n, loops_only=True)
+    if broken:
+        raise InputError(f"the adjacency lists break METIS's rules{broken}", path=req.path, line=line)
     values = weight if weight is not None else np.ones(src.size, dtype=np.float64)
     csr = sp.csr_array((values, (src, dst)), shape=(n, n))  # sorted columns; repeats summed
     if csr.nnz != src.size:
-        return None
-    return graph_from_csr(csr, req.canon, req.path, weighted=weight is not None, bipartite=False)
+        keys = np.sort(src.astype(np.int64) * n + dst)
+        twice = int(keys[np.flatnonzero(keys[1:] == keys[:-1])[0]])
+        raise InputError(f"the adjacency lists break METIS's rules: vertex {twice // n + 1} lists "
+                         f"{twice % n + 1} twice (an edge is listed once from each end)", path=req.path, line=line)
+    if not _is_symmetric(csr, None):
+        raise InputError(f"every edge must be listed from both ends{_metis_unpaired(src, dst, n)}", path=req.path,
+                         line=line)
+    if weight is not None and not _is_symmetric(csr, csr.data):
+        order = csr.copy()
+        order.data = np.arange(csr.nnz, dtype=np.int64)
+        mirror = order.T.tocsr().data  # entry k of the transpose is entry mirror[k] of csr
+        k = int(np.flatnonzero(csr.data[mirror] != csr.data)[0])
+        u = int(np.searchsorted(csr.indptr, k, side="right")) - 1
+        v = int(csr.indices[k])
+        raise InputError(f"the adjacency lists break METIS's rules: vertex {u + 1} lists {v + 1} with weight "
+                         f"{csr.data[k]:g}, but vertex {v + 1} lists {u + 1} with weight "
+                         f"{csr.data[mirror][k]:g} (an edge has one weight)", path=req.path, line=line)
+    return graph_from_csr(csr, req.canon, req.path, weighted=weight is not None, bipartite=False, symmetric=True,
+                          implied=True)
 
 
-def _metis_unpaired(src, dst, n) -> str:
-    """The first adjacency entry that breaks METIS's rules (a vertex listing itself, or an edge
-    listed from one end only), worded to end a message; empty when there is none."""
+def _metis_unpaired(src, dst, n, loops_only: bool = False) -> str:
+    """The first adjacency entry that breaks METIS's rules (a vertex listing itself, or, unless
+    ``loops_only``, an edge listed from one end only), worded to end a message; empty when there
+    is none."""
     src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
     loops = np.flatnonzero(src == dst)
     if loops.size:
         u = int(src[loops[0]]) + 1
         return f": vertex {u} lists itself (a self-loop, which METIS graphs do not have)"
+    if loops_only:
+        return ""
     alone = np.flatnonzero(~np.isin(src * n + dst, dst * n + src))
     if alone.size:
         u, v = int(src[alone[0]]) + 1, int(dst[alone[0]]) + 1
