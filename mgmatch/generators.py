@@ -1052,7 +1052,8 @@ def sm_easy(n, *, seed=0, n_women=None):
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(length, out=indptr[1:])
     total = int(indptr[-1])
-    _check_memory(f"an easy instance of {n} men", 24.0 * total)
+    # (the pairs, and each person's arrays: the women's lists are counted and ordered too)
+    _check_memory(f"an easy instance of {n} men and {nw} women", 24.0 * total + 24.0 * (n + nw))
     dtype = np.int32 if nw <= np.iinfo(np.int32).max else np.int64
     women = rng.integers(0, nw, size=total, dtype=dtype)
     again = np.flatnonzero(repeated_entries(indptr, women))

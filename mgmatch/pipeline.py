@@ -61,7 +61,7 @@ def load_pipeline(path) -> dict:
         raise InputError(f"is larger than {MAX_PIPELINE_BYTES:,} bytes; a pipeline file lists jobs, not data",
                          path=path)
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.load(path.read_text(), Loader=_unique_keys_loader())  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         raise InputError(f"not valid YAML ({getattr(exc, 'problem', exc)})", path=path,
@@ -113,10 +113,47 @@ def load_pipeline(path) -> dict:
                 _check_reorder(job["reorder"], False, job.get("b"), job.get("algorithm", "auto"))
             except ParameterError as exc:
                 raise InputError(f"job {i}: {exc}", path=path) from None
+        for key in _SWITCHES:
+            if key in job and not isinstance(job[key], bool) and not (job[key] is None and key in _MAYBE):
+                raise InputError(f"job {i}: {key} must be true or false, not {job[key]!r}", path=path)
         job.setdefault("name", f"job {i}")
         jobs.append(job)
     _check_pipeline_paths(path, cluster, jobs)
     return {"cluster": cluster, "jobs": jobs}
+
+
+#: Job keys that switch something on or off (YAML's true and false: a string such as "false"
+#: would read as on), and those of them that may also be left to detection (null).
+_SWITCHES = ("deterministic", "all_levels", "weighted", "one_based", "bipartite")
+_MAYBE = ("one_based", "bipartite")
+
+
+def _unique_keys_loader():
+    """YAML's safe loader, refusing a mapping that names a key twice (plain YAML keeps the last,
+    so a mistyped second ``output`` would silently decide where a job writes)."""
+    import yaml  # noqa: PLC0415
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # (``<<: *alias``, merged by the constructor)
+                continue
+            key = loader.construct_object(key_node, deep=deep)
+            try:
+                again = key in seen
+                seen.add(key)
+            except TypeError:  # (an unhashable key: the constructor below names it)
+                continue
+            if again:
+                raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} appears twice in one mapping",
+                                                        key_node.start_mark)
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return Loader
 
 
 def _check_pipeline_paths(path: Path, cluster, jobs) -> None:

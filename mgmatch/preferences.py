@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._array import get_namespace, to_numpy
+from ._array import check_host_memory, get_namespace, to_numpy
 from .errors import InputError, ParameterError
 
 __all__ = ["Preferences", "PreferencePartition", "COLUMNS", "MAX_ID"]
@@ -222,6 +222,10 @@ class Preferences:
         ``woman_keys``, from validated pair arrays."""
         if max(n_men, n_women) > MAX_ID:
             raise InputError(f"{max(n_men, n_women)} people on one side; at most {MAX_ID} are supported")
+        # ids are dense: every id up to the largest is a person with arrays of their own (about
+        # 48 bytes each through the solve), so one stray large id must be refused, not allocated
+        check_host_memory(f"a stable-marriage instance of {n_men:,} men and {n_women:,} women",
+                          48.0 * (n_men + n_women) + 40.0 * man.size)
         dense = _rank_within(woman, woman_keys)
         order = np.lexsort(tuple(reversed(man_keys)) + (man,))
         indptr = np.zeros(n_men + 1, dtype=np.int64)

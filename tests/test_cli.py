@@ -647,7 +647,7 @@ def test_pipeline_reads_unweighted(runner, tmp_path):
         ("cluster: {nodes: 3}\njobs:\n  - {input: karate.mtx, output: o.csv}\n", "unknown cluster key"),
         ("jobs:\n  - {input: karate.mtx, output: o.csv, algorithm: bsuitor, b: [1, 2]}\n", "b must be an integer"),
         ("jobs:\n  - {input: karate.mtx, output: o.csv, random_weights: abc}\n", "non-negative integer seed"),
-        ("jobs:\n  - {input: karate.mtx, output: o.csv, weighted: maybe}\n", "weighted must be True or False"),
+        ("jobs:\n  - {input: karate.mtx, output: o.csv, weighted: maybe}\n", "weighted must be true or false"),
     ],
 )
 def test_bad_pipeline_exit_2(runner, tmp_path, karate, text, message):

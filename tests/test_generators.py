@@ -503,3 +503,25 @@ def test_graphs_larger_than_memory_are_refused(monkeypatch):
     with pytest.raises(ResourceError, match="random_bipartite"):
         random_bipartite(10**6, 10**6, avg_degree=100)
     assert kron(8).n == 256  # small graphs are unaffected
+    # an easy stable-marriage instance counts its women too, not only the pairs
+    with pytest.raises(ResourceError, match="an easy instance of 5 men and 100000000 women needs about"):
+        gen.sm_easy(5, n_women=10**8)
+    assert gen.sm_easy(5, n_women=1000).n_women == 1000
+
+
+def test_a_preference_table_with_one_large_id_is_refused_not_allocated(monkeypatch):
+    # ids are dense, so a stray large id stood for that many people, allocated until the
+    # process was killed
+    psutil = pytest.importorskip("psutil")
+    from mgmatch.preferences import Preferences
+
+    class OneGiB:
+        total = 2**30
+
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: OneGiB)
+    table = {"man": np.array([0, 3 * 10**9]), "woman": np.array([0, 1]), "man_rank": np.array([0, 0]),
+             "woman_rank": np.array([0, 0])}
+    with pytest.raises(ResourceError, match="3,000,000,001 men and 2 women needs about 134 GiB"):
+        Preferences.from_table(table)
+    table["man"] = np.array([0, 1000])
+    assert Preferences.from_table(table).n_men == 1001

@@ -585,6 +585,28 @@ def test_a_pipeline_may_share_values_through_aliases(runner, tmp_path, small_gra
     assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
 
 
+@pytest.mark.parametrize("text, needle", [
+    # PyYAML keeps the last of two equal keys: a mistyped second output would decide the file
+    ("jobs:\n  - {input: g.txt, output: a.csv, output: b.csv}\n",
+     "line 2: not valid YAML (the key 'output' appears twice"),
+    ("defaults: {device: cpu}\ndefaults: {device: gpu}\njobs: [{input: g.txt, output: a.csv}]\n",
+     "'defaults' appears twice"),
+    # a string is not a switch: "false" read as on
+    ("jobs: [{input: g.txt, output: a.csv, algorithm: louvain, all_levels: 'false'}]\n",
+     "job 1: all_levels must be true or false, not 'false'"),
+    ("jobs: [{input: g.txt, output: a.csv, algorithm: apfb, deterministic: 1}]\n",
+     "deterministic must be true or false"),
+    ("jobs: [{input: g.txt, output: a.csv, weighted: 'no'}]\n", "weighted must be true or false"),
+    ("jobs: [{input: g.txt, output: a.csv, one_based: 'yes'}]\n", "one_based must be true or false"),
+])
+def test_pipeline_repeated_keys_and_switches_that_are_not_booleans_are_refused(runner, tmp_path, small_graph, text,
+                                                                                needle):
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text(text)
+    _one_error(_run(runner, "run", "-q", pipeline), "p.yaml", needle)
+    assert _leftovers(tmp_path) == ["g.txt", "p.yaml"]
+
+
 def test_bench_with_no_repeats_is_one_message(runner):
     _one_error(_run(runner, "bench", "--quick", "--repeats", "0"), "--repeats must be at least 1")
 
