@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 
-__all__ = ["Terminated", "terminate_as_interrupt", "raise_if_stopped", "stop_signals_deferred"]
+__all__ = ["Terminated", "terminate_as_interrupt", "raise_if_stopped", "stop_signals_deferred", "note_written",
+           "written", "outputs_complete", "stopped_after_outputs", "exit_at_once_on_stop"]
 
 #: The signals that stop a batch job, by name.
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -40,6 +42,88 @@ class Terminated(KeyboardInterrupt):
 #: The stop signals delivered inside :func:`terminate_as_interrupt` (emptied on entering and
 #: leaving it).
 _received: list[int] = []
+
+
+#: Outputs committed inside :func:`terminate_as_interrupt` (emptied on entering it), for the
+#: message of a stop that comes after some of them.
+_written: list[str] = []
+#: The stop signal that came after :func:`outputs_complete` (then recorded, not raised).
+_late: list[int] = []
+
+
+def note_written(path) -> None:
+    """Record that ``path`` now holds a complete output (an atomic write's rename)."""
+    _written.append(str(path))
+
+
+def written() -> list[str]:
+    """The outputs committed since the block of :func:`terminate_as_interrupt` began."""
+    return list(_written)
+
+
+def outputs_complete() -> None:
+    """The command's outputs are all written: from here a stop signal no longer undoes the job.
+    The first is recorded (:func:`stopped_after_outputs`) and the closing goes on (an embedded
+    cluster shuts down as it would have, instead of being cut off mid-way); a second acts at
+    once. Only inside :func:`terminate_as_interrupt`, on the main thread.
+
+    >>> import os
+    >>> with terminate_as_interrupt():
+    ...     outputs_complete()
+    ...     os.kill(os.getpid(), signal.SIGTERM)
+    ...     print("closed", stopped_after_outputs())
+    closed SIGTERM
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def record(signum, frame):
+        _late.append(signum)
+        if len(_late) > 1:
+            _raise_terminated(signum, frame)
+
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is _raise_terminated:
+            signal.signal(signum, record)
+
+
+def stopped_after_outputs() -> str | None:
+    """The name of the stop signal that came after :func:`outputs_complete`, if one did."""
+    return signal.Signals(_late[0]).name if _late else None
+
+
+def exit_at_once_on_stop() -> None:
+    """For a process whose command has finished well and which now winds down: a stop signal
+    ends it at once, with status 0, as nothing it did is undone (by default the signal killed it
+    with status 143 while its outputs stood complete). From the exit handlers on, where the
+    interpreter puts back the default action of every signal that has a Python handler, the
+    stop signals are ignored instead: what is left is freeing memory. Only on the main thread;
+    an ignored signal stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    import atexit  # noqa: PLC0415
+
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _leave)
+    atexit.register(_ignore_stops)
+
+
+def _leave(signum, frame):
+    import os  # noqa: PLC0415
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)
+
+
+def _ignore_stops() -> None:
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is _leave:
+            signal.signal(signum, signal.SIG_IGN)
 
 
 def _raise_terminated(signum, frame):
@@ -85,15 +169,28 @@ def terminate_as_interrupt():
         return
     before = {}
     _received.clear()
+    _written.clear()
+    _late.clear()
+    hook = sys.unraisablehook
+
+    def unraisable(info):
+        # a stop raised where Python can only print and drop it (a garbage-collector callback):
+        # it is recorded, and raised again where an output would be committed; not printed
+        if not isinstance(info.exc_value, Terminated):
+            hook(info)
+
     try:
         for signum in STOP_SIGNALS:
             if signal.getsignal(signum) is signal.SIG_IGN:
                 continue  # ignored on purpose (nohup ignores SIGHUP): leave it so
             before[signum] = signal.signal(signum, _raise_terminated)
+        sys.unraisablehook = unraisable
         yield
     finally:
         for signum, handler in before.items():
             signal.signal(signum, handler)
+        if sys.unraisablehook is unraisable:
+            sys.unraisablehook = hook
         _received.clear()
 
 

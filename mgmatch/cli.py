@@ -51,13 +51,25 @@ def _friendly(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from ._signals import Terminated, terminate_as_interrupt  # noqa: PLC0415
+        from ._signals import Terminated, stopped_after_outputs, terminate_as_interrupt, written  # noqa: PLC0415
 
         try:
             with terminate_as_interrupt():  # SIGTERM/SIGHUP clean up as Ctrl-C does
-                return fn(*args, **kwargs)
+                result = fn(*args, **kwargs)
+                late = stopped_after_outputs()
+            if late:  # the outputs were complete; the closing (a cluster's shutdown) went on
+                click.echo(f"mgmatch: {late} came after the outputs were written; they are complete", err=True)
+            if _AS_PROGRAM:  # (the process winds down from here: click's closing, the interpreter's)
+                from ._signals import exit_at_once_on_stop  # noqa: PLC0415
+
+                exit_at_once_on_stop()
+            return result
         except Terminated as stop:
-            click.echo(f"mgmatch: stopped by {stop.name}; no output written", err=True)
+            _quiet_after_stop()
+            done = written()
+            click.echo(f"mgmatch: stopped by {stop.name}; "
+                       + (f"written before it: {', '.join(done)}; nothing after" if done else "no output written"),
+                       err=True)
             sys.exit(128 + stop.signum)
         except MgmatchError as exc:
             raise _Exit(str(exc)) from None
@@ -67,10 +79,19 @@ def _friendly(fn):
         except OSError as exc:  # the file system said no where no check named it first: the user's to fix
             raise _Exit(_os_error(exc)) from None
         except KeyboardInterrupt:
+            _quiet_after_stop()
             click.echo("mgmatch: interrupted; no output written", err=True)
             sys.exit(130)
 
     return wrapper
+
+
+def _quiet_after_stop() -> None:
+    """After a stop, what an embedded cluster's shutdown prints is not news: the client's
+    cancelled futures ("Task exception was never retrieved", from asyncio as they are freed)
+    and the nannies' warnings that they kill their workers."""
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL + 1)
+    logging.getLogger("distributed").setLevel(logging.ERROR)
 
 
 # ------------------------------------------------------------------------------ options
@@ -176,6 +197,16 @@ class _Main(click.Group):
 
     def invoke(self, ctx):
         return _one_line_usage(super().invoke, ctx)
+
+    def main(self, args=None, *rest, **options):
+        global _AS_PROGRAM
+        _AS_PROGRAM = args is None  # this process's own command line: the process ends with it
+        return super().main(args, *rest, **options)
+
+
+#: Whether the command runs as the ``mgmatch`` program (its arguments the process's own), not
+#: called by another program (tests, an embedding application), whose signals it leaves alone.
+_AS_PROGRAM = False
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -311,6 +342,8 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
     if read_on_workers:
         _check_read_on_workers(on_cluster, AUTO_ALGORITHM if algorithm == "auto" else algorithm, bipartite, input_path)
     _check_reorder(reorder, read_on_workers, b, algorithm)
+    from ._signals import outputs_complete  # noqa: PLC0415
+
     with _maybe_cluster(on_cluster, cluster_opts, device, quiet, report) as client:
         run_job(input_path, output, algorithm=algorithm, summary=summary, b=b, init=init,
                 deterministic=deterministic, resolution=resolution,
@@ -319,6 +352,7 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
                 reorder=reorder, read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
                                   duplicates=duplicates, random_weights=random_weights, bipartite=bipartite,
                                   weighted=weighted, columns=chosen))
+        outputs_complete()  # (the cluster's shutdown that follows is not cut off by a stop signal)
 
 
 #: Options of ``mgmatch run`` that a pipeline file takes from the command line.

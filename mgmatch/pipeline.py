@@ -286,5 +286,8 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
                 records.append(run_job(inp, out, quiet=quiet, client=client, read_options=read, **job))
             except (InputError, ParameterError) as exc:
                 raise type(exc)(f"{name}: {exc}") from None
+        from ._signals import outputs_complete  # noqa: PLC0415
+
+        outputs_complete()  # (the cluster's shutdown that follows is not cut off by a stop signal)
         return records
 

@@ -335,6 +335,83 @@ def test_a_swallowed_stop_signal_still_stops_the_output(tmp_path):
     assert target.read_text() == "0,1\n"
 
 
+def test_a_stop_raised_where_python_drops_it_is_not_printed(capfd):
+    # a stop signal that lands in a garbage-collector callback (Dask's client has one) is
+    # printed by Python as "Exception ignored in ..." with its traceback; it is recorded and
+    # raised again at the next commit instead, without the print
+    import gc
+    import os
+    import signal
+
+    from mgmatch._signals import Terminated, raise_if_stopped, terminate_as_interrupt
+
+    def callback(phase, info):
+        if phase == "start":
+            gc.callbacks.remove(callback)
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # (the handler runs between two instructions here)
+                pass
+
+    with terminate_as_interrupt():
+        gc.callbacks.append(callback)
+        gc.collect()
+        with pytest.raises(Terminated):
+            raise_if_stopped()
+    assert callback not in gc.callbacks
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("complete", [True, False])
+def test_a_stop_after_outputs_says_what_was_written(tmp_path, capsys, complete):
+    """A stop signal once the command's outputs are all written (an embedded cluster shutting
+    down) lets the closing finish and ends well, saying so; one between two outputs (a pipeline's
+    second job) names what the first wrote, never "no output written"."""
+    import os
+    import signal
+
+    from mgmatch._signals import outputs_complete
+    from mgmatch.cli import _friendly
+    from mgmatch.io.writers import atomic_path
+
+    closed = []
+
+    @_friendly
+    def command():
+        with atomic_path(tmp_path / "a.csv") as partial:
+            partial.write_text("u,v\n")
+        if complete:
+            outputs_complete()
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        finally:
+            closed.append(True)  # (the cluster's shutdown)
+        return "done"
+
+    if complete:
+        assert command() == "done"
+        assert "SIGTERM came after the outputs were written; they are complete" in capsys.readouterr().err
+    else:
+        with pytest.raises(SystemExit) as end:
+            command()
+        assert end.value.code == 143
+        assert f"stopped by SIGTERM; written before it: {tmp_path / 'a.csv'}; nothing after" in capsys.readouterr().err
+    assert closed and (tmp_path / "a.csv").read_text() == "u,v\n"
+
+
+def test_a_finished_command_ends_well_when_stopped_while_it_winds_down():
+    # after a command's end (exit status 0), a stop signal while the interpreter winds down
+    # ends the process at once with status 0; it was killed with 143, its outputs complete
+    import subprocess
+    import sys
+
+    code = ("import os, signal, time\nfrom mgmatch._signals import exit_at_once_on_stop\nexit_at_once_on_stop()\n"
+            "print('ready', flush=True)\ntime.sleep(60)\n")
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout.readline() == "ready\n"
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+
+
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
 def test_a_failed_write_in_place_leaves_the_link(runner, tmp_path, small_graph, suffix):
     # an output that exists and is no regular file (here a link to a device that is always full)

@@ -118,7 +118,7 @@ def _edge_table_arrays(table, path, *, roles=None, labels=False, first_row: int 
                 path=path,
             )
         arrays[role] = column.cast(pa.string()) if text else column.to_numpy()
-        if role != "weight" and arrays[role].dtype == np.uint64:  # int64 from here on: none may wrap
+        if not text and role != "weight" and arrays[role].dtype == np.uint64:  # int64 from here on: none may wrap
             arrays[role] = _as_id_array(arrays[role], "source" if role == "src" else "destination", path,
                                         first=first_row)
     return arrays

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .._array import to_numpy
-from .._signals import raise_if_stopped
+from .._signals import note_written, raise_if_stopped
 from ..errors import InputError, MgmatchError, ParameterError, ResourceError
 
 __all__ = ["atomic_path", "write_table", "write_json", "write_result", "read_table", "summary_path_for", "unwritable",
@@ -59,6 +59,7 @@ def atomic_path(path):
         raise ResourceError(f"cannot write {target}: it is a directory")
     if target.exists() and not target.is_file():
         yield target
+        note_written(target)
         return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -76,6 +77,7 @@ def atomic_path(path):
         yield partial
         raise_if_stopped()  # (a stop signal whose exception was swallowed on the way)
         os.replace(partial, target)
+        note_written(target)
     except BaseException:
         with contextlib.suppress(OSError):
             partial.unlink()
