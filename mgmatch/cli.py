@@ -104,6 +104,9 @@ _FORMAT_HELP = "Input format: mtx, csv, tsv, edgelist, metis, gml, parquet or np
 #: and says what is wrong in one ``mgmatch: error:`` line, where click's own readability check
 #: would print a usage block instead.
 _PATH = click.Path(path_type=Path, readable=False)
+#: INPUT, kept as given until :func:`_input` reads it: a ``Path`` would make ``./-`` (a file
+#: named ``-``) into ``-`` (standard input).
+_INPUT = click.Path(path_type=str, readable=False)
 
 
 def _canon_options(f):
@@ -151,9 +154,9 @@ def _weighted_option(f):
                              "[default: weighted]")(f)
 
 
-def _input(path: Path) -> Path:
-    """INPUT as given, ``-`` standing for standard input."""
-    return Path("/dev/stdin") if str(path) == "-" else path
+def _input(path: str) -> Path:
+    """INPUT as given, ``-`` alone standing for standard input (``./-`` is a file)."""
+    return Path("/dev/stdin") if path == "-" else Path(path)
 
 
 class _UsageLine(click.UsageError):
@@ -233,7 +236,7 @@ def _configure_log(level: str) -> None:
 
 # ---------------------------------------------------------------------------------- run
 @main.command()
-@click.argument("input_path", metavar="INPUT", type=_PATH)
+@click.argument("input_path", metavar="INPUT", type=_INPUT)
 @click.option("--algorithm", "-a", type=click.Choice(ALGORITHM_CHOICES), default="auto", show_default=True,
               help="suitor/bsuitor/ld/handshake: 1/2-approximate weighted (b-)matching; gpr/apfb/apsb: "
                    "maximum cardinality bipartite matching; louvain: communities; stable-marriage (the fastest "
@@ -403,7 +406,7 @@ def _maybe_cluster(on_cluster, cluster_opts, device, quiet, report):
 
 # --------------------------------------------------------------------------------- info
 @main.command()
-@click.argument("input_path", metavar="FILE", type=_PATH)
+@click.argument("input_path", metavar="FILE", type=_INPUT)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--format", "fmt", default=None, help=_FORMAT_HELP)
 @click.option("--bipartite/--no-bipartite", default=None)

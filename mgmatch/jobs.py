@@ -100,6 +100,24 @@ def _note_shifted_ids(details, one_based, path):
                "one less than in the file (--zero-based keeps the file's ids)", err=True)
 
 
+#: Header names that name a column, not a vertex: a first line of them is a header beyond doubt.
+_COLUMN_WORDS = {"src", "dst", "source", "target", "sources", "targets", "from", "to", "u", "v", "i", "j", "node",
+                 "node1", "node2", "node_1", "node_2", "vertex", "vertex1", "vertex2", "head", "tail", "weight",
+                 "weights", "w", "value", "id1", "id2", "row", "col", "column", "user", "item", "a", "b"}
+
+
+def _note_header_of_labels(details, path):
+    """Say so when a text file's first line, of names only, was read as a header over ids that
+    are labels too: it might have been an edge (``alice,bob``), now left out. A header that
+    names its columns with common words (``source,target``) is not mentioned. Said under
+    --quiet as well, as the 1-based note is."""
+    names = details.get("header_names")
+    if not names or any(name.strip().lower() in _COLUMN_WORDS for name in names):
+        return
+    click.echo(f"mgmatch: note: {path}: line 1 ({', '.join(names)}) is read as a header of column names, "
+               "not as an edge; if it is an edge, add a header line above it", err=True)
+
+
 #: What ``--algorithm auto`` runs: Suitor, the fastest weighted matching on CPUs and GPUs alike
 #: (on a GPU its 128-bit-key kernel beat warp handshaking, LD and b-Suitor: docs/performance.md,
 #: section "Matching: --algorithm auto"). All of them return the same matching.
@@ -168,6 +186,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         read, details = _read(input_path, **opts, with_details=True)
         graph = read.graph
         _note_shifted_ids(details, opts["one_based"], input_path)
+        _note_header_of_labels(details, input_path)
     t_read = time.perf_counter() - t0
     renumbered = read is not None and read.renumbered
     if renumbered and _b_file(b) is not None:

@@ -313,3 +313,40 @@ def test_a_pipeline_job_that_gives_columns_twice_is_refused(runner, tmp_path):
     res = runner.invoke(main, ["run", "-q", str(tmp_path / "jobs.yaml")])
     assert res.exit_code == 2 and "--weight does not apply to -a gpr" in res.output, res.output
     assert not (tmp_path / "m.csv").exists()
+
+
+def test_a_file_named_dash_given_as_a_path_is_the_file(runner, tmp_path, monkeypatch):
+    # '-' alone is standard input; './-' names a file (a path object made the two the same)
+    (tmp_path / "-").write_text("0,1,2.5\n1,2,1\n")
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(main, ["run", "./-", "--format", "csv", "-o", "m.csv", "-a", "suitor", "--device", "cpu",
+                               "-q"], input="")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "m.csv").read_text() == "u,v,weight\n0,1,2.5\n"
+    res = runner.invoke(main, ["run", "-", "--format", "csv", "-o", "s.csv", "-a", "suitor", "--device", "cpu",
+                               "-q"], input="")
+    assert res.exit_code == 2 and "the input is empty" in res.output
+
+
+def test_a_weight_column_that_is_also_an_id_column_by_default_is_refused(runner, tmp_path):
+    # naming the weight column 'dst' left the dst role on its default, the same column: a
+    # Parquet table's weights were its targets, a text file's targets another column
+    pq.write_table(pa.table({"src": [0, 2], "dst": [1, 3], "weight": [1.5, 2.5]}), tmp_path / "e.parquet")
+    (tmp_path / "e.csv").write_text("src,dst,weight\n0,1,2\n1,2,3\n")
+    for name, role in (("e.parquet", "dst"), ("e.parquet", "src"), ("e.csv", "dst")):
+        res = _run(runner, tmp_path / name, "-o", tmp_path / "m.csv", "-a", "suitor", "--weight", role)
+        assert res.exit_code == 2, res.output
+        assert f"the weight column is '{role}'" in res.output and f"(--{role})" in res.output
+        assert not (tmp_path / "m.csv").exists()
+
+
+def test_a_first_line_of_labels_read_as_a_header_is_noted(runner, tmp_path):
+    # 'alice,bob' over labelled edges may be an edge or a header: read as a header, and said so
+    # (under --quiet too); a header of column words is not mentioned
+    (tmp_path / "a.csv").write_text("alice,bob\nbob,carol\ncarol,dave\n")
+    (tmp_path / "b.csv").write_text("source,target\nalice,bob\nbob,carol\n")
+    res = _run(runner, tmp_path / "a.csv", "-o", tmp_path / "a_m.csv", "-a", "suitor")
+    assert res.exit_code == 0, res.output
+    assert "line 1 (alice, bob) is read as a header of column names, not as an edge" in res.output
+    res = _run(runner, tmp_path / "b.csv", "-o", tmp_path / "b_m.csv", "-a", "suitor")
+    assert res.exit_code == 0 and res.output == "", res.output

@@ -35,6 +35,7 @@ class _EdgeListReader:
         self.fields = None  # role -> 0-based field, fixed by the first edge line
         self.labels = False  # ids read as text and renumbered
         self.header = False
+        self.names = None  # the header's, when the first line is one
         self.parts = {"src": [], "dst": [], "weight": []}
         self.skipped = []
 
@@ -62,6 +63,7 @@ class _EdgeListReader:
             names = [name.strip().strip(b'"').decode("utf-8", "replace")
                      for name in _first_line(block.text).split(bytes([block.separator]))]
             block = _drop_first_line(block)
+            self.names = names
         n_fields, first_edge_line = self.n_fields, self.first_edge_line
         fields, labels = self.fields, self.labels
         columns = {}
@@ -126,6 +128,10 @@ class _EdgeListReader:
         free = [k for k in range(n_fields) if k not in taken]
         for role in ("src", "dst"):
             if role not in fields:
+                if names and role in names and names.index(role) in taken:  # (the header's `dst` as the weight)
+                    other = next(r for r, k in fields.items() if k == names.index(role))
+                    raise InputError(f"the {other} column is {role!r}, which the header names as the {role} column; "
+                                     f"name the {role} column too (--{role})", path=req.path, line=line)
                 fields[role] = free.pop(0)
         if "weight" not in fields and req.weighted:
             if names and "weight" in names and names.index("weight") in free:
@@ -224,6 +230,8 @@ class _EdgeListReader:
         details = {
             "delimiter": {None: "whitespace", ord(","): "comma", ord("\t"): "tab"}[self.delimiter],
             "header_row": self.header,
+            # a first line of names over ids that are labels too might have been an edge
+            **({"header_names": self.names} if self.header and self.labels and self.names else {}),
             "skipped_lines": int(skipped.size),
         }
         if self.labels or _needs_renumbering(src, dst, req, bipartite=bool(req.bipartite)):

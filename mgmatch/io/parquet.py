@@ -68,6 +68,10 @@ def _chosen_columns(schema, columns, weighted, path) -> dict:
         weight = choice["weight"]
         if weight not in names:
             raise InputError(f"has no weight column {weight!r} (found: {', '.join(names) or 'none'})", path=path)
+        taken = next((role for role, column in ids.items() if column == weight), None)
+        if taken is not None:
+            raise InputError(f"the weight column is {weight!r}, which is the {taken} column too; name the "
+                             f"{taken} column (--{taken})", path=path)
     elif weighted and "weight" in names and "weight" not in ids.values():
         weight = "weight"
     elif weighted:
