@@ -169,6 +169,9 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
                                quiet=quiet, read_options=opts, client=client, trace=trace, run_report=run_report)
     if algorithm in BIPARTITE:
+        if opts["zeros"] == "drop":  # (it would drop nothing: the values are not read)
+            raise ParameterError(f"--zeros drop does not apply to -a {algorithm}: a cardinality matching reads "
+                                 "which entries a matrix stores, not their values (an explicit zero is an entry)")
         opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
     details = {}

@@ -83,6 +83,18 @@ def test_verify_catches_a_broken_result(runner, weighted_csv, tmp_path):
     assert json.loads(res.output)["valid"] is False
 
 
+def test_zeros_drop_is_refused_for_a_cardinality_matching(runner, tmp_path):
+    # the values are not read, so an explicit zero stays an entry and --zeros drop did nothing
+    path = tmp_path / "z.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n2 3 2\n1 1 0\n2 2 1\n")
+    res = runner.invoke(main, ["run", "-a", "gpr", "--device", "cpu", "-q", "--zeros", "drop", str(path), "-o",
+                               str(tmp_path / "m.csv")])
+    assert res.exit_code == 2 and "--zeros drop does not apply to -a gpr" in res.output
+    assert not (tmp_path / "m.csv").exists()
+    res = runner.invoke(main, ["run", "-a", "gpr", "--device", "cpu", "-q", str(path), "-o", str(tmp_path / "m.csv")])
+    assert res.exit_code == 0 and (tmp_path / "m.csv").read_text() == "row,col\n0,0\n1,1\n"
+
+
 def test_run_bipartite_and_louvain(runner, tmp_path, data_dir, karate):
     out = tmp_path / "bm.parquet"
     res = runner.invoke(main, ["run", "-a", "apfb", "--device", "cpu", "-q", "--negative", "abs",
