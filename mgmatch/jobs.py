@@ -345,8 +345,8 @@ def _check_read_on_workers(on_cluster, algorithm, bipartite, input_path=None):
 def _check_output(output: Path, summary: Path, input_path=None, *, report=None, b=None, run_report=None):
     """Refuse outputs that cannot be written as asked, before any work: a table of unknown
     format, any output on a file the job reads (the input, a --b file) or on another output
-    (:func:`mgmatch._paths.check_job_paths`), or where it cannot be written
-    (:func:`mgmatch.io.writers.unwritable`)."""
+    (:func:`mgmatch._paths.check_job_paths`), where it cannot be written
+    (:func:`mgmatch.io.writers.unwritable`), or a JSON summary under another format's suffix."""
     from ._paths import check_job_paths  # noqa: PLC0415
     from .io.writers import unwritable  # noqa: PLC0415
 
@@ -359,6 +359,14 @@ def _check_output(output: Path, summary: Path, input_path=None, *, report=None, 
         why = None if path is None else unwritable(path)  # before the job runs, which may take long
         if why is not None:
             raise ParameterError(f"{what} {path} cannot be written: {why}")
+    if summary is not None and Path(summary).suffix.lower() in _OTHER_FORMATS:
+        raise ParameterError(f"summary {summary} names a {Path(summary).suffix} file, but the summary is JSON "
+                             "(name it .json)")
+
+
+#: Suffixes of other formats, which a JSON summary must not be written under.
+_OTHER_FORMATS = (".parquet", ".pq", ".csv", ".tsv", ".html", ".htm", ".mtx", ".graph", ".gml", ".npz", ".yaml",
+                  ".yml", ".gz")
 
 
 def _b_file(b):

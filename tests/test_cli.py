@@ -83,6 +83,18 @@ def test_verify_catches_a_broken_result(runner, weighted_csv, tmp_path):
     assert json.loads(res.output)["valid"] is False
 
 
+@pytest.mark.parametrize("name", ["s.parquet", "s.csv", "s.html"])
+def test_a_summary_named_as_another_format_is_refused(runner, tmp_path, karate, name):
+    # the summary is JSON; under a table's or a page's name it misled whatever read it next
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(karate), "-o", str(tmp_path / "m.csv"),
+                               "--summary", str(tmp_path / name)])
+    assert res.exit_code == 2 and f"names a {name[1:]} file, but the summary is JSON" in res.output
+    assert not (tmp_path / "m.csv").exists() and not (tmp_path / name).exists()
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(karate), "-o", str(tmp_path / "m.csv"),
+                               "--summary", str(tmp_path / "s.summary")])
+    assert res.exit_code == 0 and json.loads((tmp_path / "s.summary").read_text())
+
+
 def test_zeros_drop_is_refused_for_a_cardinality_matching(runner, tmp_path):
     # the values are not read, so an explicit zero stays an entry and --zeros drop did nothing
     path = tmp_path / "z.mtx"

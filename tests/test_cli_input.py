@@ -338,6 +338,8 @@ def test_a_weight_column_that_is_also_an_id_column_by_default_is_refused(runner,
         assert res.exit_code == 2, res.output
         assert f"the weight column is '{role}'" in res.output and f"(--{role})" in res.output
         assert not (tmp_path / "m.csv").exists()
+    res = _run(runner, tmp_path / "e.parquet", "-o", tmp_path / "m.csv", "-a", "suitor", "--src", "weight")
+    assert res.exit_code == 2 and "the column 'weight' is read as ids, and 'src' is not read" in res.output
 
 
 def test_a_first_line_of_labels_read_as_a_header_is_noted(runner, tmp_path):

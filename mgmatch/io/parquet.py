@@ -85,7 +85,13 @@ def _check_weight_column(schema, path, exclude=("src", "dst")) -> None:
 
     if "weight" not in schema.names or "weight" in exclude:
         numeric = [f.name for f in schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
-        _refuse_unread_weights([name for name in numeric if name not in exclude], "column", path)
+        unread = [name for name in numeric if name not in exclude]
+        if unread and "weight" in exclude:  # the 'weight' column was chosen as ids
+            raise InputError(f"the column 'weight' is read as ids, and {', '.join(map(repr, unread))} "
+                             f"{'are' if len(unread) > 1 else 'is'} not read: choose the weight column (--weight "
+                             "on the command line, columns= in Python), or read without weights (--unweighted, "
+                             "weighted=False in Python)", path=path)
+        _refuse_unread_weights(unread, "column", path)
 
 
 def _edge_table_arrays(table, path, *, roles=None, labels=False, first_row: int = 0) -> dict:
