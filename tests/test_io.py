@@ -1349,3 +1349,18 @@ def test_parquet_unsigned_ids_past_int64_are_refused(tmp_path):
 
     got = read_input(path)
     assert got.renumbered and got.graph.m == 2 and got.vertices.ids.tolist() == [0, 5, 6, 2**63 - 1]
+
+
+@pytest.mark.parametrize("suffix, what", [(".bz2", "bzip2-compressed"), (".xz", "xz-compressed"),
+                                          (".zip", "a zip archive")])
+def test_a_suffix_of_other_compression_is_named(tmp_path, suffix, what):
+    # the README promises these are refused with a message that says so, also by their name
+    path = tmp_path / f"g.mtx{suffix}"
+    path.write_bytes(b"not read")
+    assert f"is {what} (by its suffix '{suffix}'), and only gzip is read" in str(error_of(path))
+
+
+def test_a_number_past_float64_is_named_as_such(tmp_path):
+    # 1e309 is a number in the file, read as infinite: the message says why it is refused
+    path = write_text(tmp_path / "o.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 1e309\n")
+    assert "beyond float64's range" in str(error_of(path))

@@ -198,8 +198,11 @@ def _check_weights(weights, req: _Request, *, what, line_of=None) -> None:
     bad = ~np.isfinite(weights)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
+        # (a number past float64's range, 1e309, is read as infinite: say so, as the file holds a number)
+        why = "; weights must be finite" if np.isnan(weights[i]) else (
+            " (an infinite value, or a number beyond float64's range of about 1.8e308); weights must be finite")
         raise InputError(
-            f"{what(i)} has weight {weights[i]}; weights must be finite",
+            f"{what(i)} has weight {weights[i]}{why}",
             path=req.path, line=None if line_of is None else line_of(i),
         )
     if req.canon.get("negative", "error") == "error":

@@ -334,6 +334,11 @@ def graph_info(path, format=None, **options) -> dict:
     return info
 
 
+#: Suffixes of compression other than gzip, named as such rather than as an unknown format.
+_OTHER_COMPRESSION = {".bz2": "bzip2-compressed", ".xz": "xz-compressed", ".zst": "zstd-compressed",
+                      ".zip": "a zip archive", ".lzma": "lzma-compressed", ".7z": "a 7-Zip archive"}
+
+
 def format_of(path) -> str:
     """The format name that the suffix of ``path`` stands for (a ``.gz`` suffix is looked through).
 
@@ -346,6 +351,9 @@ def format_of(path) -> str:
         name = name[: -len(".gz")]
     suffix = Path(name).suffix
     fmt = _FORMAT_OF_SUFFIX.get(suffix)
+    if fmt is None and suffix in _OTHER_COMPRESSION and not compressed:
+        raise InputError(f"is {_OTHER_COMPRESSION[suffix]} (by its suffix {suffix!r}), and only gzip is read: "
+                         "decompress it, or compress it with gzip", path=path)
     if fmt is None or (compressed and fmt not in _TEXT_FORMATS):
         shown = suffix + (".gz" if compressed else "") or "(none)"
         raise InputError(
