@@ -546,13 +546,22 @@ def generate(name: str, **params) -> Graph:
             f"unknown graph generator {name!r}; choose one of {', '.join(sorted(GENERATORS))}"
         )
     fn = GENERATORS[name]
+    _bind(name, fn, params)
+    return fn(**params)
+
+
+def _bind(name: str, fn, params: dict) -> None:
+    """Refuse ``params`` that ``fn`` does not take, naming an unknown one before a missing one (a
+    misspelt parameter leaves its right name missing)."""
     signature = inspect.signature(fn)
+    accepted = ", ".join(signature.parameters)
+    unknown = [key for key in params if key not in signature.parameters]
+    if unknown:
+        raise ParameterError(f"{name}: unknown parameter {unknown[0]!r} (parameters: {accepted})")
     try:
         signature.bind(**params)
     except TypeError as exc:
-        accepted = ", ".join(signature.parameters)
         raise ParameterError(f"{name}: {exc} (parameters: {accepted})") from None
-    return fn(**params)
 
 
 def parse_graph_spec(spec: str) -> Graph:
@@ -1124,8 +1133,5 @@ def parse_preferences_spec(spec: str):
     """
     name, params = split_graph_spec(spec, families=PREFERENCE_GENERATORS)
     fn = PREFERENCE_GENERATORS[name]
-    try:
-        inspect.signature(fn).bind(**params)
-    except TypeError as exc:
-        raise ParameterError(f"{name}: {exc} (parameters: {', '.join(inspect.signature(fn).parameters)})") from None
+    _bind(name, fn, params)
     return fn(**params)

@@ -525,3 +525,11 @@ def test_a_preference_table_with_one_large_id_is_refused_not_allocated(monkeypat
         Preferences.from_table(table)
     table["man"] = np.array([0, 1000])
     assert Preferences.from_table(table).n_men == 1001
+
+
+def test_an_unknown_parameter_is_named_before_a_missing_one():
+    # a misspelt parameter leaves its right name missing; the message names the misspelling
+    with pytest.raises(ParameterError, match=r"random_bipartite: unknown parameter 'bogus' \(parameters: n_rows"):
+        gen.generate("random_bipartite", bogus=1)
+    with pytest.raises(ParameterError, match=r"random_bipartite: missing a required argument: 'n_rows'"):
+        gen.generate("random_bipartite", n_cols=3)
