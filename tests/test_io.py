@@ -1364,3 +1364,8 @@ def test_a_number_past_float64_is_named_as_such(tmp_path):
     # 1e309 is a number in the file, read as infinite: the message says why it is refused
     path = write_text(tmp_path / "o.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 1e309\n")
     assert "beyond float64's range" in str(error_of(path))
+
+
+def test_a_short_size_line_is_named(tmp_path):
+    path = write_text(tmp_path / "s.mtx", "%%MatrixMarket matrix coordinate real symmetric\n4 4\n2 1 1\n")
+    assert "invalid integer value in the size line" in str(error_of(path))

@@ -340,6 +340,9 @@ def _matrix_market_error(exc, path, stored, shape) -> InputError:
     text = text[:1].lower() + text[1:]
     if isinstance(exc, OverflowError):
         text += " (ids, sizes and integer values must fit in a signed 64-bit integer; a real field holds larger values)"
+    if shape is None and stored is None and "invalid integer value" in text:  # (the header's read)
+        text += (" in the size line, the first line after the banner and comments: it holds the rows, the "
+                 "columns and, in coordinate layout, the number of entries")
     if "index out of bounds" in text and shape is not None:
         text += f" (the header declares a {shape[0]} x {shape[1]} matrix; ids start at 1)"
     return InputError(f"Matrix Market: {text}", path=path, line=line)
