@@ -1369,3 +1369,14 @@ def test_a_number_past_float64_is_named_as_such(tmp_path):
 def test_a_short_size_line_is_named(tmp_path):
     path = write_text(tmp_path / "s.mtx", "%%MatrixMarket matrix coordinate real symmetric\n4 4\n2 1 1\n")
     assert "invalid integer value in the size line" in str(error_of(path))
+
+
+@pytest.mark.parametrize("name, text", [("c.csv", "0,1,2\r1,2,3\r"), ("c.graph", "3 2\r2\r1 3\r2\r"),
+                                        ("c.mtx", "%%MatrixMarket matrix coordinate real general\r2 2 1\r1 2 3\r")])
+def test_lines_ended_by_a_carriage_return_alone_are_named(tmp_path, name, text):
+    # they failed on a field count or a premature end, never naming the line ends
+    path = tmp_path / name
+    path.write_bytes(text.encode())
+    assert "carriage return alone" in str(error_of(path))
+    path.write_bytes(text.replace("\r", "\r\n").encode())  # CR LF is read
+    assert read_graph(path).m >= 1

@@ -173,15 +173,19 @@ def _skip_bom(stream) -> None:
         stream.seek(0)
 
 
-def _check_text(path) -> None:
+def _check_text(path, fmt: str = "") -> None:
     """Refuse a text format's file that holds something else: UTF-16 or UTF-32 text (as some
-    Windows tools save), or data compressed other than by gzip. Read as text, either would fail
-    far from its cause, on a field count or a missing header."""
+    Windows tools save), data compressed other than by gzip, or lines ended by a carriage
+    return alone (classic Mac OS; GML, free of lines, reads so too). Read as text, each would
+    fail far from its cause, on a field count or a missing header."""
     with _open_bytes(path) as stream:
-        head = stream.read(16)
+        head = stream.read(1 << 16)
     for start, what in _NOT_TEXT:
-        if start.match(head):
+        if start.match(head[:16]):
             raise InputError(f"the file holds {what}", path=path)
+    if fmt != "gml" and b"\n" not in head and head.count(b"\r") > 1:
+        raise InputError("its lines end in a carriage return alone (as classic Mac OS wrote them), and lines "
+                         "end in a line feed here (or CR LF); convert the line ends", path=path)
 
 
 def _is_gzip(path) -> bool:

@@ -400,7 +400,7 @@ def _read(path, format, *, bipartite, one_based, weighted, canon, spool_limit=No
         try:
             with _input_errors(path):
                 if fmt in _TEXT_FORMATS:
-                    _check_text(request.path)
+                    _check_text(request.path, fmt)
                 graph, details, *maps = _READERS[fmt](request)
                 maps = maps[0] if maps else None
                 # the choice of base is the caller's to see: vertex v is the file's id v + id_offset
