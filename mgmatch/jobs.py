@@ -53,9 +53,14 @@ def _read(path, fmt=None, one_based=None, negative="error", zeros="keep", duplic
     sparse integers renumbered (``renumber="auto"``)."""
     from .io import read_input  # noqa: PLC0415
 
-    return read_input(path, fmt, columns=columns, renumber=renumber, bipartite=bipartite, one_based=one_based,
-                      negative=negative, zeros=zeros, duplicates=duplicates, random_weights=random_weights,
-                      weighted=weighted, with_details=with_details)
+    got = read_input(path, fmt, columns=columns, renumber=renumber, bipartite=bipartite, one_based=one_based,
+                     negative=negative, zeros=zeros, duplicates=duplicates, random_weights=random_weights,
+                     weighted=weighted, with_details=with_details)
+    graph = (got[0] if with_details else got).graph
+    if graph.n_rows == 0 or graph.n_cols == 0:  # (a header that declares no vertices: nothing to compute)
+        shape = f"{graph.n_rows} x {graph.n_cols} matrix" if graph.bipartite else "graph of 0 vertices"
+        raise InputError(f"is an empty {shape}: there is nothing to match or group", path=path)
+    return got
 
 
 def column_options(src=None, dst=None, weight=None, columns=None) -> dict | None:

@@ -352,3 +352,15 @@ def test_a_first_line_of_labels_read_as_a_header_is_noted(runner, tmp_path):
     assert "line 1 (alice, bob) is read as a header of column names, not as an edge" in res.output
     res = _run(runner, tmp_path / "b.csv", "-o", tmp_path / "b_m.csv", "-a", "suitor")
     assert res.exit_code == 0 and res.output == "", res.output
+
+
+@pytest.mark.parametrize("algorithm", ["suitor", "louvain", "apfb", "stable-marriage"])
+def test_a_graph_without_vertices_is_refused(runner, tmp_path, algorithm):
+    # a header may declare no vertices at all: an empty graph is bad input, as an empty file is
+    path = tmp_path / "e.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n0 0 0\n")
+    res = _run(runner, path, "-o", tmp_path / "m.csv", "-a", algorithm)
+    assert res.exit_code == 2 and "is an empty" in res.output and "nothing to match or group" in res.output
+    assert not (tmp_path / "m.csv").exists()
+    path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 0\n")  # isolated vertices: a graph
+    assert _run(runner, path, "-o", tmp_path / "m.csv", "-a", algorithm).exit_code == 0
