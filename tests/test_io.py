@@ -1380,3 +1380,27 @@ def test_lines_ended_by_a_carriage_return_alone_are_named(tmp_path, name, text):
     assert "carriage return alone" in str(error_of(path))
     path.write_bytes(text.replace("\r", "\r\n").encode())  # CR LF is read
     assert read_graph(path).m >= 1
+
+
+@pytest.mark.parametrize("slice_entries", [1, 7, 1 << 22])
+def test_one_triangle_check_in_slices(tmp_path, slice_entries):
+    # the check of SciPy's order goes a slice at a time; every slice size tells the same
+    import scipy.io
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    n = 300
+    r, c = rng.integers(0, n, 3000), rng.integers(0, n, 3000)
+    key = np.unique((r * n + c)[r >= c])  # (diagonal entries too)
+    r, c = key // n, key % n
+    lines = "".join(f"{a + 1} {b + 1} 1\n" for a, b in zip(r, c))
+    off = int(np.flatnonzero(r > c)[5])
+    for extra, refused in (("", False), (f"{c[off] + 1} {r[off] + 1} 1\n", True)):
+        path = write_text(tmp_path / "s.mtx", f"%%MatrixMarket matrix coordinate real symmetric\n{n} {n} "
+                                              f"{r.size + bool(extra)}\n{lines}{extra}")
+        coo = sp.coo_array(scipy.io.mmread(path, spmatrix=False))
+        if refused:
+            with pytest.raises(InputError, match=rf"entries \({r[off] + 1}, {c[off] + 1}\) and"):
+                matrix_market._check_one_triangle(coo, r.size + 1, 1, path, slice_entries=slice_entries)
+        else:
+            matrix_market._check_one_triangle(coo, r.size, 1, path, slice_entries=slice_entries)

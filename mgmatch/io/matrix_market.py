@@ -137,7 +137,7 @@ def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int, symm
     return graph, {"matrix": entries, "summed": entries - int(csr.nnz)}
 
 
-def _check_one_triangle(coo, stored: int, base: int, path) -> None:
+def _check_one_triangle(coo, stored: int, base: int, path, *, slice_entries: int = 1 << 22) -> None:
     """Refuse a symmetric (skew-symmetric, Hermitian) file that stores an entry in both
     triangles: each stored entry stands for its mirror too, so ``(i, j)`` and ``(j, i)`` would
     be the edge twice, its weight summed. (A file that stores the whole matrix under a symmetric
@@ -145,19 +145,27 @@ def _check_one_triangle(coo, stored: int, base: int, path) -> None:
 
     SciPy's reader gives the ``stored`` entries of the file first, then the mirror of each of
     them off the diagonal, in the same order; where the matrix it gave is not so (another
-    reader), nothing can be told and nothing is checked."""
+    reader), nothing can be told and nothing is checked. The order is checked ``slice_entries``
+    entries at a time, so that the check holds no copy in proportion to the file."""
     rows, cols = coo.row, coo.col
     if rows.size < stored:
         return
+    tail, below_any, above_any = stored, False, False
+    for a in range(0, stored, slice_entries):
+        b = min(a + slice_entries, stored)
+        r, c = rows[a:b], cols[a:b]
+        off = r != c
+        k = int(np.count_nonzero(off))
+        if tail + k > rows.size or not (np.array_equal(rows[tail : tail + k], c[off])
+                                         and np.array_equal(cols[tail : tail + k], r[off])):
+            return  # not SciPy's order: nothing can be told
+        tail += k
+        below_any = below_any or bool((r > c).any())
+        above_any = above_any or bool((r < c).any())
+    if tail != rows.size or not (below_any and above_any):
+        return
     r, c = rows[:stored], cols[:stored]
-    off = r != c
-    if rows.size - stored != int(np.count_nonzero(off)):
-        return
-    if not (np.array_equal(rows[stored:], c[off]) and np.array_equal(cols[stored:], r[off])):
-        return
     below, above = r > c, r < c
-    if not (below.any() and above.any()):
-        return
     width = np.int64(max(int(r.max()), int(c.max())) + 1)
     lower = r[below].astype(np.int64) * width + c[below]
     upper = c[above].astype(np.int64) * width + r[above]  # as the lower entry it mirrors
