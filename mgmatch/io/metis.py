@@ -200,10 +200,10 @@ def _graph_from_lists(src, dst, weight, n: int, req: _Request, line: int):
         twice = int(keys[np.flatnonzero(keys[1:] == keys[:-1])[0]])
         raise InputError(f"the adjacency lists break METIS's rules: vertex {twice // n + 1} lists "
                          f"{twice % n + 1} twice (an edge is listed once from each end)", path=req.path, line=line)
-    if not _is_symmetric(csr, None):
-        raise InputError(f"every edge must be listed from both ends{_metis_unpaired(src, dst, n)}", path=req.path,
-                         line=line)
-    if weight is not None and not _is_symmetric(csr, csr.data):
+    if not _is_symmetric(csr, None if weight is None else csr.data):  # (one transpose where all is well)
+        if weight is None or not _is_symmetric(csr, None):
+            raise InputError(f"every edge must be listed from both ends{_metis_unpaired(src, dst, n)}",
+                             path=req.path, line=line)
         order = csr.copy()
         order.data = np.arange(csr.nnz, dtype=np.int64)
         mirror = order.T.tocsr().data  # entry k of the transpose is entry mirror[k] of csr
