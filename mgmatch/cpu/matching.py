@@ -587,6 +587,27 @@ def _ld_settle(lo, hi, indptr, indices, weights, slot, ghost_slot, matched, cand
     return ob_i, ob_w, cnt
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _weight_to(i, v, indptr, indices, weights):
+    """The weight of owned row ``i``'s entry for neighbour ``v`` (0.0 when there is none)."""
+    for e in range(indptr[i], indptr[i + 1]):
+        if indices[e] == v:
+            return weights[e]
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tell_remote_pointers(y, lo, n_owned, indptr, indices, slot, matched, cand, ob_i, ob_w, cnt):
+    """MATCHED to every free remote neighbour of owned vertex ``y`` that points at it: ``y`` is
+    taken, and they choose again in their partition."""
+    j = y - lo
+    for e in range(indptr[j], indptr[j + 1]):
+        s = slot[e]
+        if s >= n_owned and not matched[s] and cand[s] == y:
+            ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, indices[e], y, 0.0, -1)
+    return ob_i, ob_w, cnt
+
+
 @njit(cache=True, nogil=True)
 def _apply_pointer_inbox(lo, hi, ghost_slot, matched, cand, mate, mate_w, in_i, in_w, fresh, ob_i, ob_w, cnt):
     nfresh = 0
@@ -666,11 +687,7 @@ def ld_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, cand, mate
         if v < 0:
             continue
         sv = _slot_of(v, lo, hi, ghost_slot)
-        w = 0.0
-        for e in range(indptr[i], indptr[i + 1]):
-            if indices[e] == v:
-                w = weights[e]
-                break
+        w = _weight_to(i, v, indptr, indices, weights)
         if sv >= n_owned:
             ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, POINT, v, x, w, -1)
         if cand[sv] == x and not matched[sv]:
@@ -729,14 +746,9 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
     nfresh, ob_i, ob_w, cnt = _apply_pointer_inbox(lo, hi, ghost_slot, matched, cand, mate, mate_w,
                                                    in_i, in_w, fresh, ob_i, ob_w, cnt)
     for k in range(nfresh):  # matches made across the boundary: tell remote pointers
-        y = fresh[k]
-        if y < 0:
-            continue
-        j = y - lo
-        for e in range(indptr[j], indptr[j + 1]):
-            s = slot[e]
-            if s >= n_owned and not matched[s] and cand[s] == y:
-                ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, indices[e], y, 0.0, -1)
+        if fresh[k] >= 0:
+            ob_i, ob_w, cnt = _tell_remote_pointers(fresh[k], lo, n_owned, indptr, indices, slot, matched, cand,
+                                                    ob_i, ob_w, cnt)
     passes = 0
     row_free = np.empty(n_owned, np.bool_)
     while True:
@@ -756,21 +768,13 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
             if sv >= n_owned:
                 if sent[i] != v:
                     sent[i] = v
-                    w = 0.0
-                    for e in range(indptr[i], indptr[i + 1]):
-                        if indices[e] == v:
-                            w = weights[e]
-                            break
+                    w = _weight_to(i, v, indptr, indices, weights)
                     ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, POINT, v, lo + i, w, -1)
                 if cand[sv] != lo + i or matched[sv]:
                     continue
             elif cand[sv] != lo + i:
                 continue
-            w = 0.0
-            for e in range(indptr[i], indptr[i + 1]):
-                if indices[e] == v:
-                    w = weights[e]
-                    break
+            w = _weight_to(i, v, indptr, indices, weights)
             matched[i] = True
             matched[sv] = True
             mate[i] = v
@@ -781,13 +785,9 @@ def handshake_local(lo, hi, indptr, indices, weights, slot, ghosts, matched, can
             made += 1
             # remote vertices that pointed at the newly matched owned vertices must look again
             for y in (lo + i, v):
-                if not (lo <= y < hi):
-                    continue
-                j = y - lo
-                for e in range(indptr[j], indptr[j + 1]):
-                    s = slot[e]
-                    if s >= n_owned and not matched[s] and cand[s] == y:
-                        ob_i, ob_w, cnt = _push(ob_i, ob_w, cnt, MATCHED, indices[e], y, 0.0, -1)
+                if lo <= y < hi:
+                    ob_i, ob_w, cnt = _tell_remote_pointers(y, lo, n_owned, indptr, indices, slot, matched, cand,
+                                                            ob_i, ob_w, cnt)
         if made == 0:
             break
     return ob_i[:cnt], ob_w[:cnt], passes
