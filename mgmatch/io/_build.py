@@ -19,7 +19,7 @@ import numpy as np
 
 from ..graph import CanonSummary, Graph, _check_merged_weights, _check_vertex_memory, index_dtype_for
 
-__all__ = ["graph_from_edge_arrays", "graph_from_csr"]
+__all__ = ["graph_from_edge_arrays", "graph_from_csr", "mirror_of"]
 
 
 def _options(canon: dict) -> dict | None:
@@ -69,11 +69,17 @@ def _is_symmetric(csr, w) -> bool:
     (``None``: the pattern only) equal to the transpose's."""
     if not np.array_equal(np.diff(csr.indptr), np.bincount(csr.indices, minlength=csr.shape[1])):
         return False  # some row and its column differ in length: seen without a transpose
-    order = csr.copy()
-    order.data = np.arange(csr.nnz, dtype=np.int64)
-    mirror = order.T.tocsr()  # entry k of the mirror is entry mirror.data[k] of csr
+    mirror = mirror_of(csr)
     return (np.array_equal(mirror.indptr, csr.indptr) and np.array_equal(mirror.indices, csr.indices)
             and (w is None or np.array_equal(w[mirror.data], w)))
+
+
+def mirror_of(csr):
+    """The transpose of ``csr`` (sorted columns) whose values are positions in ``csr``: its entry
+    ``k`` is entry ``data[k]`` of ``csr``; for a symmetric pattern, the mirror of entry ``k``."""
+    order = csr.copy()
+    order.data = np.arange(csr.nnz, dtype=np.int64)
+    return order.T.tocsr()
 
 
 def graph_from_edge_arrays(src, dst, weight, canon: dict, source, *, n=None, bipartite=False, shape=None):

@@ -129,11 +129,9 @@ def _graph_from_matrix(matrix, req: _Request, *, weighted: bool, base: int, symm
     graph = graph_from_csr(csr, req.canon, req.path, weighted=weighted, bipartite=bipartite, symmetric=symmetric,
                            implied=symmetric)
     if graph is None:  # an entry to merge with another than its mirror, or random weights
-        canon = dict(req.canon)
-        if symmetric and canon.get("duplicates") == "sum":
-            canon["duplicates"] = "max"  # (a_ij and its mirror are one entry of the file: equal, not summed)
-        graph = Graph.from_scipy(csr, bipartite=bipartite, weighted=weighted, source=req.path, **canon)
-        graph.summary.duplicate_rule = req.canon.get("duplicates", graph.summary.duplicate_rule)
+        # (a symmetric file's mirrors are the format's: its upper triangle holds each edge once)
+        graph = Graph.from_scipy(sp.triu(csr, format="csr") if symmetric else csr, bipartite=bipartite,
+                                 weighted=weighted, source=req.path, **req.canon)
     return graph, {"matrix": entries, "summed": entries - int(csr.nnz)}
 
 

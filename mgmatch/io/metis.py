@@ -186,7 +186,7 @@ def _graph_from_lists(src, dst, weight, n: int, req: _Request, line: int):
     header's, goes with the messages: the lists hold ``m`` edges, but not as METIS lists them.)"""
     import scipy.sparse as sp  # noqa: PLC0415
 
-    from ._build import _is_symmetric  # noqa: PLC0415
+    from ._build import _is_symmetric, mirror_of  # noqa: PLC0415
 
     if src.size == 0:
         return None
@@ -204,9 +204,7 @@ def _graph_from_lists(src, dst, weight, n: int, req: _Request, line: int):
         if weight is None or not _is_symmetric(csr, None):
             raise InputError(f"every edge must be listed from both ends{_metis_unpaired(src, dst, n)}",
                              path=req.path, line=line)
-        order = csr.copy()
-        order.data = np.arange(csr.nnz, dtype=np.int64)
-        mirror = order.T.tocsr().data  # entry k of the transpose is entry mirror[k] of csr
+        mirror = mirror_of(csr).data
         k = int(np.flatnonzero(csr.data[mirror] != csr.data)[0])
         u = int(np.searchsorted(csr.indptr, k, side="right")) - 1
         v = int(csr.indices[k])
