@@ -458,14 +458,14 @@ def _handback_or_skip(client=None) -> None:
     system here, or workers that do not find this client's run folders as their own."""
     from mgmatch.engine import handback
 
-    folder = handback.open_run(0)
-    if folder is None:
+    route = handback.open_run(0)
+    if route is None:
         pytest.skip("this host has no memory file system to hand results back through")
     try:
-        if client is not None and not all(client.run(handback._ours, folder).values()):
+        if client is not None and not all(client.run(handback._ours, route.folder).values()):
             pytest.skip("the workers do not share this client's memory file system")
     finally:
-        handback.close_run(folder)
+        handback.close_run(route)
 
 
 @pytest.mark.parametrize("exchange", ["direct", "tasks"])
@@ -537,14 +537,16 @@ def test_handback_files():
               "when": np.arange(10).astype("datetime64[s]"), "big_endian": np.arange(20, dtype=">f8"),
               "fortran": np.asfortranarray(np.arange(30.0).reshape(5, 6)), "strided": np.arange(100)[::3],
               "records": np.array([(1, 2.5), (3, 4.5)] * 4, dtype=[("id", "i4"), ("x", "f8")])}
-    folder = handback.open_run(0)
-    assert folder is not None and os.path.isdir(folder) and os.stat(folder).st_mode & 0o777 == 0o700
+    route = handback.open_run(0)
+    folder = route.folder
+    assert route.buses == () and os.path.isdir(folder) and os.stat(folder).st_mode & 0o777 == 0o700
     try:
         elsewhere = os.path.join(handback.FOLDER, f"{handback.RUN_PREFIX}not-made-here")  # another host's
-        assert _as_they_are(handback.pack(values, elsewhere, 0), values) and not os.path.exists(elsewhere)
-        assert _as_they_are(handback.pack(values, folder, None), values)
+        assert _as_they_are(handback.pack(values, handback.Route(elsewhere), 0), values)
+        assert not os.path.exists(elsewhere)
+        assert _as_they_are(handback.pack(values, route, None), values)
         assert _as_they_are(handback.pack(values, None, 0), values)
-        packed = handback.pack(values, folder, 16)
+        packed = handback.pack(values, route, 16)
         shared = {k for k, v in packed.items() if isinstance(v, handback.Shared)}
         assert shared == {"u", "w", "rows", "when", "big_endian", "fortran", "strided", "records"}
         assert packed["small"] is values["small"] and packed["n"] == 5 and packed["one"] is values["one"]
@@ -561,14 +563,14 @@ def test_handback_files():
         assert back["u"].base is None and back["rows"].base is None  # arrays of their own, not on the files
         back["u"][0] = -1
         assert back["u"][0] == -1 and values["u"][0] == 0
-        unread = handback.pack(values, folder, 0)
+        unread = handback.pack(values, route, 0)
         assert len(os.listdir(folder)) == 12  # every array but the empty one
     finally:
-        handback.close_run(folder)
+        handback.close_run(route)
     assert not os.path.exists(folder)
     with pytest.raises(ClusterError, match="could not be read back"):
         handback.unpack(unread)
-    late = handback.pack(values, folder, 0)  # the client gave up on the run
+    late = handback.pack(values, route, 0)  # the client gave up on the run
     assert _as_they_are(late, values) and not os.path.exists(folder)
 
 
@@ -593,9 +595,9 @@ def test_handback_device_arrays():
     values = {"long": cp.arange(3 * ROW_PIECE + 5, dtype=cp.int64), "odd": cp.arange(1001, dtype=cp.int8),
               "rows": cp.arange(24, dtype=cp.float32).reshape(4, 6), "strided": cp.arange(999, dtype=cp.int32)[::2],
               "small": cp.ones(2), "levels": [cp.arange(77, dtype=cp.int64)], "n": 3}
-    folder = handback.open_run(64)
+    route = handback.open_run(64)
     try:
-        packed = handback.pack(values, folder, 64)
+        packed = handback.pack(values, route, 64)
         assert {k for k, v in packed.items() if isinstance(v, handback.Shared)} == {"long", "odd", "rows", "strided"}
         assert isinstance(packed["levels"][0], handback.Shared) and type(packed["small"]) is np.ndarray
         back = handback.unpack(packed)
@@ -605,7 +607,57 @@ def test_handback_device_arrays():
                 assert type(a) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape
                 np.testing.assert_array_equal(a, cp.asnumpy(b))
     finally:
-        handback.close_run(folder)
+        handback.close_run(route)
+
+
+@pytest.mark.gpu
+def test_handback_device_copies():
+    """On a route that names this GPU, device arrays stay on it as copies of their own, kept
+    until release, and come back equal; a route naming another GPU gets files; what the client
+    cannot map comes back again through files (repack); the copies of a run whose folder is
+    gone are freed the next time results are packed."""
+    import cupy as cp
+
+    from mgmatch.engine import handback
+
+    _handback_or_skip()
+    values = {"u": cp.arange(10_001, dtype=cp.int64), "rows": cp.arange(24.0).reshape(4, 6)[:, ::2],
+              "host": np.arange(100, dtype=np.int32), "small": cp.ones(2), "levels": [cp.arange(77, dtype=cp.int32)]}
+    route = handback.open_run(64, device=True)
+    here = cp.cuda.runtime.deviceGetPCIBusId(cp.cuda.Device().id)
+    try:
+        assert here in route.buses
+        packed = handback.pack(values, route, 64)
+        on_device = {k for k, v in packed.items() if isinstance(v, handback.DeviceShared)}
+        assert on_device == {"u", "rows"} and isinstance(packed["host"], handback.Shared)
+        assert isinstance(packed["levels"][0], handback.DeviceShared) and type(packed["small"]) is np.ndarray
+        assert len(handback.unmapped(packed)) == 3 and len(handback._HELD[route.folder]) == 3
+        assert handback.shared_bytes(packed) == sum(a.nbytes for a in (values["u"], values["rows"], values["host"],
+                                                                       values["levels"][0]))
+        values["u"][0] = -5  # the copy was taken when packed
+        back = handback.unpack(packed)
+        assert back["u"][0] == 0 and not handback.unmapped(back)
+        values["u"][0] = 0
+        for k, v in values.items():
+            for a, b in zip(back[k], v) if k == "levels" else [(back[k], v)]:
+                assert type(a) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape
+                np.testing.assert_array_equal(a, cp.asnumpy(b) if isinstance(b, cp.ndarray) else b)
+        keys = [d.key for d in handback.unmapped(packed)]
+        again = handback.repack(route.folder, keys, 64)
+        assert set(again) == set(keys) and all(isinstance(v, handback.Shared) for v in again.values())
+        redone = handback.unpack({k: packed[k] for k in ("u", "rows", "levels")}, again)  # (the file was read)
+        np.testing.assert_array_equal(redone["rows"], cp.asnumpy(values["rows"]))
+        np.testing.assert_array_equal(redone["levels"][0], cp.asnumpy(values["levels"][0]))
+        handback.release(route.folder)
+        assert route.folder not in handback._HELD
+        elsewhere = handback.Route(route.folder, ("0000:FF:1F.0",))  # a GPU this process does not have
+        assert not handback.unmapped(handback.pack(values, elsewhere, 64))
+        handback.pack(values, route, 64)
+        assert len(handback._HELD[route.folder]) == 3
+    finally:
+        handback.close_run(route)
+    handback.pack({}, None, 64)  # the client is gone: the next pack frees its copies
+    assert route.folder not in handback._HELD
 
 
 def test_handback_without_room_goes_through_dask(monkeypatch):
@@ -613,17 +665,17 @@ def test_handback_without_room_goes_through_dask(monkeypatch):
     from mgmatch.engine import handback
 
     _handback_or_skip()
-    folder = handback.open_run(0)
+    route = handback.open_run(0)
     try:
-        full = os.statvfs(folder)
+        full = os.statvfs(route.folder)
         monkeypatch.setattr(handback.os, "statvfs",
                             lambda path: type("Full", (), {"f_bavail": 1, "f_frsize": full.f_frsize})())
         values = {"u": np.arange(10_000, dtype=np.int64)}
-        packed = handback.pack(values, folder, 0)
-        assert packed["u"] is values["u"] and not os.listdir(folder)
+        packed = handback.pack(values, route, 0)
+        assert packed["u"] is values["u"] and not os.listdir(route.folder)
     finally:
         monkeypatch.undo()
-        handback.close_run(folder)
+        handback.close_run(route)
 
 
 def test_an_embedded_cluster_holds_all_its_workers_when_the_job_starts(monkeypatch):
@@ -670,6 +722,23 @@ def test_a_stop_signal_while_the_local_cluster_starts_closes_it():
     assert "Traceback" not in done.stderr, done.stderr
 
 
+def test_handback_device_is_a_switch_and_needs_a_gpu():
+    """``handback_device`` is True or False; without a GPU here a device route names none."""
+    from mgmatch._array import gpu_available
+    from mgmatch.engine import EngineConfig, handback
+
+    assert EngineConfig().handback_device is True and EngineConfig(handback_device=np.False_).handback_device is False
+    with pytest.raises(mgmatch.errors.ParameterError, match="handback_device must be True or False"):
+        EngineConfig(handback_device="no")
+    _handback_or_skip()
+    routes = [handback.open_run(0, device=True), handback.open_run(0, device=False)]
+    try:
+        assert bool(routes[0].buses) == gpu_available() and routes[1].buses == ()
+    finally:
+        for route in routes:
+            handback.close_run(route)
+
+
 def test_handback_folder_goes_when_the_client_exits_mid_run():
     """A client that ends while it waits for a run (a job stopped by SIGTERM unwinds and exits)
     removes the run's folder on its way out, and a worker that finishes later keeps its arrays."""
@@ -680,10 +749,10 @@ def test_handback_folder_goes_when_the_client_exits_mid_run():
     code = ("import numpy as np, os, signal, sys\n"
             "from mgmatch._signals import terminate_as_interrupt\n"
             "from mgmatch.engine import handback\n"
-            "folder = handback.open_run(0)\n"
-            "handback.pack({'u': np.arange(1000)}, folder, 0)\n"
-            "assert len(os.listdir(folder)) == 1\n"
-            "print(folder, flush=True)\n"
+            "route = handback.open_run(0)\n"
+            "handback.pack({'u': np.arange(1000)}, route, 0)\n"
+            "assert len(os.listdir(route.folder)) == 1\n"
+            "print(route.folder, flush=True)\n"
             "with terminate_as_interrupt():\n"
             "    os.kill(os.getpid(), signal.SIGTERM)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -167,3 +167,53 @@ def test_capacity_rows_refuse_locally_and_finish_on_two_gpus():
         assert "GPU memory" in row["local_error"]
         assert all(free < row["single_gpu_estimate_bytes"] for free in row["free_bytes_per_gpu"])
         assert row["identical"] and row["rounds"] >= 2, row
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("exchange", ["direct", "tasks"])
+def test_a_gpu_worker_hands_results_back_from_its_device(monkeypatch, exchange):
+    """A GPU worker on the client's host hands every family's large arrays back as device copies
+    that the client maps (CUDA IPC): the results equal those through Dask and in-process, and
+    the worker frees its copies. Where the client cannot map them, they come back through files."""
+    pytest.importorskip("dask_cuda")
+    from mgmatch.distributed import cluster, place
+    from mgmatch.engine import config_context, handback
+
+    g = generators.kron(12, edge_factor=16, seed=4)
+    local = (mgmatch.suitor(g, device="gpu"), mgmatch.b_suitor(g, 3, device="gpu"), mgmatch.louvain(g, device="gpu"))
+    mapped = []
+    real = handback._map
+    monkeypatch.setattr(handback, "_map", lambda s: (mapped.append(s.nbytes), real(s))[1])
+
+    def held():
+        return sum(len(run) for run in handback._HELD.values())
+
+    with cluster(workers=1, device="gpu", dashboard=False) as client:
+        if not all(client.run(handback._ours, handback.FOLDER).values()):
+            pytest.skip("the worker does not share this client's memory file system")
+        dg = place(client, g, resident=True)
+        for bytes_ in (0, None):
+            with config_context(exchange=exchange, handback_bytes=bytes_):
+                got = (mgmatch.suitor(dg, client=client, device="gpu"),
+                       mgmatch.b_suitor(dg, 3, client=client, device="gpu"),
+                       mgmatch.louvain(dg, client=client, device="gpu"))
+            np.testing.assert_array_equal(got[0].mate, local[0].mate)
+            np.testing.assert_array_equal(got[1].u, local[1].u)
+            np.testing.assert_array_equal(got[1].v, local[1].v)
+            np.testing.assert_array_equal(got[2].communities, local[2].communities)
+            assert (got[0].rounds.handback_bytes > 0) == (bytes_ == 0)
+        assert mapped  # (the arrays of the runs with handback_bytes=0 came from the worker's device)
+        assert sum(client.run(held).values()) == 0
+        mapped.clear()
+        cp = pytest.importorskip("cupy")
+
+        def refuse(handle):
+            raise cp.cuda.runtime.CUDARuntimeError(201)  # (an invalid context: no mapping to be had)
+
+        monkeypatch.setattr(handback, "_UNMAPPABLE", set())
+        monkeypatch.setattr(cp.cuda.runtime, "ipcOpenMemHandle", refuse)  # (in this process only)
+        with config_context(exchange=exchange, handback_bytes=0):
+            r = mgmatch.suitor(dg, client=client, device="gpu")
+        np.testing.assert_array_equal(r.mate, local[0].mate)
+        assert mapped and handback._UNMAPPABLE and r.rounds.handback_bytes > 0
+        assert sum(client.run(held).values()) == 0

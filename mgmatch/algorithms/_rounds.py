@@ -10,7 +10,7 @@ def round_fields(log) -> dict:
     ``messages_per_round``: computing (the slowest partition's step), exchanging (routing the
     messages and the all-reduce) and idle (the mean time a partition waited for the slowest
     one; 0 in-process), and the transport that carried the messages; on a cluster also the
-    bytes of the results that came back through the host's shared memory.
+    bytes of the results that came back through the host (files, or mapped from a worker's GPU).
 
     >>> from mgmatch.engine import RoundLog
     >>> log = RoundLog()

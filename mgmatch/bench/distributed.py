@@ -19,7 +19,8 @@ the graph on the GPU (``local-resident``). Extra row fields:
     the time the workers took to load their partitions onto their devices before round 1,
     and from the last round to their results;
 ``handback_bytes``
-    the result bytes that came back through the host's shared memory, not through Dask
+    the result bytes that came back through the host (files in its shared memory, or mapped from a
+    worker's GPU), not through Dask
     (:mod:`mgmatch.engine.handback`);
 ``cut_fraction``
     the share of the stored entries whose ends the partitions split

@@ -7,8 +7,8 @@ workers, TCP connections opened once between CPU workers), one all-reduce of the
 that decides termination. Rank 0 publishes the rounds as Dask events (topic
 ``mgmatch-<algorithm>``: round, messages, matched fraction, the program's report), which the
 client turns into progress calls; every task returns its partitions' results and its round log
-(large result arrays through the host's shared memory when the client runs on the worker's
-host: :mod:`mgmatch.engine.handback`).
+(large result arrays through the host's memory when the client runs on the worker's host:
+mapped from the worker's GPU, or through a file in shared memory: :mod:`mgmatch.engine.handback`).
 
 The connections of a set of workers are made once and kept (a *session*, as raft-dask keeps its
 communicators), and a job holds a Dask lock per worker, taken in address order, so two jobs
@@ -27,6 +27,7 @@ partition and messages travel as futures: slower, but each round shows on the ta
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import operator
 import time
 import uuid
@@ -73,7 +74,7 @@ class SessionMissing(ClusterError):
 
 
 def _rank_task(program, sid: str, addresses: list, nccl_id, parts: dict, owner_rank, device: str, config,
-               topic: str | None, n_vertices: int, expected_worker: str, folder: str | None):
+               topic: str | None, n_vertices: int, expected_worker: str, route):
     """The round loop of one worker's partitions (see the module notes)."""
     from ..distributed.workers import check_worker  # noqa: PLC0415
     from .transport import SESSIONS, close_session  # noqa: PLC0415
@@ -85,14 +86,14 @@ def _rank_task(program, sid: str, addresses: list, nccl_id, parts: dict, owner_r
     with session.lock:
         try:
             return _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic,
-                                   n_vertices, folder)
+                                   n_vertices, route)
         except BaseException:
             close_session(sid)  # the peers see the connections close and stop too
             raise
 
 
 def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, device, config, topic, n_vertices,
-                    folder):
+                    route):
     from .transport import exchange  # noqa: PLC0415
 
     session.ready(addresses, config, nccl_id if device == "gpu" else None)
@@ -153,16 +154,44 @@ def _rounds_on_rank(program, session, addresses, nccl_id, parts, owner_rank, dev
         if done:
             break
     t0 = time.perf_counter()
-    pieces = {p: handback.pack(program.finish(states[p]), folder, config.handback_bytes) for p in own}
+    pieces = {p: handback.pack(program.finish(states[p]), route, config.handback_bytes) for p in own}
     return {"pieces": pieces, "messages": messages, "compute": compute, "exchange": exchanged, "load_s": load_s,
             "finish_s": time.perf_counter() - t0, "last": record}
 
 
 # ------------------------------------------------------------------------- client side
-def _unpack_pieces(results: list) -> None:
-    """Each rank's pieces with the arrays it left in shared memory read back (in place)."""
-    for r in results:
-        r["pieces"] = {p: handback.unpack(piece) for p, piece in r["pieces"].items()}
+def _open_route(config, device: str):
+    """The hand-back route of one run (:func:`mgmatch.engine.handback.open_run`)."""
+    return handback.open_run(config.handback_bytes, device=device == "gpu" and config.handback_device)
+
+
+async def _collect(client, pieces: list, route, workers: list, config) -> tuple[int, list]:
+    """The bytes the workers handed back through the host, and ``pieces`` (the programs'
+    results) with those arrays read back: copied from the workers' GPUs, read from the files.
+    What this process could not map, the workers hand back again through files or Dask
+    (:func:`~mgmatch.engine.handback.repack`); then they free their device copies."""
+    handed = sum(handback.shared_bytes(piece) for piece in pieces)
+    if not handed:
+        return 0, pieces
+    loop = asyncio.get_running_loop()
+    on_device = any(handback.unmapped(piece) for piece in pieces)
+    try:
+        # (read off the event loop, which serves the client's other work)
+        back = await loop.run_in_executor(None, lambda: [handback.unpack(piece) for piece in pieces])
+        left = [s.key for piece in back for s in handback.unmapped(piece)]
+        if left:
+            again = await client.run(handback.repack, route.folder, left, config.handback_bytes, workers=workers)
+            instead = {key: value for by_key in again.values() for key, value in by_key.items()}
+            back = await loop.run_in_executor(None, lambda: [handback.unpack(piece, instead) for piece in back])
+            if any(handback.unmapped(piece) for piece in back):
+                raise ClusterError("a worker's result could not be read back from its GPU")
+    finally:
+        if on_device:  # (a worker lost meanwhile took its copies with it; a stopped one frees them
+            # with its next run, the folder being gone)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.run(handback.release, route.folder, workers=workers,
+                                                  on_error="ignore"), config.heartbeat_s * 4)
+    return handed, back
 
 
 def _has_gpu() -> bool:
@@ -367,7 +396,7 @@ async def _direct(client, program, parts, workers, device, progress, config):
             placement_s = time.perf_counter() - t0
             run = uuid.uuid4().hex[:8]
             topic = f"mgmatch-{program.name}-{run}" if progress is not None else None
-            folder = handback.open_run(config.handback_bytes)
+            route = _open_route(config, device)
             seen = {"round": 0}
             if topic is not None:
                 def on_event(event, seen=seen):
@@ -380,15 +409,16 @@ async def _direct(client, program, parts, workers, device, progress, config):
             futures = [
                 client.submit(_rank_task, program, sid, addresses, nccl_id,
                               {p: part_f[p] for p in part_f if owner[p] == w}, owner_rank, device, config, topic,
-                              n_vertices, w, folder, key=f"{program.name}-rounds-w{r}-{run}", workers=[w],
+                              n_vertices, w, route, key=f"{program.name}-rounds-w{r}-{run}", workers=[w],
                               allow_other_workers=False, pure=False)
                 for r, w in enumerate(ranks)
             ]
             try:
                 results = await _wait_all(client, futures, set(ranks), grace=2 * config.heartbeat_s + 1.0)
-                handed = sum(handback.shared_bytes(piece) for r in results for piece in r["pieces"].values())
-                if handed:  # (read off the event loop, which serves the client's other work)
-                    await asyncio.get_running_loop().run_in_executor(None, _unpack_pieces, results)
+                where = [(r, p) for r in results for p in r["pieces"]]
+                handed, back = await _collect(client, [r["pieces"][p] for r, p in where], route, ranks, config)
+                for (r, p), piece in zip(where, back):
+                    r["pieces"][p] = piece
             except SessionMissing:
                 await _drop_session(client, ranks, gpu, ranks)
                 continue
@@ -404,7 +434,7 @@ async def _direct(client, program, parts, workers, device, progress, config):
                     client.unsubscribe_topic(topic)
                 for f in futures:
                     f.release()
-                handback.close_run(folder)
+                handback.close_run(route)
             break
         else:
             raise ClusterError("the workers lost their sessions twice in a row")
@@ -481,7 +511,7 @@ def _route_task(step_result, q: int):
     return piece if piece is not None else Messages.empty()
 
 
-def _finish_task(program, prev, reduced_totals, expected_worker: str, config, folder: str | None):
+def _finish_task(program, prev, reduced_totals, expected_worker: str, config, route):
     from ..distributed.workers import check_worker  # noqa: PLC0415
 
     check_worker(expected_worker)
@@ -489,7 +519,7 @@ def _finish_task(program, prev, reduced_totals, expected_worker: str, config, fo
     if reduced_totals is not None and getattr(program, "reduced", None) is not None:
         state = program.fork(state)
         program.reduced(state, reduced_totals)
-    return handback.pack(program.finish(state), folder, config.handback_bytes)
+    return handback.pack(program.finish(state), route, config.handback_bytes)
 
 
 async def _task_rounds(client, program, parts, workers, device, progress, config):
@@ -540,18 +570,15 @@ async def _task_rounds(client, program, parts, workers, device, progress, config
         if totals[0] == 0 and totals[1] == 0:
             break
     reduced_totals = totals[HEAD:]
-    folder = handback.open_run(config.handback_bytes)
+    route = _open_route(config, device)
     out_f = [submit(_finish_task, program, state_f[p], reduced_totals if getattr(program, "reduced", None) else None,
-                    owner[p], config, folder, key=f"{name}-finish-p{p}", p=p)
+                    owner[p], config, route, key=f"{name}-finish-p{p}", p=p)
              for p in part_f]
     try:
         results = await _wait_all(client, out_f, watch, grace=0.0)
-        log.handback_bytes = sum(handback.shared_bytes(r) for r in results)
-        if log.handback_bytes:
-            results = await asyncio.get_running_loop().run_in_executor(
-                None, lambda: [handback.unpack(r) for r in results])
+        log.handback_bytes, results = await _collect(client, results, route, sorted(watch), config)
     finally:
-        handback.close_run(folder)
+        handback.close_run(route)
     log.finish_s = time.perf_counter() - t_last
     return results, log, placement_s
 

@@ -118,6 +118,11 @@ class EngineConfig:
         Result arrays of at least this many bytes come back from a worker on the client's own
         host through a file in its memory file system instead of Dask's comm layer
         (:mod:`mgmatch.engine.handback`); ``None``: always through Dask.
+    handback_device : bool
+        Such arrays on the GPU of a worker on the client's host are mapped by the client (CUDA
+        IPC) and copied straight to its memory, instead of through a file. The client then
+        holds a CUDA context on that GPU (made once per process, a few hundred MB of its
+        memory); where it cannot have one, the arrays come through files.
     """
 
     exchange: str = "direct"
@@ -130,6 +135,7 @@ class EngineConfig:
     threads: int | None = None
     min_partition_nnz: int = 1 << 20
     handback_bytes: int | None = 1 << 22
+    handback_device: bool = True
 
     def __post_init__(self):
         if self.exchange not in ("direct", "tasks"):
@@ -148,6 +154,9 @@ class EngineConfig:
         check_count("min_partition_nnz", self.min_partition_nnz)
         if self.handback_bytes is not None:
             check_count("handback_bytes", self.handback_bytes, 0, also=" (or None: through Dask)")
+        if not isinstance(self.handback_device, (bool, np.bool_)):
+            raise ParameterError(f"handback_device must be True or False, not {self.handback_device!r}")
+        object.__setattr__(self, "handback_device", bool(self.handback_device))
 
     def thread_count(self) -> int:
         """The threads in force: ``threads``, or :func:`available_threads` when it is None."""

@@ -183,7 +183,8 @@ class RoundLog:
     in-process, where they are part of partitioning and assembling). ``transport`` names how
     the partitions exchanged messages (``local``, ``tcp``, ``nccl`` or ``tasks``);
     ``handback_bytes`` counts the result bytes that came back from the workers through the
-    host's shared memory (:mod:`mgmatch.engine.handback`) rather than through Dask."""
+    host (files in its shared memory, or mapped from a worker's GPU: :mod:`mgmatch.engine.handback`) rather
+    than through Dask."""
 
     messages: list[int] = field(default_factory=list)
     compute_s: list[float] = field(default_factory=list)
