@@ -587,6 +587,12 @@ def test_trailing_delimiters_may_end_a_line_short_of_fields(taken_as_it_stands, 
     weighted = write_text(tmp_path / "weighted.csv", "0,1,0.5\n1,2,\n2,0,2.5\n")
     err = error_of(weighted)
     assert err.line == 2 and "weight '' is not a number" in str(err)
+    first = write_text(tmp_path / "first.csv", "0,1,\n1,2,1.5\n2,0,2.5\n")  # the first line's weight empty
+    err = error_of(first)
+    assert err.line == 1 and "field 3 is empty, where line 2 has 3 fields" in str(err)
+    headed = write_text(tmp_path / "headed.csv", "src,dst,weight\n0,1,,\n1,2,1.5\n")
+    err = error_of(headed)
+    assert err.line == 2 and "field 3 is empty, where line 3 has 3 fields" in str(err)
 
 
 # (name, file, text); each holds TRIANGLE

@@ -32,6 +32,7 @@ class _EdgeListReader:
         self.delimiter = delimiter  # a byte value, or None for runs of whitespace
         self.n_fields = None  # fixed by the first edge line
         self.first_edge_line = None
+        self.first_empty = 0  # the empty fields the first edge line ended with (its trailing delimiters)
         self.fields = None  # role -> 0-based field, fixed by the first edge line
         self.labels = False  # ids read as text and renumbered
         self.header = False
@@ -70,6 +71,7 @@ class _EdgeListReader:
         if block.line_numbers.size:
             if n_fields is None:
                 n_fields, first_edge_line = int(block.field_counts[0]), int(block.line_numbers[0])
+                self.first_empty = 0 if block.trailing is None else int(block.trailing[0])
             if fields is None:
                 fields = self._choose_fields(n_fields, names, first_edge_line)
                 labels = self._ids_are_labels(block, fields)
@@ -173,6 +175,12 @@ class _EdgeListReader:
             odd = (counts > n_fields) | (counts + block.trailing < n_fields)
         if odd.any():
             i = int(np.flatnonzero(odd)[0])
+            if n_fields < counts[i] <= n_fields + self.first_empty:  # ("0,1," above "1,2,3")
+                raise InputError(
+                    f"field {n_fields + 1} is empty, where line {int(block.line_numbers[i])} has {counts[i]} "
+                    "fields; every edge line needs the same number (an empty weight is not read as one)",
+                    path=self.req.path, line=first_edge_line,
+                )
             raise InputError(
                 f"found {counts[i]} field{'s' if counts[i] != 1 else ''}, but line "
                 f"{first_edge_line} has {n_fields}; every edge line needs the same number",
