@@ -105,6 +105,20 @@ def _note_shifted_ids(details, one_based, path):
                "one less than in the file (--zero-based keeps the file's ids)", err=True)
 
 
+def _note_ignored_value_options(opts, algorithm):
+    """Say so when a cardinality matching is given ``--negative abs`` or ``--duplicates`` other
+    than ``max``: it reads which entries a matrix stores, not their values, so they change
+    nothing and are ignored (accepted, as command lines written for earlier versions, which read
+    the values, pass ``--negative abs`` for matrices with negative entries). Said under --quiet
+    as well."""
+    ignored = [f"--{k} {opts[k]}" for k, default in (("negative", "error"), ("duplicates", "max"))
+               if opts[k] != default]
+    if ignored:
+        click.echo(f"mgmatch: note: {' and '.join(ignored)} {'change' if len(ignored) > 1 else 'changes'} nothing "
+                   f"for -a {algorithm}, which reads which entries a matrix stores, not their values; ignored",
+                   err=True)
+
+
 #: Header names that name a column, not a vertex: a first line of them is a header beyond doubt.
 _COLUMN_WORDS = {"src", "dst", "source", "target", "sources", "targets", "from", "to", "u", "v", "i", "j", "node",
                  "node1", "node2", "node_1", "node_2", "vertex", "vertex1", "vertex2", "head", "tail", "weight",
@@ -177,6 +191,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         if opts["zeros"] == "drop":  # (it would drop nothing: the values are not read)
             raise ParameterError(f"--zeros drop does not apply to -a {algorithm}: a cardinality matching reads "
                                  "which entries a matrix stores, not their values (an explicit zero is an entry)")
+        _note_ignored_value_options(opts, algorithm)
         opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
     details = {}

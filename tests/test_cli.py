@@ -107,6 +107,20 @@ def test_zeros_drop_is_refused_for_a_cardinality_matching(runner, tmp_path):
     assert res.exit_code == 0 and (tmp_path / "m.csv").read_text() == "row,col\n0,0\n1,1\n"
 
 
+def test_value_options_are_noted_and_ignored_for_a_cardinality_matching(runner, tmp_path):
+    # --negative abs and --duplicates change nothing when only the stored entries are read: the
+    # run says so and gives the matching it gives without them
+    path = tmp_path / "n.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n2 3 3\n1 1 -1\n2 2 1\n1 1 2\n")
+    res = runner.invoke(main, ["run", "-a", "apfb", "--device", "cpu", "-q", str(path), "-o", str(tmp_path / "a.csv")])
+    assert res.exit_code == 0 and "note" not in res.output
+    res = runner.invoke(main, ["run", "-a", "apfb", "--device", "cpu", "-q", "--negative", "abs", "--duplicates", "sum",
+                               str(path), "-o", str(tmp_path / "b.csv")])
+    assert res.exit_code == 0, res.output
+    assert "--negative abs and --duplicates sum change nothing for -a apfb" in res.output
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text() == "row,col\n0,0\n1,1\n"
+
+
 def test_run_bipartite_and_louvain(runner, tmp_path, data_dir, karate):
     out = tmp_path / "bm.parquet"
     res = runner.invoke(main, ["run", "-a", "apfb", "--device", "cpu", "-q", "--negative", "abs",

@@ -351,8 +351,8 @@ async def _wait_all(client, futures: list, watch: set, grace: float):
             else:
                 errors[tasks[t]] = exc
                 failed_at = failed_at or time.monotonic()
-        if failed_at is not None and (not pending or time.monotonic() >= failed_at + grace):
-            break
+        if not pending or (failed_at is not None and time.monotonic() >= failed_at + grace):
+            break  # (every task ended: no need to ask the scheduler for its workers)
         gone = watch - set(await _worker_list(client))
         if gone:
             for t in pending:
