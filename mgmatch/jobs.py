@@ -158,27 +158,12 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     together with the table and the summary. With ``reorder`` (``"rcm"``) the graph's vertices are
     numbered again before the run (:func:`mgmatch.reorder`), the table still names the input's
     vertices, and the summary records ``"reorder"``."""
-    from .io import summary_path_for  # noqa: PLC0415
-
-    output = Path(output)
-    summary_path = Path(summary) if summary else summary_path_for(output)
-    _check_output(output, summary_path, input_path, report=report, b=b, run_report=run_report)
-    if algorithm == "auto":
-        algorithm = AUTO_ALGORITHM
-    if algorithm not in ALGORITHM_CHOICES:
-        raise ParameterError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHM_CHOICES)}")
-    if not isinstance(deterministic, bool):
-        raise ParameterError(f"deterministic must be true or false, not {deterministic!r}")
-    if algorithm == "louvain":  # before the graph is read, which may take long
-        from .algorithms.louvain import validate_louvain_params  # noqa: PLC0415
-
-        validate_louvain_params(resolution, device=device)
-    reorder = _check_reorder(reorder, read_on_workers, b, algorithm)
     on_cluster = client is not None if on_cluster is None else on_cluster
-    if report is not None and not on_cluster:
-        raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
-    opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
-            "random_weights": None, "bipartite": None, "weighted": True, "columns": None} | (read_options or {})
+    algorithm, summary_path, reorder, opts = check_job(
+        input_path, output, algorithm=algorithm, summary=summary, b=b, init=init, deterministic=deterministic,
+        resolution=resolution, device=device, partitions=partitions, report=report, on_cluster=on_cluster,
+        read_options=read_options, read_on_workers=read_on_workers, run_report=run_report, reorder=reorder)
+    output = Path(output)
     from .report import RoundTrace, run_fields, run_report_written  # noqa: PLC0415
 
     # the matched share after each round, for the summary: free while a progress display watches the
@@ -188,9 +173,6 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
                                quiet=quiet, read_options=opts, client=client, trace=trace, run_report=run_report)
     if algorithm in BIPARTITE:
-        if opts["zeros"] == "drop":  # (it would drop nothing: the values are not read)
-            raise ParameterError(f"--zeros drop does not apply to -a {algorithm}: a cardinality matching reads "
-                                 "which entries a matrix stores, not their values (an explicit zero is an entry)")
         _note_ignored_value_options(opts, algorithm)
         opts = _as_matrix_pattern(opts)
     t0 = time.perf_counter()
@@ -266,6 +248,64 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     if not quiet:
         _print_summary(record, output, summary_path)
     return record
+
+
+def check_job(input_path, output, *, algorithm="auto", summary=None, b=None, init="cheap", deterministic=False,
+              resolution=1.0, device="auto", partitions=None, report=None, on_cluster=False, read_options=None,
+              read_on_workers=False, run_report=None, reorder=None):
+    """The checks of :func:`run_job` that need neither the input nor a cluster, made before any
+    work (a pipeline makes them for every job before its first job runs): the outputs, the
+    algorithm and its parameters. Returns the algorithm (``auto`` resolved), the summary's path,
+    the order to number the vertices by, and the read options completed with their defaults."""
+    from .io import summary_path_for  # noqa: PLC0415
+
+    output = Path(output)
+    summary_path = Path(summary) if summary else summary_path_for(output)
+    _check_output(output, summary_path, input_path, report=report, b=b, run_report=run_report)
+    if algorithm == "auto":
+        algorithm = AUTO_ALGORITHM
+    if algorithm not in ALGORITHM_CHOICES:
+        raise ParameterError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHM_CHOICES)}")
+    if not isinstance(deterministic, bool):
+        raise ParameterError(f"deterministic must be true or false, not {deterministic!r}")
+    if device not in ("auto", "cpu", "gpu"):
+        raise ParameterError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}")
+    if algorithm == "louvain":  # before the graph is read, which may take long
+        from .algorithms.louvain import validate_louvain_params  # noqa: PLC0415
+
+        validate_louvain_params(resolution, device=device)
+    if algorithm in BIPARTITE:
+        from .algorithms.bipartite import check_parameters  # noqa: PLC0415
+
+        check_parameters(algorithm, init, device=device, deterministic=deterministic)
+    if algorithm == "bsuitor":
+        _check_b(b)
+    if partitions is not None and np.ndim(partitions) == 0:  # (bounds, and counts, against the graph when read)
+        from .engine.execute import check_partitions  # noqa: PLC0415
+
+        check_partitions(partitions, sys.maxsize)
+    reorder = _check_reorder(reorder, read_on_workers, b, algorithm)
+    if report is not None and not on_cluster:
+        raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
+    opts = {"fmt": None, "one_based": None, "negative": "error", "zeros": "keep", "duplicates": "max",
+            "random_weights": None, "bipartite": None, "weighted": True, "columns": None} | (read_options or {})
+    if algorithm in BIPARTITE and opts["zeros"] == "drop":  # (it would drop nothing: the values are not read)
+        raise ParameterError(f"--zeros drop does not apply to -a {algorithm}: a cardinality matching reads "
+                             "which entries a matrix stores, not their values (an explicit zero is an entry)")
+    return algorithm, summary_path, reorder, opts
+
+
+def _check_b(b) -> None:
+    """b-Suitor's ``--b``: given, and a non-negative integer or a file that exists (its values are
+    checked against the graph when it is read)."""
+    if b is None:
+        raise ParameterError("--algorithm bsuitor needs --b (an integer or a file of integers)")
+    file = _b_file(b)
+    if file is None:
+        if int(b) < 0:
+            raise ParameterError(f"--b must be a non-negative integer or a file of them, not {b!r}")
+    elif not file.is_file():
+        raise ParameterError(f"--b must be an integer or an existing file, not {b!r}")
 
 
 def _run_stable_job(input_path, output, summary_path, algorithm, *, device, partitions, quiet, read_options,

@@ -239,6 +239,16 @@ def _keys(mapping, what, path):
     return {str(k).replace("-", "_"): v for k, v in mapping.items()}
 
 
+def _job_arguments(job: dict):
+    """A job's name, input, output, read options, columns (as :func:`mgmatch.jobs.column_options`
+    takes them) and the rest, :func:`mgmatch.jobs.run_job`'s keyword arguments."""
+    args = dict(job)
+    name, inp, out = args.pop("name"), args.pop("input"), args.pop("output")
+    read = {READ_KEYS[k]: args.pop(k) for k in list(args) if k in READ_KEYS}
+    chosen = {k: args.pop(k) for k in COLUMN_KEYS if k in args}
+    return name, inp, out, read, chosen, args
+
+
 def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | None = None) -> list[dict]:
     """Run every job of a pipeline file; returns the jobs' summaries.
 
@@ -246,7 +256,7 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
     ``--wait-for-workers``, ``--wait-timeout``) replaces the file's ``cluster`` section, whose
     ``device`` alone stays."""
     from ._options import check_options_apply  # noqa: PLC0415
-    from .jobs import AUTO_ALGORITHM, _cluster_lost, column_options  # noqa: PLC0415
+    from .jobs import AUTO_ALGORITHM, _cluster_lost, check_job, column_options  # noqa: PLC0415
 
     if run_job is None:
         from .jobs import run_job  # noqa: PLC0415
@@ -255,13 +265,17 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
     cluster_opts = spec["cluster"]
     if cluster:
         cluster_opts = {k: v for k, v in (cluster_opts or {}).items() if k == "device"} | cluster
-    for job in spec["jobs"]:  # every job's options, before the first job runs
+    for job in spec["jobs"]:  # every job's options and values, before the first job runs
         algorithm = job.get("algorithm", "auto")
+        name, inp, out, read, chosen, args = _job_arguments(job)
+        args.pop("all_levels", None)
         try:
             check_options_apply(AUTO_ALGORITHM if algorithm == "auto" else str(algorithm),
                                 [k for k in job if k not in ("name", "input", "output", "summary")])
-        except ParameterError as exc:
-            raise InputError(f"{job['name']}: {exc}", path=path) from None
+            read["columns"] = column_options(**chosen)
+            check_job(inp, out, read_options=read, on_cluster=bool(cluster_opts), **args)
+        except (InputError, ParameterError) as exc:
+            raise InputError(f"{name}: {exc}", path=path) from None
     with contextlib.ExitStack() as stack:
         client = None
         if cluster_opts:
@@ -276,14 +290,10 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
             stack.enter_context(_cluster_lost())
         records = []
         for job in spec["jobs"]:
-            job = dict(job)
-            name = job.pop("name")
-            read = {READ_KEYS[k]: job.pop(k) for k in list(job) if k in READ_KEYS}
-            chosen = {k: job.pop(k) for k in COLUMN_KEYS if k in job}
-            inp, out = job.pop("input"), job.pop("output")
+            name, inp, out, read, chosen, args = _job_arguments(job)
             try:
                 read["columns"] = column_options(**chosen)
-                records.append(run_job(inp, out, quiet=quiet, client=client, read_options=read, **job))
+                records.append(run_job(inp, out, quiet=quiet, client=client, read_options=read, **args))
             except (InputError, ParameterError) as exc:
                 raise type(exc)(f"{name}: {exc}") from None
         from ._signals import outputs_complete  # noqa: PLC0415

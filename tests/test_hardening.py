@@ -759,6 +759,28 @@ def test_pipeline_job_options_that_do_not_apply_are_refused_before_any_job_runs(
     assert _leftovers(tmp_path) == ["g.txt", "p.yaml"]
 
 
+@pytest.mark.parametrize("job, needle", [
+    ("algorithm: louvain, resolution: -3", "resolution must be a positive finite number"),
+    ("algorithm: bsuitor, b: many", "--b must be an integer or an existing file, not"),
+    ("algorithm: bsuitor", "--algorithm bsuitor needs --b"),
+    ("partitions: 0", "partitions must be a positive integer"),
+    ("device: tpu", "device must be 'auto', 'cpu' or 'gpu'"),
+    ("algorithm: apfb, init: greedy", "init must be one of"),
+    ("algorithm: apfb, zeros: drop", "--zeros drop does not apply to -a apfb"),
+    ("algorithm: hopcroft", "unknown algorithm 'hopcroft'"),
+    ("algorithm: louvain, reorder: random", "reorder must be 'none' or one of"),
+])
+def test_pipeline_job_values_are_checked_before_any_job_runs(runner, tmp_path, small_graph, job, needle):
+    # a value that the second job would refuse only after the first job had run, maybe for hours:
+    # the pipeline refuses it before it starts, naming its file and the job
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text(f"jobs:\n  - {{input: g.txt, output: a.csv}}\n  - {{input: g.txt, output: b.csv, {job}}}\n")
+    res = _run(runner, "run", "-q", pipeline)
+    _one_error(res, "job 2", needle)
+    assert "p.yaml" in res.output
+    assert _leftovers(tmp_path) == ["g.txt", "p.yaml"]
+
+
 @pytest.mark.parametrize("value", ["5", "{src: a}", "[a]", "true"])
 def test_pipeline_columns_of_the_wrong_shape_are_one_message(runner, tmp_path, small_graph, value):
     pipeline = tmp_path / "p.yaml"
