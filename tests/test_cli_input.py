@@ -161,6 +161,31 @@ def test_labels_that_need_quoting_survive_a_csv_result(runner, tmp_path):
     assert res.exit_code == 0, res.output
 
 
+def test_a_csv_edge_list_of_quoted_labels_reads_each_as_one_field(runner, tmp_path):
+    # as a CSV writer (and run's own result) quotes a label that holds the delimiter: a quoted
+    # field is one field, its commas, blanks, '#' and doubled quotes included; the result names
+    # the labels as they were, and run's own quoted result reads back as the input's edges
+    path = tmp_path / "q.csv"
+    path.write_text('"Smith, J","Doe,  A",1.5\n"Doe,  A", "say ""hi"" # x" ,2.5 # a comment\n'
+                    '"say ""hi"" # x",plain,1.0\n')
+    out = tmp_path / "m.csv"
+    res = _run(runner, path, "-o", out)
+    assert res.exit_code == 0, res.output
+    assert _pairs(read_table(out)) == {frozenset(("Doe,  A", 'say "hi" # x'))}
+    summary = json.loads((tmp_path / "m.json").read_text())
+    assert summary["n"] == 4 and summary["m"] == 3
+    res = runner.invoke(main, ["verify", str(path), str(out)])
+    assert res.exit_code == 0, res.output
+    again = tmp_path / "again.csv"
+    res = _run(runner, out, "-o", again)  # the result read as an edge list: its own quoting read back
+    assert res.exit_code == 0, res.output
+    assert _pairs(read_table(again)) == {frozenset(("Doe,  A", 'say "hi" # x'))}
+    bad = tmp_path / "bad.csv"
+    bad.write_text('"a","b",1\n"b,"c",2\n')  # a quote left open: its line named
+    res = _run(runner, bad, "-o", tmp_path / "b.csv")
+    assert res.exit_code == 2 and "line 2" in res.output and "Traceback" not in res.output
+
+
 # ------------------------------------------------------------------------ integer ids
 @pytest.mark.parametrize("ids", [[2**40, 7, 2**62, 3], [-5, 0, 4, -(2**50)]], ids=["sparse", "negative"])
 def test_sparse_or_negative_integer_ids_are_renumbered(runner, tmp_path, ids):

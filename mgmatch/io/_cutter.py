@@ -14,6 +14,8 @@ from ..errors import InputError
 from ._common import _INT64_MAX, _NEWLINE
 
 
+_COMMA = ord(",")
+_QUOTE = ord('"')
 _CHUNK_BYTES = 1 << 24  # text is cut into fields in steps of about 16 MiB of whole lines
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[ord(" "), ord("\t"), ord("\r"), 0x0B, 0x0C]] = True
@@ -85,6 +87,8 @@ def _uniform_block(chunk: bytes, first_line: int, delimiter) -> _Block | None:
     if not chunk:
         return None
     first = _first_line(chunk)
+    if delimiter == _COMMA and b'"' in chunk:
+        return None  # (a quoted field may hold the delimiter: cutting counts fields outside quotes)
     if delimiter is None:  # runs of whitespace: take a tab-separated or space-separated chunk
         delimiter = ord("\t") if b"\t" in chunk else ord(" ")
     elif first.endswith(bytes([delimiter])):  # a spreadsheet's line ending
@@ -116,20 +120,29 @@ def _cut_fields(chunk: bytes, first_line: int, *, delimiter, separator, keep_bla
     line, which runs to the line's end. Delimiters that end a line, with nothing after them but
     whitespace, more delimiters or a comment, are dropped as well (spreadsheets end each line
     with one) and counted in the block's ``trailing``; an empty field before the last stays, to
-    fail to parse with its line named. A line left with nothing is blank.
+    fail to parse with its line named. A line left with nothing is blank. With the comma as
+    ``delimiter``, a field in double quotes (``"Smith, J"``, as CSV writers quote a label that
+    holds the delimiter) is one field, whatever it holds; the parser takes the quotes off.
     """
     raw = np.frombuffer(chunk, dtype=np.uint8)
     if raw[-1] != _NEWLINE:
         raw = np.append(raw, np.uint8(_NEWLINE))  # a last line without a line break
     ends = np.flatnonzero(raw == _NEWLINE)
     starts = np.concatenate(([0], ends[:-1] + 1))
+    quoted = _quoted(raw, starts, ends) if delimiter == _COMMA and b'"' in chunk else None
     blank = _WHITESPACE[raw]
+    if quoted is not None:
+        blank &= ~quoted
     if delimiter is not None:
         blank &= raw != delimiter
         separators = np.flatnonzero(raw == delimiter)
+        if quoted is not None:
+            separators = separators[~quoted[separators]]
     if inline_comment is not None and bytes([inline_comment]) in chunk:
         # A comment is blank, from the first mark on its line to the line's end.
         marks = np.flatnonzero(raw == inline_comment)
+        if quoted is not None:
+            marks = marks[~quoted[marks]]
         lines = np.searchsorted(ends, marks)
         opening = np.flatnonzero(np.diff(lines, prepend=-1))
         blank[_ranges(marks[opening], ends[lines[opening]])] = True
@@ -184,6 +197,19 @@ def _cut_fields(chunk: bytes, first_line: int, *, delimiter, separator, keep_bla
         n_lines=int(ends.size),
         trailing=None if trailing_counts is None else trailing_counts[keep_line],
     )
+
+
+def _quoted(raw, starts, ends):
+    """Which bytes of ``raw`` lie inside double quotes, each line on its own (a quote left open
+    ends with its line, where the parser refuses it): from an opening quote to the byte before
+    its closing one. A doubled quote inside a quoted field closes and opens again, so its field
+    stays quoted."""
+    quotes = (raw == _QUOTE).astype(np.int64)
+    seen = np.cumsum(quotes)
+    before_line = seen[starts] - quotes[starts]  # the quotes of the lines above
+    inside = (seen - np.repeat(before_line, ends - starts + 1)) % 2 == 1
+    inside[ends] = False
+    return inside
 
 
 def _runs(blank):
