@@ -125,16 +125,22 @@ _COLUMN_WORDS = {"src", "dst", "source", "target", "sources", "targets", "from",
                  "weights", "w", "value", "id1", "id2", "row", "col", "column", "user", "item", "a", "b"}
 
 
-def _note_header_of_labels(details, path):
+def _note_header_of_labels(details, path, labels=None):
     """Say so when a text file's first line, of names only, was read as a header over ids that
     are labels too: it might have been an edge (``alice,bob``), now left out. A header that
-    names its columns with common words (``source,target``) is not mentioned. Said under
-    --quiet as well, as the 1-based note is."""
+    names its columns with common words (``source,target``) is not mentioned, unless one of its
+    names is a vertex of the file too (``a b`` above ``b c``: ``labels``, the file's ids), which
+    makes it an edge more likely than a header. Said under --quiet as well, as the 1-based note
+    is."""
     names = details.get("header_names")
-    if not names or any(name.strip().lower() in _COLUMN_WORDS for name in names):
+    if not names:
         return
+    seen = [n for n in names if labels is not None and bool((labels == n.strip()).any())]
+    if not seen and any(name.strip().lower() in _COLUMN_WORDS for name in names):
+        return
+    also = f", though {', '.join(seen)} {'is' if len(seen) == 1 else 'are'} also a vertex of the file" if seen else ""
     click.echo(f"mgmatch: note: {path}: line 1 ({', '.join(names)}) is read as a header of column names, "
-               "not as an edge; if it is an edge, add a header line above it", err=True)
+               f"not as an edge{also}; if it is an edge, add a header line above it", err=True)
 
 
 #: What ``--algorithm auto`` runs: Suitor, the fastest weighted matching on CPUs and GPUs alike
@@ -191,7 +197,7 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         read, details = _read(input_path, **opts, with_details=True)
         graph = read.graph
         _note_shifted_ids(details, opts["one_based"], input_path)
-        _note_header_of_labels(details, input_path)
+        _note_header_of_labels(details, input_path, read.vertices.ids if read.renumbered else None)
     t_read = time.perf_counter() - t0
     renumbered = read is not None and read.renumbered
     if renumbered and _b_file(b) is not None:

@@ -16,7 +16,7 @@ from .errors import InputError
 from .graph import Graph
 
 __all__ = [
-    "is_matching", "is_maximal_matching", "is_b_matching", "matching_weight",
+    "is_matching", "is_maximal_matching", "is_b_matching", "is_maximal_b_matching", "matching_weight",
     "greedy_matching", "greedy_b_matching", "check_half_approximation", "verify_result",
     "verify_bipartite_result", "verify_communities",
 ]
@@ -94,6 +94,35 @@ def is_maximal_matching(graph: Graph, u, v) -> bool:
     used[np.asarray(v, dtype=np.int64)] = True
     a, c, _ = _edge_set(graph)
     return not bool((~used[a] & ~used[c]).any())
+
+
+def is_maximal_b_matching(graph: Graph, u, v, b) -> bool:
+    """True when ``(u, v)`` is a b-matching and every edge left out has an end that already
+    holds its ``b`` edges (none could be added).
+
+    >>> g = Graph.from_edges([0, 1, 2], [1, 2, 3])
+    >>> is_maximal_b_matching(g, [0, 2], [1, 3], 1), is_maximal_b_matching(g, [0], [1], 2)
+    (True, False)
+    """
+    if not is_b_matching(graph, u, v, b):
+        return False
+    u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
+    deg = np.bincount(np.concatenate([u, v]), minlength=graph.n)
+    full = deg >= np.broadcast_to(np.asarray(b, dtype=np.int64), (graph.n,))
+    a, c, _ = _edge_set(graph)
+    taken = np.zeros(a.size, dtype=bool)
+    if u.size:
+        taken[_entry_positions_in(a, c, graph.n, u, v)] = True
+    return not bool((~taken & ~full[a] & ~full[c]).any())
+
+
+def _entry_positions_in(a, c, n: int, u, v) -> np.ndarray:
+    """Positions in the edge set ``(a, c)`` (each edge once as ``a < c``) of the edges
+    ``(u[k], v[k])``, which are edges of it."""
+    keys = np.minimum(a, c) * n + np.maximum(a, c)
+    order = np.argsort(keys, kind="stable")
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    return order[np.searchsorted(keys[order], lo * n + hi)]
 
 
 def matching_weight(graph: Graph, u, v) -> float:
@@ -190,10 +219,11 @@ def verify_result(graph: Graph, columns: dict, *, b=None) -> dict:
     report["valid"] = is_b_matching(graph, u, v, cap)
     report["weight"] = float(np.nansum(w))
     if "weight" in columns:
-        given = np.asarray(columns["weight"], dtype=np.float64)
-        report["weights_match_graph"] = bool(np.allclose(given, w, rtol=1e-6, atol=0, equal_nan=False))
-    if b is None and report["valid"]:
-        report["maximal"] = is_maximal_matching(graph, u, v)
+        given = np.asarray(columns["weight"], dtype=np.float64)  # (a missing weight, read as NaN, fails)
+        report["weights_match_graph"] = given.shape == w.shape and bool(np.allclose(given, w, rtol=1e-6, atol=0,
+                                                                                  equal_nan=False))
+    if report["valid"]:
+        report["maximal"] = is_maximal_matching(graph, u, v) if b is None else is_maximal_b_matching(graph, u, v, b)
     report["ok"] = bool(report["valid"] and report.get("weights_match_graph", True) and report.get("maximal", True))
     return report
 
@@ -224,16 +254,25 @@ def verify_bipartite_result(graph: Graph, columns: dict) -> dict:
 
 def verify_communities(graph: Graph, columns: dict) -> dict:
     """Check written communities (columns ``vertex, community`` and, for every level, ``level``):
-    the final level assigns every vertex exactly one community; reports its modularity."""
+    every level (numbered 0, 1, ...) assigns every vertex exactly one community; reports the
+    final level's modularity."""
     from .algorithms.louvain import modularity  # noqa: PLC0415
 
     vertex, community = _id_column(columns, "vertex"), _id_column(columns, "community")
+    report = {}
+    once = True
     if "level" in columns:
         level = _id_column(columns, "level")
+        levels = np.unique(level)
+        report["levels"] = int(levels.size)
+        report["levels_numbered_from_0"] = bool(np.array_equal(levels, np.arange(levels.size)))
+        for k in levels[:-1]:  # (the last is checked below)
+            at = level == k
+            once &= at.sum() == graph.n and np.array_equal(np.sort(vertex[at]), np.arange(graph.n))
         last = level == level.max(initial=0)
         vertex, community = vertex[last], community[last]
-    report = {"vertices": int(vertex.size)}
-    once = vertex.size == graph.n and np.array_equal(np.sort(vertex), np.arange(graph.n))
+    report["vertices"] = int(vertex.size)
+    once &= vertex.size == graph.n and np.array_equal(np.sort(vertex), np.arange(graph.n))
     report["every_vertex_once"] = bool(once)
     report["labels_non_negative"] = bool((community >= 0).all())
     if once and report["labels_non_negative"]:
@@ -241,5 +280,5 @@ def verify_communities(graph: Graph, columns: dict) -> dict:
         labels[vertex] = community
         report["n_communities"] = int(np.unique(labels).size)
         report["modularity"] = float(modularity(graph, labels)) if graph.m else 0.0
-    report["ok"] = bool(once and report["labels_non_negative"])
+    report["ok"] = bool(once and report["labels_non_negative"] and report.get("levels_numbered_from_0", True))
     return report

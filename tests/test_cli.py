@@ -750,6 +750,37 @@ def test_verify_bipartite_and_community_results(runner, tmp_path, data_dir, kara
     assert report["every_vertex_once"] and report["modularity"] > 0.4
 
 
+def test_verify_catches_what_it_used_to_pass(runner, tmp_path, weighted_csv, karate):
+    # a b-matching that is not maximal, a level of --all-levels communities that misses or
+    # repeats a vertex or is numbered out of order, and a weight left empty in a CSV result
+    out = tmp_path / "b.csv"
+    assert runner.invoke(main, ["run", "-a", "bsuitor", "--b", "2", "--device", "cpu", "-q", str(weighted_csv),
+                                "-o", str(out)]).exit_code == 0
+    lines = out.read_text().splitlines()
+    for kept, code in ((lines, 0), (lines[:-1], 1), (lines[:1], 1)):  # whole, one edge fewer, none
+        (tmp_path / "b2.csv").write_text("\n".join(kept) + "\n")
+        res = runner.invoke(main, ["verify", "--b", "2", str(weighted_csv), str(tmp_path / "b2.csv")])
+        assert res.exit_code == code, res.output
+        assert json.loads(res.output)["maximal"] is (code == 0) and json.loads(res.output)["valid"] is True
+    out = tmp_path / "c.csv"
+    assert runner.invoke(main, ["run", "-a", "louvain", "--device", "cpu", "-q", "--all-levels", str(karate),
+                                "-o", str(out)]).exit_code == 0
+    header, *rows = out.read_text().splitlines()
+    assert header == "level,vertex,community" and rows[0].startswith("0,") and any(r.startswith("1,") for r in rows)
+    broken = {"missing": [r for r in rows if not r.startswith("0,5,")], "twice": rows + ["0,5,0"],
+              "renamed": [("7," + r[2:]) if r.startswith("1,") else r for r in rows]}
+    for name, kept in broken.items():
+        (tmp_path / "c2.csv").write_text("\n".join([header, *kept]) + "\n")
+        res = runner.invoke(main, ["verify", str(karate), str(tmp_path / "c2.csv")])
+        assert res.exit_code == 1, (name, res.output)
+    assert runner.invoke(main, ["run", "--device", "cpu", "-q", str(weighted_csv), "-o",
+                                str(tmp_path / "m.csv")]).exit_code == 0
+    lines = (tmp_path / "m.csv").read_text().splitlines()
+    (tmp_path / "m2.csv").write_text(lines[0] + "\n" + lines[1].rsplit(",", 1)[0] + ",\n")
+    res = runner.invoke(main, ["verify", str(weighted_csv), str(tmp_path / "m2.csv")])
+    assert res.exit_code == 2 and "column 'weight' has 1 missing values" in res.output
+
+
 def test_verify_unknown_result_columns(runner, tmp_path, karate):
     odd = tmp_path / "odd.csv"
     odd.write_text("a,b\n1,2\n")

@@ -377,6 +377,11 @@ def test_a_first_line_of_labels_read_as_a_header_is_noted(runner, tmp_path):
     assert "line 1 (alice, bob) is read as a header of column names, not as an edge" in res.output
     res = _run(runner, tmp_path / "b.csv", "-o", tmp_path / "b_m.csv", "-a", "suitor")
     assert res.exit_code == 0 and res.output == "", res.output
+    # column words that are vertices of the file too: 'a b' above 'b c' is noted all the same
+    (tmp_path / "c.txt").write_text("a b\nb c\nc d\n")
+    res = _run(runner, tmp_path / "c.txt", "-o", tmp_path / "c_m.csv", "-a", "suitor")
+    assert res.exit_code == 0
+    assert "line 1 (a, b) is read as a header of column names, not as an edge, though b is also a vertex" in res.output
 
 
 @pytest.mark.parametrize("algorithm", ["suitor", "louvain", "apfb", "stable-marriage"])

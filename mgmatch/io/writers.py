@@ -277,10 +277,10 @@ def read_table(path, *, text=()) -> dict[str, np.ndarray]:
         raise InputError(f"cannot read the table: {detail}", path=source) from exc
     result = {}
     for name, column in zip(names, table.columns):
-        if pa.types.is_null(column.type):
+        if pa.types.is_null(column.type) and not len(column):
             result[name] = np.empty(0, dtype=np.float64)  # a header without rows
             continue
-        if column.null_count:
+        if column.null_count:  # (a column of empty fields only has the null type, and rows)
             raise InputError(f"column {name!r} has {column.null_count} missing values", path=source)
         result[name] = column.to_numpy()
     return result
