@@ -590,10 +590,13 @@ def result_columns(result, mapping=None, **options) -> dict:
     """A result's table (its ``to_table()``) with vertex columns in the user's ids.
 
     ``u``, ``v``, ``vertex`` and ``row`` columns map through ``mapping.vertices``, ``col``
-    through ``mapping.columns``. ``options`` go to ``to_table`` (e.g. ``all_levels=True``).
+    through ``mapping.columns``, or through ``mapping.vertices`` when the graph is not bipartite
+    (a bipartite matching of its double cover, whose columns are its vertices again).
+    ``options`` go to ``to_table`` (e.g. ``all_levels=True``).
     """
     table = result.to_table(**options)
     verts, cols = _maps(mapping, result)
+    cols = verts if cols is None else cols
     out = {}
     for name, values in table.items():
         vm = cols if name == "col" else verts if name in ("u", "v", "vertex", "row") else None

@@ -149,6 +149,24 @@ def test_labelled_bipartite_matching_is_maximum(runner, tmp_path):
     assert len(set(found["row"].tolist())) == len(set(found["col"].tolist())) == len(found["row"])
 
 
+@pytest.mark.parametrize("ids", [["alice", "bob", "carol"], [-5, 2**40, 7]], ids=["labels", "sparse"])
+def test_a_double_cover_matching_names_both_columns_by_the_input_ids(runner, tmp_path, ids):
+    # --no-bipartite matches the graph's double cover, whose columns are its vertices again: the
+    # col column maps back through the same ids as the row column (it was left dense)
+    a, b, c = ids
+    path = tmp_path / "g.csv"
+    path.write_text(f"src,dst\n{a},{b}\n{a},{c}\n{b},{c}\n")
+    out = tmp_path / "m.csv"
+    res = _run(runner, path, "-a", "apfb", "--no-bipartite", "-o", out)
+    assert res.exit_code == 0, res.output
+    found = read_table(out, text=("row", "col"))
+    pairs = set(zip(found["row"].tolist(), found["col"].tolist()))
+    edges = {(str(x), str(y)) for x, y in ((a, b), (a, c), (b, c))}
+    assert len(pairs) == 3 and all((x, y) in edges or (y, x) in edges for x, y in pairs)
+    res = runner.invoke(main, ["verify", "--no-bipartite", str(path), str(out)])
+    assert res.exit_code == 0, res.output
+
+
 def test_labels_that_need_quoting_survive_a_csv_result(runner, tmp_path):
     names = ['Smith, J', 'say "hi"', "plain", "x\ty"]
     pq.write_table(pa.table({"src": names[:2] + names[2:3], "dst": names[2:] + names[1:2], "weight": [3.0, 2.0, 1.0]}),
