@@ -286,10 +286,9 @@ def check_job(input_path, output, *, algorithm="auto", summary=None, b=None, ini
         check_parameters(algorithm, init, device=device, deterministic=deterministic)
     if algorithm == "bsuitor":
         _check_b(b)
-    if partitions is not None and np.ndim(partitions) == 0:  # (bounds, and counts, against the graph when read)
-        from .engine.execute import check_partitions  # noqa: PLC0415
-
-        check_partitions(partitions, sys.maxsize)
+    if partitions is not None and np.ndim(partitions) == 0 and (  # (bounds, and counts, against the graph when read)
+            isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1):
+        raise ParameterError(f"partitions must be a positive integer or a list of bounds, not {partitions!r}")
     reorder = _check_reorder(reorder, read_on_workers, b, algorithm)
     if report is not None and not on_cluster:
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")

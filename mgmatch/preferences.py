@@ -375,7 +375,7 @@ def _non_negative_ints(values, name, source) -> np.ndarray:
         bad = ~np.isfinite(arr) | (arr != np.round(arr))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"column {name}, row {i}: {arr[i]!r} is not an integer", path=source)
+            raise InputError(f"column {name}, row {i}: {arr[i].item()!r} is not an integer", path=source)
     if (arr < 0).any():
         i = int(np.flatnonzero(arr < 0)[0])
         raise InputError(f"column {name}, row {i}: {arr[i].item()} is negative", path=source)

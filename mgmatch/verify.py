@@ -192,7 +192,9 @@ def _id_column(columns: dict, name: str) -> np.ndarray:
         bad = ~np.isfinite(values) | (values != np.round(values)) | (np.abs(values) >= 2.0**63)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"column {name!r}, row {i + 1}: {values[i].item()!r} is not a vertex id (a whole number)")
+            why = "too large for a vertex id" if np.isfinite(values[i]) and values[i] == np.round(values[i]) \
+                else "not a vertex id (a whole number)"
+            raise InputError(f"column {name!r}, row {i + 1}: {values[i].item()!r} is {why}")
     elif values.dtype.kind == "u":
         if (values > np.iinfo(np.int64).max).any():
             raise InputError(f"column {name!r} holds ids beyond int64")

@@ -893,3 +893,24 @@ def test_partitions_far_above_the_vertex_count_are_refused_at_once(runner, tmp_p
     _one_error(res, "partitions=1000000", "vertices")
     assert time.perf_counter() - t0 < 30
     assert _leftovers(tmp_path) == ["g.txt"]
+
+
+def test_messages_say_what_is_wrong_in_the_users_words(runner, tmp_path, small_graph):
+    # an unknown Matrix Market field (SciPy's bare KeyError), a whole id too large for verify,
+    # a fractional rank (NumPy's repr), a partition count beyond the graph (its vertex count)
+    mtx = tmp_path / "d.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate double general\n3 3 1\n1 2 1\n")
+    _one_error(_run(runner, "run", "-q", "--device", "cpu", mtx, "-o", tmp_path / "a.csv"),
+               "line 1", "the banner's field is 'double', not one of real, integer, complex, pattern")
+    result = tmp_path / "r.csv"
+    result.write_text("u,v,weight\n99999999999999999999,1,1.0\n")
+    _one_error(_run(runner, "verify", small_graph, result), "1e+20 is too large for a vertex id")
+    prefs = tmp_path / "p.csv"
+    prefs.write_text("man,woman,man_rank,woman_rank\n0,0,0.5,0\n")
+    line = _one_error(_run(runner, "run", "-q", "-a", "stable-marriage", "--device", "cpu", prefs, "-o",
+                           tmp_path / "s.csv"), "0.5 is not an integer")
+    assert "np." not in line
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text("jobs:\n  - {input: g.txt, output: a.csv, partitions: 99999999999999999999999}\n")
+    _one_error(_run(runner, "run", "-q", pipeline), "is more than the graph's 4 vertices")
+    assert _leftovers(tmp_path) == ["d.mtx", "g.txt", "p.csv", "p.yaml", "r.csv"]

@@ -226,6 +226,14 @@ def _check_matrix_market_object(banner: bytes, path) -> None:
         kind = _clip(words[1].decode("utf-8", "replace"))
         raise InputError(f"Matrix Market: the banner declares a {kind!r} object; only matrices are read", path=path,
                          line=1)
+    if len(words) == 5 and words[0].lower().lstrip(b"%") == b"matrixmarket":
+        # (SciPy's header reader fails on a word it does not know with a bare KeyError)
+        for what, word, known in (("layout", words[2], ("coordinate", "array")),
+                                  ("field", words[3], ("real", "integer", "complex", "pattern")),
+                                  ("symmetry", words[4], ("general", "symmetric", "skew-symmetric", "hermitian"))):
+            if word.lower().decode("utf-8", "replace") not in known:
+                raise InputError(f"Matrix Market: the banner's {what} is {_clip(word.decode('utf-8', 'replace'))!r}, "
+                                 f"not one of {', '.join(known)}", path=path, line=1)
 
 
 def _check_matrix_market_body(path, layout: str, field: str) -> None:
