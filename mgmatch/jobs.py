@@ -559,6 +559,11 @@ def _write_outputs(output, table, summary_path, record):
     write_result(output, table, summary_path, record)
 
 
+#: Counts that a Louvain summary's ``time_s`` still holds (deprecated there: the summary's
+#: ``rounds`` and ``partitions`` hold them), not shown as seconds.
+_COUNTS_AMONG_TIMES = ("partitions", "rounds")
+
+
 def _print_summary(record, output, summary_path):
     from rich.table import Table  # noqa: PLC0415
 
@@ -573,7 +578,7 @@ def _print_summary(record, output, summary_path):
     if record.get("renumbered"):
         t.add_row("renumbered", "yes: the output names vertices by the input's ids")
     for phase, secs in record.get("time_s", {}).items():
-        if isinstance(secs, (int, float)):
+        if isinstance(secs, (int, float)) and phase not in _COUNTS_AMONG_TIMES:
             t.add_row(f"time {phase}", f"{secs:.3f} s")
     t.add_row("output", str(output))
     t.add_row("summary", str(summary_path))

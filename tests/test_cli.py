@@ -859,3 +859,13 @@ def test_progress_is_logged_when_stderr_is_not_a_terminal(tmp_path, data_dir):
     warned = subprocess.run([sys.executable, "-m", "mgmatch.cli", "--log-level", "warning", *cmd[3:]],
                             capture_output=True, text=True, check=True).stderr
     assert "mgmatch.progress" not in warned
+
+
+def test_louvain_summary_counts_are_not_shown_as_seconds(runner, tmp_path, karate):
+    # the summary's time_s held the partition and round counts, printed as 'time rounds 10.000 s'
+    out = tmp_path / "c.csv"
+    res = runner.invoke(main, ["run", "-a", "louvain", "--device", "cpu", str(karate), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "time rounds" not in res.output and "time partitions" not in res.output
+    summary = json.loads((tmp_path / "c.json").read_text())
+    assert summary["rounds"] == summary["time_s"]["rounds"] >= 1 and summary["partitions"] == 1

@@ -185,6 +185,9 @@ class LouvainResult:
             "time_s": _jsonable(self.timings),
             "parameters": _jsonable(self.params),
         }
+        for count in ("partitions", "rounds"):  # (also in time_s, deprecated there: they are not times)
+            if count in self.timings:
+                out[count] = int(self.timings[count])
         if self.rounds is not None:
             from ._rounds import round_fields  # noqa: PLC0415
 
