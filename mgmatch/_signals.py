@@ -21,14 +21,19 @@ import sys
 import threading
 
 __all__ = ["Terminated", "terminate_as_interrupt", "raise_if_stopped", "stop_signals_deferred", "note_written",
-           "written", "outputs_complete", "stopped_after_outputs", "exit_at_once_on_stop"]
+           "written", "outputs_complete", "stopped_after_outputs", "exit_at_once_on_stop",
+           "stop_at_once_until_handled"]
 
 #: The signals that stop a batch job, by name.
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+#: Those and Ctrl-C's SIGINT: inside :func:`terminate_as_interrupt` all three raise
+#: :class:`Terminated` and are recorded, as an extension that swallows the exception (pyarrow
+#: importing pandas) would otherwise lose a Ctrl-C and let the job run on to the end.
+HANDLED = (signal.SIGINT, *STOP_SIGNALS)
 
 
 class Terminated(KeyboardInterrupt):
-    """The process was asked to stop by ``signum`` (SIGTERM or SIGHUP)."""
+    """The process was asked to stop by ``signum`` (SIGTERM, SIGHUP, or SIGINT: Ctrl-C)."""
 
     def __init__(self, signum: int):
         super().__init__(signum)
@@ -82,7 +87,7 @@ def outputs_complete() -> None:
         if len(_late) > 1:
             _raise_terminated(signum, frame)
 
-    for signum in STOP_SIGNALS:
+    for signum in HANDLED:
         if signal.getsignal(signum) is _raise_terminated:
             signal.signal(signum, record)
 
@@ -103,10 +108,30 @@ def exit_at_once_on_stop() -> None:
         return
     import atexit  # noqa: PLC0415
 
-    for signum in STOP_SIGNALS:
+    for signum in HANDLED:
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, _leave)
     atexit.register(_ignore_stops)
+
+
+def stop_at_once_until_handled() -> None:
+    """For a program's start: Ctrl-C ends it at once with the one-line message and status 130
+    until :func:`terminate_as_interrupt` takes SIGINT over (nothing is written before that, and
+    Python's own ``KeyboardInterrupt`` there ended in a traceback or click's ``Aborted!``). Only
+    on the main thread, and only where SIGINT has Python's own handler."""
+    if threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _stop_at_once)
+
+
+def _stop_at_once(signum, frame):
+    import os  # noqa: PLC0415
+
+    try:
+        os.write(2, b"mgmatch: interrupted; no output written\n")
+    except OSError:
+        pass
+    os._exit(128 + signum)
 
 
 def _leave(signum, frame):
@@ -117,11 +142,16 @@ def _leave(signum, frame):
             stream.flush()
         except (OSError, ValueError):
             pass
+    try:
+        os.write(2, f"mgmatch: {signal.Signals(signum).name} came after the command had finished; its outputs "
+                    "are complete\n".encode())
+    except OSError:
+        pass
     os._exit(0)
 
 
 def _ignore_stops() -> None:
-    for signum in STOP_SIGNALS:
+    for signum in HANDLED:
         if signal.getsignal(signum) is _leave:
             signal.signal(signum, signal.SIG_IGN)
 
@@ -153,8 +183,10 @@ def raise_if_stopped() -> None:
 
 @contextlib.contextmanager
 def terminate_as_interrupt():
-    """Within the block, SIGTERM and SIGHUP raise :class:`Terminated` (unless ignored, as
-    ``nohup`` ignores SIGHUP); the handlers before it come back after it. Outside the main thread (where Python delivers signals) it does nothing.
+    """Within the block, SIGTERM, SIGHUP and SIGINT raise :class:`Terminated` (unless ignored, as
+    ``nohup`` ignores SIGHUP, or given a handler of someone else's for SIGINT); the handlers
+    before it come back after it. Outside the main thread (where Python delivers signals) it
+    does nothing.
 
     >>> import os
     >>> with terminate_as_interrupt():
@@ -180,9 +212,11 @@ def terminate_as_interrupt():
             hook(info)
 
     try:
-        for signum in STOP_SIGNALS:
-            if signal.getsignal(signum) is signal.SIG_IGN:
-                continue  # ignored on purpose (nohup ignores SIGHUP): leave it so
+        for signum in HANDLED:
+            current = signal.getsignal(signum)
+            if current is signal.SIG_IGN or (signum == signal.SIGINT
+                                             and current not in (signal.default_int_handler, _stop_at_once)):
+                continue  # ignored on purpose (nohup ignores SIGHUP), or another's handler: leave it so
             before[signum] = signal.signal(signum, _raise_terminated)
         sys.unraisablehook = unraisable
         yield
@@ -230,15 +264,15 @@ def stop_signals_deferred():
     def record(signum, frame):
         deferred.append(signum)
         if len(deferred) > 1:  # asked twice: now
-            if signum == signal.SIGINT:
+            if signum == signal.SIGINT and signal.SIGINT in before and before[signal.SIGINT] is not _raise_terminated:
                 raise KeyboardInterrupt
             _raise_terminated(signum, frame)
-        if signum != signal.SIGINT:
+        if signum != signal.SIGINT or before.get(signal.SIGINT) is _raise_terminated:
             _received.append(signum)
 
     before = {}
     try:
-        for signum in STOP_SIGNALS:
+        for signum in HANDLED:
             if signal.getsignal(signum) is _raise_terminated:
                 before[signum] = signal.signal(signum, record)
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -248,5 +282,5 @@ def stop_signals_deferred():
         for signum, handler in before.items():
             signal.signal(signum, handler)
     raise_if_stopped()
-    if signal.SIGINT in deferred:
+    if signal.SIGINT in deferred:  # (outside terminate_as_interrupt: Python's own Ctrl-C)
         raise KeyboardInterrupt

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import json
 import logging
+import signal
 import sys
 import time
 from pathlib import Path
@@ -53,9 +54,17 @@ def _friendly(fn):
     def wrapper(*args, **kwargs):
         from ._signals import Terminated, stopped_after_outputs, terminate_as_interrupt, written  # noqa: PLC0415
 
+        from ._signals import raise_if_stopped  # noqa: PLC0415
+
         try:
             with terminate_as_interrupt():  # SIGTERM/SIGHUP clean up as Ctrl-C does
-                result = fn(*args, **kwargs)
+                try:
+                    result = fn(*args, **kwargs)
+                except Exception:
+                    # a stop that landed inside an import leaves the module half made, and the
+                    # next use of it fails: the stop is the cause, and is reported as such
+                    raise_if_stopped()
+                    raise
                 late = stopped_after_outputs()
             if late:  # the outputs were complete; the closing (a cluster's shutdown) went on
                 click.echo(f"mgmatch: {late} came after the outputs were written; they are complete", err=True)
@@ -67,7 +76,7 @@ def _friendly(fn):
         except Terminated as stop:
             _quiet_after_stop()
             done = written()
-            click.echo(f"mgmatch: stopped by {stop.name}; "
+            click.echo(f"mgmatch: {'interrupted' if stop.signum == signal.SIGINT else 'stopped by ' + stop.name}; "
                        + (f"written before it: {', '.join(done)}; nothing after" if done else "no output written"),
                        err=True)
             sys.exit(128 + stop.signum)
@@ -204,6 +213,10 @@ class _Main(click.Group):
     def main(self, args=None, *rest, **options):
         global _AS_PROGRAM
         _AS_PROGRAM = args is None  # this process's own command line: the process ends with it
+        if _AS_PROGRAM:
+            from ._signals import stop_at_once_until_handled  # noqa: PLC0415
+
+            stop_at_once_until_handled()
         return super().main(args, *rest, **options)
 
 
@@ -354,7 +367,7 @@ def run(input_path, algorithm, output, summary, b, init, deterministic, resoluti
                 report=report, run_report=run_report, on_cluster=on_cluster, read_on_workers=read_on_workers,
                 reorder=reorder, read_options=dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros,
                                   duplicates=duplicates, random_weights=random_weights, bipartite=bipartite,
-                                  weighted=weighted, columns=chosen))
+                                  weighted=weighted, columns=chosen), on_outputs=outputs_complete)
         outputs_complete()  # (the cluster's shutdown that follows is not cut off by a stop signal)
 
 

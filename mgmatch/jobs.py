@@ -151,7 +151,8 @@ AUTO_ALGORITHM = "suitor"
 
 def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init="cheap", deterministic=False,
             resolution=1.0, all_levels=False, device="auto", partitions=None, quiet=False, client=None, report=None,
-            on_cluster=None, read_options=None, read_on_workers=False, run_report=None, reorder=None):
+            on_cluster=None, read_options=None, read_on_workers=False, run_report=None, reorder=None,
+            on_outputs=None):
     """One job: read INPUT, run the algorithm, write the table and its summary atomically.
 
     INPUT is read by :func:`mgmatch.io.read_input` (``read_options``: the reader's options, and
@@ -163,7 +164,9 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     With ``run_report`` the run's page of charts (:mod:`mgmatch.report`) is written there too,
     together with the table and the summary. With ``reorder`` (``"rcm"``) the graph's vertices are
     numbered again before the run (:func:`mgmatch.reorder`), the table still names the input's
-    vertices, and the summary records ``"reorder"``."""
+    vertices, and the summary records ``"reorder"``. ``on_outputs()`` is called once the outputs
+    are written, before the summary is printed (a command's last job: a stop signal from there
+    on no longer undoes it, :func:`mgmatch._signals.outputs_complete`)."""
     on_cluster = client is not None if on_cluster is None else on_cluster
     algorithm, summary_path, reorder, opts = check_job(
         input_path, output, algorithm=algorithm, summary=summary, b=b, init=init, deterministic=deterministic,
@@ -177,7 +180,8 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
     trace = RoundTrace() if run_report is not None or not quiet else None
     if algorithm in STABLE:
         return _run_stable_job(input_path, output, summary_path, algorithm, device=device, partitions=partitions,
-                               quiet=quiet, read_options=opts, client=client, trace=trace, run_report=run_report)
+                               quiet=quiet, read_options=opts, client=client, trace=trace, run_report=run_report,
+                               on_outputs=on_outputs)
     if algorithm in BIPARTITE:
         _note_ignored_value_options(opts, algorithm)
         opts = _as_matrix_pattern(opts)
@@ -251,6 +255,8 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         t1 = time.perf_counter()
         _write_outputs(output, table, summary_path, record)
     record["time_s"]["write"] = time.perf_counter() - t1
+    if on_outputs is not None:
+        on_outputs()
     if not quiet:
         _print_summary(record, output, summary_path)
     return record
@@ -314,7 +320,7 @@ def _check_b(b) -> None:
 
 
 def _run_stable_job(input_path, output, summary_path, algorithm, *, device, partitions, quiet, read_options,
-                    client=None, trace=None, run_report=None):
+                    client=None, trace=None, run_report=None, on_outputs=None):
     """A stable-marriage job: a preference table (or a weighted graph) in, ``man, woman`` out."""
     from .algorithms.stable_marriage import stable_marriage  # noqa: PLC0415
     from .io.preferences import read_instance  # noqa: PLC0415
@@ -337,6 +343,8 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
     record.update(run_fields(record, None, trace))
     with run_report_written(run_report, record):
         _write_outputs(output, result.to_table(), summary_path, record)
+    if on_outputs is not None:
+        on_outputs()
     if not quiet:
         _print_summary(record, output, summary_path)
     return record

@@ -289,15 +289,17 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
             client = stack.enter_context(start_cluster(**cluster_opts, check_cores=True))
             stack.enter_context(_cluster_lost())
         records = []
-        for job in spec["jobs"]:
-            name, inp, out, read, chosen, args = _job_arguments(job)
-            try:
-                read["columns"] = column_options(**chosen)
-                records.append(run_job(inp, out, quiet=quiet, client=client, read_options=read, **args))
-            except (InputError, ParameterError) as exc:
-                raise type(exc)(f"{name}: {exc}") from None
         from ._signals import outputs_complete  # noqa: PLC0415
 
+        for k, job in enumerate(spec["jobs"]):
+            name, inp, out, read, chosen, args = _job_arguments(job)
+            last = k == len(spec["jobs"]) - 1  # (its outputs written, the pipeline's are: a stop no longer undoes it)
+            try:
+                read["columns"] = column_options(**chosen)
+                records.append(run_job(inp, out, quiet=quiet, client=client, read_options=read,
+                                       on_outputs=outputs_complete if last else None, **args))
+            except (InputError, ParameterError) as exc:
+                raise type(exc)(f"{name}: {exc}") from None
         outputs_complete()  # (the cluster's shutdown that follows is not cut off by a stop signal)
         return records
 

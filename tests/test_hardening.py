@@ -398,6 +398,54 @@ def test_a_stop_after_outputs_says_what_was_written(tmp_path, capsys, complete):
     assert closed and (tmp_path / "a.csv").read_text() == "u,v\n"
 
 
+def test_ctrl_c_is_a_stop_like_sigterm(tmp_path, capsys):
+    # Ctrl-C after the outputs are complete: the command ends well, saying so (it said "no
+    # output written" beside complete outputs); a Ctrl-C that code swallowed still stops the job
+    # before its output is committed (it was lost, and the job ran to its end with status 0); an
+    # error that follows a stop (a module an interrupted import left half made) is the stop
+    import os
+    import signal
+
+    from mgmatch._signals import outputs_complete
+    from mgmatch.cli import _friendly
+    from mgmatch.io.writers import atomic_path
+
+    @_friendly
+    def after_outputs():
+        with atomic_path(tmp_path / "a.csv") as partial:
+            partial.write_text("u,v\n")
+        outputs_complete()
+        os.kill(os.getpid(), signal.SIGINT)
+        return "done"
+
+    assert after_outputs() == "done"
+    assert "SIGINT came after the outputs were written; they are complete" in capsys.readouterr().err
+
+    @_friendly
+    def swallowed():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # as an extension's import may
+        with atomic_path(tmp_path / "b.csv") as partial:
+            partial.write_text("u,v\n")
+
+    @_friendly
+    def broken_by_it():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            pass
+        raise AttributeError("partially initialized module")
+
+    for command in (swallowed, broken_by_it):
+        with pytest.raises(SystemExit) as end:
+            command()
+        assert end.value.code == 130
+        assert capsys.readouterr().err.strip() == "mgmatch: interrupted; no output written"
+    assert not (tmp_path / "b.csv").exists()
+
+
 def test_a_finished_command_ends_well_when_stopped_while_it_winds_down():
     # after a command's end (exit status 0), a stop signal while the interpreter winds down
     # ends the process at once with status 0; it was killed with 143, its outputs complete
