@@ -202,6 +202,10 @@ def run_job(input_path, output, *, algorithm="auto", summary=None, b=None, init=
         graph = read.graph
         _note_shifted_ids(details, opts["one_based"], input_path)
         _note_header_of_labels(details, input_path, read.vertices.ids if read.renumbered else None)
+        if opts["random_weights"] is not None and opts["weighted"] and graph.summary.random_weights_seed is None:
+            click.echo(f"mgmatch: note: {input_path} has weights, which --random-weights does not replace; it is "
+                       "ignored (--unweighted --random-weights SEED reads the edges without their weights and draws "
+                       "new ones)", err=True)
     t_read = time.perf_counter() - t0
     renumbered = read is not None and read.renumbered
     if renumbered and _b_file(b) is not None:

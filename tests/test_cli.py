@@ -869,3 +869,17 @@ def test_louvain_summary_counts_are_not_shown_as_seconds(runner, tmp_path, karat
     assert "time rounds" not in res.output and "time partitions" not in res.output
     summary = json.loads((tmp_path / "c.json").read_text())
     assert summary["rounds"] == summary["time_s"]["rounds"] >= 1 and summary["partitions"] == 1
+
+
+def test_random_weights_on_a_weighted_input_are_noted(runner, tmp_path):
+    # the input's weights stay (only an unweighted read draws new ones), which went without a word
+    path = tmp_path / "g.txt"
+    path.write_text("0 1 1\n1 2 2\n2 3 1\n")
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", "--random-weights", "1", str(path), "-o",
+                               str(tmp_path / "a.csv")])
+    assert res.exit_code == 0 and "has weights, which --random-weights does not replace" in res.output
+    assert json.loads((tmp_path / "a.json").read_text())["canonicalisation"]["random_weights_seed"] is None
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", "--unweighted", "--random-weights", "1", str(path),
+                               "-o", str(tmp_path / "b.csv")])
+    assert res.exit_code == 0 and res.output == ""
+    assert json.loads((tmp_path / "b.json").read_text())["canonicalisation"]["random_weights_seed"] == 1
