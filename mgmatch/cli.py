@@ -26,6 +26,7 @@ from .jobs import (
     _check_reorder, _cluster_lost, _parse_b, _progress, _read, _write_outputs, column_options, run_job,
 )
 from .jobs import console as _console
+from .jobs import print_table
 
 __all__ = ["main", "run_job", "versions"]
 
@@ -446,7 +447,7 @@ def info(input_path, as_json, fmt, bipartite, weighted, src_column, dst_column, 
                 t.add_row(f"{key}.{k2}", str(v2))
         else:
             t.add_row(key, f"{val:.6g}" if isinstance(val, float) else str(val))
-    _console(stderr=False).print(t)
+    print_table(t, stderr=False)
 
 
 # ----------------------------------------------------------------------------- generate
@@ -649,7 +650,7 @@ def bench(family, device, graphs, repeats, quick, output, workers, threads, fill
         if fam == "louvain" and counts:  # the same graphs placed on clusters of these worker counts
             rows += run_family("distributed", graphs=specs, device=device, repeats=repeats, quick=quick,
                                workers=counts, algorithms=("louvain",))
-    write_report(rows, output, console=_console())
+    write_report(rows, output, print_table=print_table)
 
 
 def _parse_counts(text, option="--workers"):
@@ -717,7 +718,7 @@ def demo(out_dir, device, workers):
                           "yes" if same else "NO", f"{result.timings['total']:.3f}", str(path))
             if not same:
                 raise MgmatchError(f"{algorithm} differs from the greedy reference on the demo graph")
-    _console(stderr=False).print(table)
+    print_table(table, stderr=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

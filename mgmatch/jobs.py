@@ -39,6 +39,18 @@ def console(stderr: bool = True):
     return console
 
 
+def print_table(table, stderr: bool = True) -> None:
+    """Print a rich table; off a terminal (a log, a CI job) at the width its cells need, so that
+    none is cut to a few characters however many columns it has."""
+    from rich.console import Console  # noqa: PLC0415
+
+    out = console(stderr)
+    if not out.is_terminal:
+        need = out.measure(table, options=out.options.update_width(1 << 16)).maximum
+        out = Console(stderr=stderr, width=max(out.width, need))
+    out.print(table)
+
+
 def _as_matrix_pattern(opts: dict) -> dict:
     """Read options for a cardinality matching: a matrix's bipartite graph is the matrix itself,
     rows x columns (a symmetric one gives its double cover), and only which entries are stored
@@ -429,6 +441,9 @@ def _check_output(output: Path, summary: Path, input_path=None, *, report=None, 
 
     if Path(output).suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv"):
         raise ParameterError(f"output {output} must end in .parquet, .pq, .csv or .tsv")
+    for what, path in (("--summary", summary), ("--report", report), ("--run-report", run_report)):
+        if path is not None and str(path) == "-":  # (it made a file named '-', where '-' reads standard input)
+            raise ParameterError(f"{what} takes a file's path; '-' (standard output) is not one")
     b_file = _b_file(b)
     writes = {"output": output, "summary": summary, "report": report, "run report": run_report}
     check_job_paths({"input": input_path, "--b": b_file}, writes)
@@ -594,4 +609,4 @@ def _print_summary(record, output, summary_path):
             t.add_row(f"time {phase}", f"{secs:.3f} s")
     t.add_row("output", str(output))
     t.add_row("summary", str(summary_path))
-    console().print(t)
+    print_table(t)

@@ -883,3 +883,29 @@ def test_random_weights_on_a_weighted_input_are_noted(runner, tmp_path):
                                "-o", str(tmp_path / "b.csv")])
     assert res.exit_code == 0 and res.output == ""
     assert json.loads((tmp_path / "b.json").read_text())["canonicalisation"]["random_weights_seed"] == 1
+
+
+def test_tables_off_a_terminal_are_printed_whole(capsys):
+    # bench's and demo's tables were cut to 120 columns in a log, their cells to 'fami…'
+    from rich.table import Table
+
+    from mgmatch.jobs import print_table
+
+    table = Table(title="wide")
+    for k in range(20):
+        table.add_column(f"column_{k}")
+    table.add_row(*[f"value_number_{k}" for k in range(20)])
+    print_table(table, stderr=False)
+    out = capsys.readouterr().out
+    assert "…" not in out and "column_19" in out and "value_number_19" in out
+
+
+@pytest.mark.parametrize("option", ["--summary", "--run-report"])
+def test_a_dash_for_an_output_file_is_refused(runner, tmp_path, monkeypatch, option):
+    # '-' made a file of that name (the input's '-' reads standard input)
+    path = tmp_path / "g.txt"
+    path.write_text("0 1 1\n1 2 2\n")
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(path), "-o", "m.csv", option, "-"])
+    assert res.exit_code == 2 and f"{option} takes a file's path; '-' (standard output) is not one" in res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.txt"]

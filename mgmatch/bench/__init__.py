@@ -63,8 +63,9 @@ _OPTIONAL_COLUMNS = ("threads", "kernel_time_s", "speedup_kernel", "weight_rel_d
                      "proposals", "matched", "peak_bytes", "memory_ratio")
 
 
-def write_report(rows: list[dict], output: Path | None = None, *, console=None) -> None:
-    """Write ``rows`` as JSON when ``output`` is given, then print them as a table."""
+def write_report(rows: list[dict], output: Path | None = None, *, console=None, print_table=None) -> None:
+    """Write ``rows`` as JSON when ``output`` is given, then print them as a table: on
+    ``console``, or through ``print_table(table)``."""
     from rich.table import Table  # noqa: PLC0415
 
     cols = ["family", "graph", "impl", "device", "n", "nnz", "time_s", "speedup", "ratio_vs"]
@@ -82,5 +83,7 @@ def write_report(rows: list[dict], output: Path | None = None, *, console=None) 
         from ..io import write_json  # noqa: PLC0415
 
         write_json(output, {"mgmatch_bench": 1, "host": host_info(), "rows": rows})
-    if console is not None:
+    if print_table is not None:
+        print_table(table)
+    elif console is not None:
         console.print(table)
