@@ -342,7 +342,15 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
     from .io.preferences import read_instance  # noqa: PLC0415
 
     t0 = time.perf_counter()
-    prefs = read_instance(input_path, graph_reader=lambda path: _read(path, **read_options, renumber=False).graph)
+
+    def graph_reader(path):
+        read, details = _read(path, **read_options, renumber=False, with_details=True)
+        _note_shifted_ids(details, read_options["one_based"], path)  # (as for the other algorithms)
+        return read.graph
+
+    prefs = read_instance(input_path, graph_reader=graph_reader)
+    if prefs.nnz == 0:  # (a header without rows: nothing to match, as an empty edge list is refused)
+        raise InputError("holds no acceptable pairs: there is nothing to match", path=input_path)
     t_read = time.perf_counter() - t0
     from .report import run_fields, run_report_written  # noqa: PLC0415
 

@@ -412,3 +412,17 @@ def test_a_graph_without_vertices_is_refused(runner, tmp_path, algorithm):
     assert not (tmp_path / "m.csv").exists()
     path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 0\n")  # isolated vertices: a graph
     assert _run(runner, path, "-o", tmp_path / "m.csv", "-a", algorithm).exit_code == 0
+
+
+def test_stable_marriage_inputs_are_read_as_the_other_algorithms_read_theirs(runner, tmp_path):
+    # a 1-based edge list is noted (under --quiet too), as for the other algorithms; a preference
+    # table without rows is refused, as an edge list without edges is (it gave an empty result)
+    path = tmp_path / "g.txt"
+    path.write_text("1 2 2\n2 3 3\n")
+    res = _run(runner, path, "-a", "stable-marriage", "-o", tmp_path / "s.csv")
+    assert res.exit_code == 0 and "ids read as 1-based (none is 0)" in res.output
+    table = tmp_path / "p.csv"
+    table.write_text("man,woman,man_rank,woman_rank\n")
+    res = _run(runner, table, "-a", "stable-marriage", "-o", tmp_path / "t.csv")
+    assert res.exit_code == 2 and "holds no acceptable pairs: there is nothing to match" in res.output
+    assert not (tmp_path / "t.csv").exists()
