@@ -132,7 +132,9 @@ def _canon_options(f):
     f = click.option("--random-weights", type=int, default=None, metavar="SEED",
                      help="Give an unweighted graph uniform (0, 1] weights drawn with SEED.")(f)
     f = click.option("--bipartite/--no-bipartite", default=None,
-                     help="Read a square matrix as rows x columns (default: only rectangular ones).")(f)
+                     help="Read a square matrix as rows x columns (default: only rectangular ones; for gpr, "
+                          "apfb and apsb also an edge table, each edge a row, column pair). --no-bipartite: an "
+                          "undirected graph, whose double cover those match.")(f)
     f = _weighted_option(f)
     f = _column_options(f)
     return f
@@ -505,6 +507,9 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
     from .verify import verify_bipartite_result, verify_communities, verify_result  # noqa: PLC0415
 
     table = read_table(result_path)
+    if b is not None and not ({"u", "v"} <= set(table) and not {"man", "woman"} <= set(table)):
+        raise ParameterError(f"--b is the capacity of a b-matching (columns u, v[, weight]); {result_path} is "
+                             "not one, and its check does not use it")
     opts = dict(fmt=fmt, one_based=one_based, negative=negative, zeros=zeros, duplicates=duplicates,
                 random_weights=random_weights, bipartite=bipartite, weighted=weighted,
                 columns=column_options(src_column, dst_column, weight_column, columns))
@@ -636,6 +641,9 @@ def bench(family, device, graphs, repeats, quick, output, workers, threads, fill
                              "--family louvain with --workers")
     if fill_gpus and thread_counts:
         raise ParameterError("--fill-gpus runs on GPU workers; --threads (CPU thread counts) does not apply")
+    if counts and family not in ("distributed", "louvain", "all"):  # (they were dropped without a word)
+        raise ParameterError(f"--workers gives the worker counts of --family distributed and louvain; "
+                             f"--family {family} runs in this process")
     rows = []
     for fam in families:
         extra = {"workers": counts, "fill_gpus": fill_gpus} if fam == "distributed" else {}

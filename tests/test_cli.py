@@ -909,3 +909,18 @@ def test_a_dash_for_an_output_file_is_refused(runner, tmp_path, monkeypatch, opt
     res = runner.invoke(main, ["run", "--device", "cpu", "-q", str(path), "-o", "m.csv", option, "-"])
     assert res.exit_code == 2 and f"{option} takes a file's path; '-' (standard output) is not one" in res.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.txt"]
+
+
+def test_verify_refuses_b_for_a_result_that_is_not_a_matching(runner, tmp_path, karate):
+    # --b was accepted and ignored for communities and marriages
+    out = tmp_path / "c.csv"
+    assert runner.invoke(main, ["run", "-a", "louvain", "--device", "cpu", "-q", str(karate), "-o",
+                                str(out)]).exit_code == 0
+    res = runner.invoke(main, ["verify", "--b", "3", str(karate), str(out)])
+    assert res.exit_code == 2 and "--b is the capacity of a b-matching" in res.output
+    assert runner.invoke(main, ["verify", str(karate), str(out)]).exit_code == 0
+
+
+def test_bench_refuses_worker_counts_for_a_family_that_runs_in_process(runner):
+    res = runner.invoke(main, ["bench", "--quick", "--device", "cpu", "--workers", "2", "--family", "matching"])
+    assert res.exit_code == 2 and "--family matching runs in this process" in res.output

@@ -962,3 +962,11 @@ def test_messages_say_what_is_wrong_in_the_users_words(runner, tmp_path, small_g
     pipeline.write_text("jobs:\n  - {input: g.txt, output: a.csv, partitions: 99999999999999999999999}\n")
     _one_error(_run(runner, "run", "-q", pipeline), "is more than the graph's 4 vertices")
     assert _leftovers(tmp_path) == ["d.mtx", "g.txt", "p.csv", "p.yaml", "r.csv"]
+
+
+def test_workers_with_a_running_cluster_are_refused(runner, tmp_path, small_graph):
+    # --workers 2 beside --scheduler was dropped without a word: the run used the cluster's one
+    res = _run(runner, "run", "-q", "--device", "cpu", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2",
+               small_graph, "-o", tmp_path / "m.csv")
+    _one_error(res, "(--workers) starts a cluster of its own here", "--wait-for-workers")
+    assert _leftovers(tmp_path) == ["g.txt"]

@@ -238,6 +238,10 @@ def cluster(*, scheduler: str | None = None, scheduler_file: str | None = None, 
         if value is not None and not str(value).strip():  # (an unset variable in a batch script)
             raise ParameterError(f"{name} is empty; give a scheduler's address (tcp://HOST:PORT) or file, or "
                                  "leave it out to run without a cluster")
+    if (scheduler or scheduler_file) and workers is not None:  # (it was dropped without a word)
+        raise ParameterError(f"workers={workers} (--workers) starts a cluster of its own here; a running cluster "
+                             "(--scheduler, --scheduler-file) has the workers it has: leave --workers out, or give "
+                             "--wait-for-workers to start once that many have joined")
     if scheduler or scheduler_file:
         client = connect(scheduler, scheduler_file, timeout=timeout)
         try:
