@@ -506,6 +506,9 @@ def verify(graph_path, result_path, b, fmt, one_based, negative, zeros, duplicat
     from .io import read_table  # noqa: PLC0415
     from .verify import verify_bipartite_result, verify_communities, verify_result  # noqa: PLC0415
 
+    for what, path in (("GRAPH", graph_path), ("RESULT", result_path)):
+        if str(path) == "-":  # (it was looked for as a file named '-')
+            raise ParameterError(f"verify reads {what} from a file; '-' (standard input) is read by run only")
     table = read_table(result_path)
     if b is not None and not ({"u", "v"} <= set(table) and not {"man", "woman"} <= set(table)):
         raise ParameterError(f"--b is the capacity of a b-matching (columns u, v[, weight]); {result_path} is "

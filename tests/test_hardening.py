@@ -970,3 +970,16 @@ def test_workers_with_a_running_cluster_are_refused(runner, tmp_path, small_grap
                small_graph, "-o", tmp_path / "m.csv")
     _one_error(res, "(--workers) starts a cluster of its own here", "--wait-for-workers")
     assert _leftovers(tmp_path) == ["g.txt"]
+
+
+def test_a_twice_compressed_file_and_verify_of_standard_input_are_named(runner, tmp_path, small_graph):
+    import gzip
+
+    twice = tmp_path / "g2.txt.gz"
+    twice.write_bytes(gzip.compress(gzip.compress(small_graph.read_bytes())))
+    _one_error(_run(runner, "run", "-q", "--device", "cpu", twice, "-o", tmp_path / "m.csv"),
+               "gzip data inside gzip data (compressed twice)")
+    assert runner.invoke(main, ["run", "-q", "--device", "cpu", str(small_graph), "-o",
+                                str(tmp_path / "m.csv")]).exit_code == 0
+    _one_error(runner.invoke(main, ["verify", "-", str(tmp_path / "m.csv")], input="0 1 1\n"),
+               "verify reads GRAPH from a file; '-' (standard input) is read by run only")

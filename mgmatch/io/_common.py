@@ -35,6 +35,7 @@ _NOT_TEXT = tuple((re.compile(start), what) for start, what in (
     (rb"\xfd7zXZ\x00", "xz-compressed data; decompress it, or compress it with gzip"),
     (rb"\x28\xb5\x2f\xfd", "zstd-compressed data; decompress it, or compress it with gzip"),
     (rb"PK\x03\x04", "a zip archive; extract the graph file from it first"),
+    (rb"\x1f\x8b", "gzip data inside gzip data (compressed twice); decompress it once"),  # (after the first)
 ))
 _INT64_MAX = np.iinfo(np.int64).max
 
