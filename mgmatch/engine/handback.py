@@ -56,13 +56,8 @@ FOLDER = "/dev/shm"
 RUN_PREFIX = "mgmatch-results-"
 
 
-@dataclass(frozen=True)
-class Shared:
-    """An array a worker left in a file of the host's memory file system."""
-
-    path: str
-    dtype: np.dtype
-    shape: tuple
+class _Sized:
+    """An array's bytes, from its ``dtype`` and ``shape``."""
 
     @property
     def nbytes(self) -> int:
@@ -70,7 +65,16 @@ class Shared:
 
 
 @dataclass(frozen=True)
-class DeviceShared:
+class Shared(_Sized):
+    """An array a worker left in a file of the host's memory file system."""
+
+    path: str
+    dtype: np.dtype
+    shape: tuple
+
+
+@dataclass(frozen=True)
+class DeviceShared(_Sized):
     """An array a worker keeps in an allocation of its own on the GPU of PCI bus id ``bus``,
     which the client maps through the CUDA IPC ``handle`` (``key`` names it to the worker)."""
 
@@ -80,10 +84,6 @@ class DeviceShared:
     pid: int
     dtype: np.dtype
     shape: tuple
-
-    @property
-    def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
 
 @dataclass(frozen=True)
