@@ -349,8 +349,9 @@ def _run_stable_job(input_path, output, summary_path, algorithm, *, device, part
         return read.graph
 
     prefs = read_instance(input_path, graph_reader=graph_reader)
-    if prefs.nnz == 0:  # (a header without rows: nothing to match, as an empty edge list is refused)
-        raise InputError("holds no acceptable pairs: there is nothing to match", path=input_path)
+    if prefs.n_men == 0 and prefs.n_women == 0:  # (a table of a header only, as an empty edge list is refused;
+        # a graph of isolated vertices is an instance in which nobody marries)
+        raise InputError("holds no one to match: the preference table has no rows", path=input_path)
     t_read = time.perf_counter() - t0
     from .report import run_fields, run_report_written  # noqa: PLC0415
 

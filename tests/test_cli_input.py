@@ -424,5 +424,5 @@ def test_stable_marriage_inputs_are_read_as_the_other_algorithms_read_theirs(run
     table = tmp_path / "p.csv"
     table.write_text("man,woman,man_rank,woman_rank\n")
     res = _run(runner, table, "-a", "stable-marriage", "-o", tmp_path / "t.csv")
-    assert res.exit_code == 2 and "holds no acceptable pairs: there is nothing to match" in res.output
+    assert res.exit_code == 2 and "holds no one to match: the preference table has no rows" in res.output
     assert not (tmp_path / "t.csv").exists()
