@@ -87,13 +87,7 @@ def is_b_matching(graph: Graph, u, v, b) -> bool:
 
 def is_maximal_matching(graph: Graph, u, v) -> bool:
     """True when ``(u, v)`` is a matching and no edge joins two unmatched vertices."""
-    if not is_matching(graph, u, v):
-        return False
-    used = np.zeros(graph.n, dtype=bool)
-    used[np.asarray(u, dtype=np.int64)] = True
-    used[np.asarray(v, dtype=np.int64)] = True
-    a, c, _ = _edge_set(graph)
-    return not bool((~used[a] & ~used[c]).any())
+    return is_maximal_b_matching(graph, u, v, 1)
 
 
 def is_maximal_b_matching(graph: Graph, u, v, b) -> bool:
@@ -109,20 +103,10 @@ def is_maximal_b_matching(graph: Graph, u, v, b) -> bool:
     u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
     deg = np.bincount(np.concatenate([u, v]), minlength=graph.n)
     full = deg >= np.broadcast_to(np.asarray(b, dtype=np.int64), (graph.n,))
-    a, c, _ = _edge_set(graph)
-    taken = np.zeros(a.size, dtype=bool)
-    if u.size:
-        taken[_entry_positions_in(a, c, graph.n, u, v)] = True
-    return not bool((~taken & ~full[a] & ~full[c]).any())
-
-
-def _entry_positions_in(a, c, n: int, u, v) -> np.ndarray:
-    """Positions in the edge set ``(a, c)`` (each edge once as ``a < c``) of the edges
-    ``(u[k], v[k])``, which are edges of it."""
-    keys = np.minimum(a, c) * n + np.maximum(a, c)
-    order = np.argsort(keys, kind="stable")
-    lo, hi = np.minimum(u, v), np.maximum(u, v)
-    return order[np.searchsorted(keys[order], lo * n + hi)]
+    g = graph.to("cpu")
+    taken = np.zeros(g.nnz, dtype=bool)  # both stored directions of each edge of the result
+    taken[_entry_positions(g, np.concatenate([u, v]), np.concatenate([v, u]))] = True
+    return not bool((~taken & ~full[g.row_ids()] & ~full[g.indices]).any())
 
 
 def matching_weight(graph: Graph, u, v) -> float:
