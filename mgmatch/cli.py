@@ -554,9 +554,9 @@ def _in_dense_ids(table: dict, read, result_path) -> dict:
     Columns of labels are read again as the text written (``+1`` is a label, not the number 1)."""
     if not read.renumbered:
         return table
-    maps = {name: read.columns if name == "col" and read.columns is not None else read.vertices  # (a double
-            for name in ("u", "v", "vertex", "row", "col") if name in table}  # cover's columns are its vertices)
-    maps = {name: m for name, m in maps.items() if m is not None and m.renumbered}
+    maps = {name: read.column_ids if name == "col" else read.vertices for name in ("u", "v", "vertex", "row", "col")
+            if name in table}
+    maps = {name: m for name, m in maps.items() if m.renumbered}
     labelled = [name for name, m in maps.items() if m.ids.dtype == object]
     if any(table[name].dtype != object for name in labelled):  # a type guessed for labels
         from .io import read_table  # noqa: PLC0415

@@ -161,6 +161,12 @@ class GraphInput:
     def renumbered(self) -> bool:
         return self.vertices.renumbered or bool(self.columns is not None and self.columns.renumbered)
 
+    @property
+    def column_ids(self) -> VertexMap:
+        """The ids of a bipartite matching's columns: the columns' of a bipartite graph, else
+        the vertices' (a matching of the graph's double cover, whose columns are its vertices)."""
+        return self.vertices if self.columns is None else self.columns
+
     def summary(self) -> dict:
         """A JSON-able record of the conversion, for a run's summary.
 
@@ -580,9 +586,9 @@ def _maps(mapping, result=None) -> tuple[VertexMap | None, VertexMap | None]:
     if mapping is None:
         return None, None
     if isinstance(mapping, GraphInput):
-        return mapping.vertices, mapping.columns
+        return mapping.vertices, mapping.column_ids
     if isinstance(mapping, VertexMap):
-        return mapping, None
+        return mapping, mapping
     raise ParameterError(f"expected a GraphInput or VertexMap, not {type(mapping).__name__}")
 
 
@@ -590,13 +596,11 @@ def result_columns(result, mapping=None, **options) -> dict:
     """A result's table (its ``to_table()``) with vertex columns in the user's ids.
 
     ``u``, ``v``, ``vertex`` and ``row`` columns map through ``mapping.vertices``, ``col``
-    through ``mapping.columns``, or through ``mapping.vertices`` when the graph is not bipartite
-    (a bipartite matching of its double cover, whose columns are its vertices again).
-    ``options`` go to ``to_table`` (e.g. ``all_levels=True``).
+    through ``mapping.column_ids`` (a :class:`VertexMap` maps them all). ``options`` go to
+    ``to_table`` (e.g. ``all_levels=True``).
     """
     table = result.to_table(**options)
     verts, cols = _maps(mapping, result)
-    cols = verts if cols is None else cols
     out = {}
     for name, values in table.items():
         vm = cols if name == "col" else verts if name in ("u", "v", "vertex", "row") else None
