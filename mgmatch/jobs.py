@@ -308,9 +308,10 @@ def check_job(input_path, output, *, algorithm="auto", summary=None, b=None, ini
         check_parameters(algorithm, init, device=device, deterministic=deterministic)
     if algorithm == "bsuitor":
         _check_b(b)
-    if partitions is not None and np.ndim(partitions) == 0 and (  # (bounds, and counts, against the graph when read)
-            isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1):
-        raise ParameterError(f"partitions must be a positive integer or a list of bounds, not {partitions!r}")
+    if partitions is not None and np.ndim(partitions) == 0:  # (bounds, and the count's bound, once the graph is read)
+        from .engine.execute import check_partition_count  # noqa: PLC0415
+
+        check_partition_count(partitions)
     reorder = _check_reorder(reorder, read_on_workers, b, algorithm)
     if report is not None and not on_cluster:
         raise ParameterError("--report needs a Dask cluster (--workers, --scheduler or --scheduler-file)")
@@ -476,21 +477,13 @@ def _b_file(b):
 
 
 def _parse_b(b, n):
-    if b is None:
-        raise ParameterError("--algorithm bsuitor needs --b (an integer or a file of integers)")
-    try:
-        value = int(b)
-    except (TypeError, ValueError):
-        pass
-    else:
-        if value < 0:
-            raise ParameterError(f"--b must be a non-negative integer or a file of them, not {b!r}")
-        return value
+    """``--b``: one integer, or the values of a file, one per vertex of ``n``."""
+    _check_b(b)
+    path = _b_file(b)
+    if path is None:
+        return int(b)
     import warnings  # noqa: PLC0415
 
-    path = Path(str(b))
-    if not path.is_file():
-        raise ParameterError(f"--b must be an integer or an existing file, not {b!r}")
     try:
         with warnings.catch_warnings():  # an empty file is reported below, not as NumPy's warning
             warnings.simplefilter("ignore", UserWarning)

@@ -265,17 +265,19 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
     cluster_opts = spec["cluster"]
     if cluster:
         cluster_opts = {k: v for k, v in (cluster_opts or {}).items() if k == "device"} | cluster
+    jobs = []  # (name, input, output, read options, run_job's other arguments), checked
     for job in spec["jobs"]:  # every job's options and values, before the first job runs
         algorithm = job.get("algorithm", "auto")
         name, inp, out, read, chosen, args = _job_arguments(job)
-        args.pop("all_levels", None)
         try:
             check_options_apply(AUTO_ALGORITHM if algorithm == "auto" else str(algorithm),
                                 [k for k in job if k not in ("name", "input", "output", "summary")])
             read["columns"] = column_options(**chosen)
-            check_job(inp, out, read_options=read, on_cluster=bool(cluster_opts), **args)
+            check_job(inp, out, read_options=read, on_cluster=bool(cluster_opts),
+                      **{k: v for k, v in args.items() if k != "all_levels"})
         except (InputError, ParameterError) as exc:
             raise InputError(f"{name}: {exc}", path=path) from None
+        jobs.append((name, inp, out, read, args))
     with contextlib.ExitStack() as stack:
         client = None
         if cluster_opts:
@@ -291,11 +293,9 @@ def run_pipeline(path, *, quiet: bool = False, run_job=None, cluster: dict | Non
         records = []
         from ._signals import outputs_complete  # noqa: PLC0415
 
-        for k, job in enumerate(spec["jobs"]):
-            name, inp, out, read, chosen, args = _job_arguments(job)
-            last = k == len(spec["jobs"]) - 1  # (its outputs written, the pipeline's are: a stop no longer undoes it)
+        for k, (name, inp, out, read, args) in enumerate(jobs):
+            last = k == len(jobs) - 1  # (its outputs written, the pipeline's are: a stop no longer undoes it)
             try:
-                read["columns"] = column_options(**chosen)
                 records.append(run_job(inp, out, quiet=quiet, client=client, read_options=read,
                                        on_outputs=outputs_complete if last else None, **args))
             except (InputError, ParameterError) as exc:

@@ -19,7 +19,8 @@ from .config import EngineConfig, get_config
 from .local import run_concurrently, run_local
 from .program import RoundLog
 
-__all__ = ["RunInfo", "execute", "check_partitions", "is_distributed_graph", "default_partitions"]
+__all__ = ["RunInfo", "execute", "check_partitions", "check_partition_count", "is_distributed_graph",
+           "default_partitions"]
 
 
 @dataclass
@@ -57,11 +58,18 @@ def check_partitions(partitions, n: int):
         from ..graph import check_bounds  # noqa: PLC0415
 
         return check_bounds(partitions, n)
-    if isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
-        raise ParameterError(f"partitions must be a positive integer or a list of bounds, not {partitions!r}")
+    partitions = check_partition_count(partitions)
     if partitions > max(n, MAX_EMPTY_PARTITIONS):
         raise ParameterError(f"partitions={partitions} is more than the graph's {n} vertices; every partition "
                              "owns a range of vertices, so use at most one per vertex")
+    return int(partitions)
+
+
+def check_partition_count(partitions) -> int:
+    """A partition count given as one number: a positive integer (the graph's own bound is
+    :func:`check_partitions`')."""
+    if isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
+        raise ParameterError(f"partitions must be a positive integer or a list of bounds, not {partitions!r}")
     return int(partitions)
 
 
