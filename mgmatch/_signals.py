@@ -127,11 +127,19 @@ def stop_at_once_until_handled() -> None:
 def _stop_at_once(signum, frame):
     import os  # noqa: PLC0415
 
+    _say("mgmatch: interrupted; no output written")
+    os._exit(128 + signum)
+
+
+def _say(line: str) -> None:
+    """One line on standard error from a signal handler that ends the process: written at once,
+    past Python's buffered streams."""
+    import os  # noqa: PLC0415
+
     try:
-        os.write(2, b"mgmatch: interrupted; no output written\n")
+        os.write(2, (line + "\n").encode())
     except OSError:
         pass
-    os._exit(128 + signum)
 
 
 def _leave(signum, frame):
@@ -142,11 +150,7 @@ def _leave(signum, frame):
             stream.flush()
         except (OSError, ValueError):
             pass
-    try:
-        os.write(2, f"mgmatch: {signal.Signals(signum).name} came after the command had finished; its outputs "
-                    "are complete\n".encode())
-    except OSError:
-        pass
+    _say(f"mgmatch: {signal.Signals(signum).name} came after the command had finished; its outputs are complete")
     os._exit(0)
 
 
@@ -260,27 +264,28 @@ def stop_signals_deferred():
         yield
         return
     deferred = []
+    # outside terminate_as_interrupt, Ctrl-C is Python's own KeyboardInterrupt, not recorded
+    python_sigint = signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
     def record(signum, frame):
         deferred.append(signum)
+        own = python_sigint and signum == signal.SIGINT
         if len(deferred) > 1:  # asked twice: now
-            if signum == signal.SIGINT and signal.SIGINT in before and before[signal.SIGINT] is not _raise_terminated:
+            if own:
                 raise KeyboardInterrupt
             _raise_terminated(signum, frame)
-        if signum != signal.SIGINT or before.get(signal.SIGINT) is _raise_terminated:
+        if not own:
             _received.append(signum)
 
     before = {}
     try:
         for signum in HANDLED:
-            if signal.getsignal(signum) is _raise_terminated:
+            if signal.getsignal(signum) is _raise_terminated or (python_sigint and signum == signal.SIGINT):
                 before[signum] = signal.signal(signum, record)
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            before[signal.SIGINT] = signal.signal(signal.SIGINT, record)
         yield
     finally:
         for signum, handler in before.items():
             signal.signal(signum, handler)
     raise_if_stopped()
-    if signal.SIGINT in deferred:  # (outside terminate_as_interrupt: Python's own Ctrl-C)
+    if python_sigint and signal.SIGINT in deferred:
         raise KeyboardInterrupt
